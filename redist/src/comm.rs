@@ -1,0 +1,102 @@
+//! The processor grid over MPI: a Cartesian communicator and one sub-communicator per grid
+//! dimension (seed 000's groups `G^j`).
+
+use crate::error::{RedistError, Result};
+use crate::grid::GridShape;
+use mpi::topology::{CartesianCommunicator, Communicator, SimpleCommunicator};
+
+/// An r-dimensional processor grid over an MPI communicator.
+///
+/// Ranks keep their numbering (no reordering), so rank `p` of the parent communicator has the
+/// row-major coordinates [`GridShape::coords_of`]`(p)`, and its index in the group of grid
+/// dimension `j` is its coordinate `j`.
+///
+/// ```no_run
+/// use redist::{comm::ProcessGrid, grid::GridShape};
+/// let universe = mpi::initialize().unwrap();
+/// let world = universe.world();
+/// let p = mpi::topology::Communicator::size(&world) as usize;
+/// let grid = ProcessGrid::new(&world, GridShape::balanced(p, 2).unwrap()).unwrap();
+/// println!("rank {} at {:?}", grid.rank(), grid.coords());
+/// ```
+pub struct ProcessGrid {
+    shape: GridShape,
+    cart: CartesianCommunicator,
+    groups: Vec<CartesianCommunicator>,
+    rank: usize,
+}
+
+impl std::fmt::Debug for ProcessGrid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProcessGrid")
+            .field("shape", &self.shape)
+            .field("rank", &self.rank)
+            .finish()
+    }
+}
+
+impl ProcessGrid {
+    /// Builds the grid; collective over `comm`. Fails (on every rank alike) when the grid's
+    /// size is not the communicator's.
+    pub fn new<C: Communicator>(comm: &C, shape: GridShape) -> Result<Self> {
+        let size = comm.size() as usize;
+        if shape.ranks() != size {
+            return Err(RedistError::GridSizeMismatch {
+                dims: shape.dims().to_vec(),
+                product: shape.ranks(),
+                ranks: size,
+            });
+        }
+        let dims: Vec<i32> = shape.dims().iter().map(|&d| d as i32).collect();
+        let periods = vec![false; dims.len()];
+        let cart = comm
+            .create_cartesian_communicator(&dims, &periods, false)
+            .ok_or(RedistError::Mpi {
+                call: "MPI_Cart_create",
+                code: -1,
+            })?;
+        let groups = (0..dims.len())
+            .map(|j| {
+                let retain: Vec<bool> = (0..dims.len()).map(|k| k == j).collect();
+                cart.subgroup(&retain)
+            })
+            .collect();
+        let rank = cart.rank() as usize;
+        Ok(Self {
+            shape,
+            cart,
+            groups,
+            rank,
+        })
+    }
+
+    /// The grid's shape.
+    pub fn shape(&self) -> &GridShape {
+        &self.shape
+    }
+
+    /// This process's rank in the grid (equal to its rank in the parent communicator).
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// This process's grid coordinates.
+    pub fn coords(&self) -> Vec<usize> {
+        self.shape.coords_of(self.rank)
+    }
+
+    /// The Cartesian communicator of the whole grid.
+    pub fn communicator(&self) -> &CartesianCommunicator {
+        &self.cart
+    }
+
+    /// The communicator of this process's group along grid dimension `dim`.
+    pub fn group(&self, dim: usize) -> &CartesianCommunicator {
+        &self.groups[dim]
+    }
+
+    /// A duplicate of the group communicator along `dim`, for an object that must own one.
+    pub fn duplicate_group(&self, dim: usize) -> SimpleCommunicator {
+        self.groups[dim].duplicate()
+    }
+}

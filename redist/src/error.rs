@@ -1,0 +1,127 @@
+//! The error type of the `redist` crate.
+
+use thiserror::Error;
+
+/// Everything a user of `redist` can get wrong, with the offending values.
+///
+/// Every check that produces one of these depends only on global arguments (shapes, grid
+/// dimensions, layouts), so all ranks of a job return the same error and none of them waits
+/// for another in a collective call.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RedistError {
+    /// A global shape with no axes.
+    #[error("the global shape must have at least one axis, got []")]
+    EmptyShape,
+    /// A global shape with a zero extent.
+    #[error("every axis of the global shape must be at least 1, got {shape:?}")]
+    ZeroExtent {
+        /// The offending shape.
+        shape: Vec<usize>,
+    },
+    /// The number of elements does not fit in `usize`.
+    #[error("the global shape {shape:?} has more elements than fit in a usize")]
+    ShapeOverflow {
+        /// The offending shape.
+        shape: Vec<usize>,
+    },
+    /// A grid dimension of zero, or a grid with no dimensions.
+    #[error("grid dimensions must be at least 1 and there must be at least one, got {dims:?}")]
+    BadGridDims {
+        /// The offending grid dimensions.
+        dims: Vec<usize>,
+    },
+    /// The product of the grid dimensions is not the number of processes.
+    #[error("the grid {dims:?} has {product} positions but there are {ranks} processes")]
+    GridSizeMismatch {
+        /// Grid dimensions.
+        dims: Vec<usize>,
+        /// Their product.
+        product: usize,
+        /// Number of processes in the communicator.
+        ranks: usize,
+    },
+    /// The grid rank r must satisfy 1 <= r < d.
+    #[error("a grid of rank {grid_rank} cannot distribute a {array_rank}-dimensional array (need 1 <= r < d)")]
+    GridRankTooLarge {
+        /// Grid rank r.
+        grid_rank: usize,
+        /// Array rank d.
+        array_rank: usize,
+    },
+    /// A requested grid rank of zero.
+    #[error("the grid rank must be at least 1, got 0")]
+    ZeroGridRank,
+    /// `decomposed` names an axis that does not exist or names one twice.
+    #[error("decomposed axes {decomposed:?} are invalid for a {array_rank}-dimensional array (each must be < {array_rank} and distinct, one per grid dimension)")]
+    BadDecomposition {
+        /// The offending list of axes.
+        decomposed: Vec<usize>,
+        /// Array rank d.
+        array_rank: usize,
+    },
+    /// `memory_order` is not a permutation of the axes.
+    #[error("memory order {memory_order:?} is not a permutation of 0..{array_rank}")]
+    BadMemoryOrder {
+        /// The offending order.
+        memory_order: Vec<usize>,
+        /// Array rank d.
+        array_rank: usize,
+    },
+    /// Two layouts of an exchange do not describe the same array on the same grid.
+    #[error("layouts do not match: {what}")]
+    LayoutMismatch {
+        /// What differs, with the values.
+        what: String,
+    },
+    /// Two layouts must differ in exactly one grid dimension for a single exchange.
+    #[error("a single exchange needs layouts that differ in exactly one grid dimension, got decomposed axes {from:?} and {to:?}")]
+    NotASingleExchange {
+        /// Decomposed axes of the source layout.
+        from: Vec<usize>,
+        /// Decomposed axes of the destination layout.
+        to: Vec<usize>,
+    },
+    /// A caller's buffer has the wrong length.
+    #[error("{buffer} buffer has length {actual}, expected {expected}")]
+    BufferLength {
+        /// Which buffer.
+        buffer: &'static str,
+        /// Required length.
+        expected: usize,
+        /// Given length.
+        actual: usize,
+    },
+    /// A message is longer than MPI's 32-bit element counts allow.
+    #[error("a message of {elements} elements exceeds MPI's count limit of {limit}")]
+    CountOverflow {
+        /// Elements in the message.
+        elements: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// An unknown exchange method name.
+    #[error("unknown exchange method '{name}' (expected one of: alltoallv, pairwise)")]
+    UnknownMethod {
+        /// The name given.
+        name: String,
+    },
+    /// A malformed grid specification such as `4x0` or `2xb`.
+    #[error("malformed grid '{spec}': {reason}")]
+    BadGridSpec {
+        /// The text given.
+        spec: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An MPI call returned an error code.
+    #[error("MPI call {call} failed with error code {code}")]
+    Mpi {
+        /// The MPI function.
+        call: &'static str,
+        /// Its return code.
+        code: i32,
+    },
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = RedistError> = std::result::Result<T, E>;
