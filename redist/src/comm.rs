@@ -100,3 +100,38 @@ impl ProcessGrid {
         self.groups[dim].duplicate()
     }
 }
+
+/// Installs a panic hook that prints the rank and the panic message and then calls
+/// `MPI_Abort` on `MPI_COMM_WORLD`, so a bug (or an out-of-memory) on one rank ends the whole
+/// job instead of leaving the other ranks waiting in a collective forever. Call it right after
+/// `mpi::initialize()`; the previous hook still runs first (it prints the backtrace).
+///
+/// ```no_run
+/// let universe = mpi::initialize().unwrap();
+/// redist::comm::abort_on_panic();
+/// ```
+pub fn abort_on_panic() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        previous(info);
+        let mut initialized = 0;
+        let mut finalized = 0;
+        // SAFETY: plain queries, legal at any time.
+        unsafe {
+            mpi::ffi::MPI_Initialized(&mut initialized);
+            mpi::ffi::MPI_Finalized(&mut finalized);
+        }
+        if initialized != 0 && finalized == 0 {
+            let mut rank = -1;
+            // SAFETY: MPI is initialized and not finalized.
+            unsafe {
+                mpi::ffi::MPI_Comm_rank(mpi::ffi::RSMPI_COMM_WORLD, &mut rank);
+            }
+            eprintln!("dfft: rank {rank} panicked; calling MPI_Abort to end the job");
+            // SAFETY: as above; MPI_Abort does not return.
+            unsafe {
+                mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 101);
+            }
+        }
+    }));
+}

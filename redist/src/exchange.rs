@@ -258,6 +258,23 @@ impl Exchange {
         }
     }
 
+    /// Whether this rank's group has one member, so the exchange is a local copy from source to
+    /// destination ([`Exchange::copy_direct`]) with no messages.
+    pub fn is_direct(&self) -> bool {
+        self.direct.is_some()
+    }
+
+    /// For a group of one: copies (and transposes) the source block into the destination.
+    ///
+    /// # Panics
+    /// If the group has more than one member or a buffer is too short.
+    pub fn copy_direct<T: Element>(&self, src: &[T], dst: &mut [T]) {
+        self.direct
+            .as_ref()
+            .expect("copy_direct on an exchange between several ranks")
+            .run(src, 0, dst, 0);
+    }
+
     /// This rank's part of the plan.
     pub fn rank_part(&self) -> &RankExchange {
         &self.part

@@ -1,0 +1,95 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Distributed multidimensional FFTs over MPI.
+#[derive(Debug, Parser)]
+#[command(
+    name = "dfft",
+    version,
+    about = "Distributed multidimensional FFTs over MPI (slab, pencil and higher-rank grids)",
+    after_help = "Examples:\n  mpirun -n 4 dfft run --shape 64,64,64\n  mpirun -n 8 dfft run --shape 256,256,256 --grid 4x2 --iters 20 --json\n  srun -n 4 --mpi=pmix dfft run --input field.npy --output spectrum.npy"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run forward and backward transforms, verify them and time them.
+    Run(RunArgs),
+}
+
+/// Arguments of `dfft run`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  mpirun -n 4 dfft run --shape 64,64,64\n  mpirun -n 6 dfft run --shape 16,21,41 --grid 3x2 --method pairwise\n  mpirun -n 2 dfft run --input in.npy --output out.npy")]
+pub struct RunArgs {
+    /// Global shape, comma-separated (axis 0 slowest, C order), e.g. 64,64,64.
+    #[arg(long, value_parser = parse_shape)]
+    pub shape: Option<ShapeArg>,
+    /// Processor grid: `auto`, a grid rank R (balanced dimensions), or dimensions AxB...
+    #[arg(long, default_value = "auto")]
+    pub grid: fft_core::GridChoice,
+    /// Timed forward+backward pairs.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub iters: u64,
+    /// Untimed forward+backward pairs before timing.
+    #[arg(long, default_value_t = 2)]
+    pub warmup: u64,
+    /// Exchange method: alltoallv or pairwise.
+    #[arg(long, default_value = "alltoallv")]
+    pub method: redist::Method,
+    /// Print one JSON object on one line (rank 0) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Read the input array from a C-order .npy file (float64 or complex128; float32 and
+    /// complex64 are widened). Each rank reads only its own block.
+    #[arg(long)]
+    pub input: Option<PathBuf>,
+    /// Write the unnormalized forward transform as a complex128 C-order .npy file. Each rank
+    /// writes its own block; the file appears complete or not at all.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Seed of the random input (sum of plane waves) when there is no --input.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// A global shape given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeArg(pub Vec<usize>);
+
+/// Parses `64,64,64` (also `64x64x64`).
+pub fn parse_shape(s: &str) -> Result<ShapeArg, String> {
+    let parts: Vec<&str> = s.split([',', 'x']).map(str::trim).collect();
+    let mut shape = Vec::with_capacity(parts.len());
+    for p in parts {
+        match p.parse::<usize>() {
+            Ok(0) => return Err(format!("axis lengths must be at least 1, got 0 in '{s}'")),
+            Ok(n) => shape.push(n),
+            Err(_) => {
+                return Err(format!(
+                    "'{p}' is not a positive integer; expected a shape such as 64,64,64"
+                ))
+            }
+        }
+    }
+    if shape.len() < 2 {
+        return Err(format!(
+            "a distributed FFT needs at least 2 axes, got '{s}'"
+        ));
+    }
+    Ok(ShapeArg(shape))
+}
+
+/// This process's rank as the launcher announced it (OpenMPI, PMIx, Slurm), if any; used to
+/// print usage errors once, before MPI is initialized.
+pub fn launcher_rank() -> Option<usize> {
+    ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}

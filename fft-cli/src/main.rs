@@ -1,0 +1,52 @@
+//! `dfft`: distributed FFTs from the command line. Run it under `mpirun -n P` or `srun`, or
+//! alone as a single process.
+
+mod args;
+mod planewave;
+mod report;
+mod run;
+
+use clap::Parser;
+use mpi::topology::Communicator;
+
+fn main() {
+    // Parse before MPI starts so a usage error is printed once (by rank 0 of the launch)
+    // and exits with status 2 on every rank, without any communication.
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = e.exit_code();
+            if args::launcher_rank().unwrap_or(0) == 0 {
+                let _ = e.print();
+            }
+            std::process::exit(code);
+        }
+    };
+    let code = {
+        let universe = match mpi::initialize() {
+            Some(u) => u,
+            None => {
+                eprintln!("dfft: MPI was already initialized");
+                std::process::exit(1);
+            }
+        };
+        redist::comm::abort_on_panic();
+        let world = universe.world();
+        let result = match &cli.command {
+            args::Command::Run(run_args) => run::run(&world, run_args),
+        };
+        match result {
+            Ok(()) => 0,
+            Err(e) => {
+                // Errors come from global arguments or collective agreement, so every rank
+                // has the same one; rank 0 reports it.
+                if world.rank() == 0 {
+                    eprintln!("dfft: error: {e}");
+                }
+                1
+            }
+        }
+        // `universe` drops here: MPI_Finalize on every rank.
+    };
+    std::process::exit(code);
+}

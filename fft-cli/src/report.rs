@@ -1,0 +1,79 @@
+//! What `dfft run` prints: a table for people, one JSON line for scripts.
+
+use serde::Serialize;
+
+/// Seconds per stage of one forward+backward pair (mean over the timed pairs, max over ranks).
+#[derive(Debug, Clone, Serialize)]
+pub struct Stages {
+    pub fft_s: f64,
+    pub pack_s: f64,
+    pub comm_s: f64,
+    pub unpack_s: f64,
+}
+
+/// The result of `dfft run`, printed by rank 0.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub ranks: usize,
+    pub threads_per_rank: usize,
+    pub shape: Vec<usize>,
+    pub grid: Vec<usize>,
+    pub method: String,
+    pub iters: u64,
+    pub warmup: u64,
+    /// Fastest forward+backward pair, max over ranks.
+    pub min_s: f64,
+    /// Median forward+backward pair, max over ranks.
+    pub median_s: f64,
+    pub stages: Stages,
+    /// max |backward(forward(x)) − x| / max |x|, max over ranks.
+    pub roundtrip_error: f64,
+    /// Forward result against the exact transform of the plane-wave input (null with --input).
+    pub reference_error: Option<f64>,
+    /// Peak resident set size, max over ranks.
+    pub peak_rss_bytes: u64,
+    /// Work memory the plan holds per rank (elements × 16 bytes), max over ranks.
+    pub plan_work_bytes: u64,
+    pub input: Option<String>,
+    pub output: Option<String>,
+}
+
+impl RunReport {
+    /// One JSON object on one line.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a report serializes")
+    }
+
+    /// A table for people.
+    pub fn to_table(&self) -> String {
+        let fmt_err = |e: Option<f64>| e.map_or("n/a".to_string(), |e| format!("{e:.2e}"));
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        let mut s = String::new();
+        s.push_str(&format!(
+            "dfft run: shape {:?} on {} rank(s) x {} thread(s), grid {:?}, method {}\n",
+            self.shape, self.ranks, self.threads_per_rank, self.grid, self.method
+        ));
+        s.push_str(&format!(
+            "  forward+backward   min {:.6} s   median {:.6} s   ({} timed, {} warm-up)\n",
+            self.min_s, self.median_s, self.iters, self.warmup
+        ));
+        s.push_str(&format!(
+            "  per pair           fft {:.6} s   pack {:.6} s   comm {:.6} s   unpack {:.6} s\n",
+            self.stages.fft_s, self.stages.pack_s, self.stages.comm_s, self.stages.unpack_s
+        ));
+        s.push_str(&format!(
+            "  verification       round trip {}   reference {}\n",
+            fmt_err(Some(self.roundtrip_error)),
+            fmt_err(self.reference_error)
+        ));
+        s.push_str(&format!(
+            "  memory per rank    peak RSS {:.1} MiB   plan work {:.1} MiB\n",
+            mib(self.peak_rss_bytes),
+            mib(self.plan_work_bytes)
+        ));
+        if let Some(out) = &self.output {
+            s.push_str(&format!("  output             {out}\n"));
+        }
+        s
+    }
+}

@@ -1,0 +1,241 @@
+//! `dfft run`: plan, fill or read the input, time forward+backward pairs, verify, report.
+
+use crate::args::RunArgs;
+use crate::planewave::PlaneWaves;
+use crate::report::{RunReport, Stages};
+use fft_core::{FftError, FftOptions, FftPlan, Normalization};
+use mpi::collective::SystemOperation;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::*;
+use npyio::{Dtype, NpyError};
+use num_complex::Complex;
+use std::path::Path;
+use std::time::Instant;
+use thiserror::Error;
+
+/// Largest accepted verification error (f64 transforms are ~1e-15 here).
+const VERIFY_LIMIT: f64 = 1e-10;
+
+/// Why `dfft run` failed. Every variant is reached identically on every rank.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// Planning failed.
+    #[error(transparent)]
+    Fft(#[from] FftError),
+    /// Reading or writing a .npy file failed.
+    #[error(transparent)]
+    Npy(#[from] NpyError),
+    /// Neither --shape nor --input.
+    #[error("--shape is required unless --input gives the array")]
+    MissingShape,
+    /// --shape disagrees with the input file.
+    #[error("--shape {given:?} disagrees with the shape {file:?} of {path}")]
+    ShapeMismatch {
+        given: Vec<usize>,
+        file: Vec<usize>,
+        path: String,
+    },
+    /// The input file has fewer than 2 dimensions.
+    #[error("{path}: a distributed FFT needs at least 2 axes, the file has shape {shape:?}")]
+    InputRank { path: String, shape: Vec<usize> },
+    /// Verification failed.
+    #[error("verification failed: {what} error {error:.3e} exceeds {limit:.0e}")]
+    Verification {
+        what: &'static str,
+        error: f64,
+        limit: f64,
+    },
+}
+
+fn max_over_ranks(world: &SimpleCommunicator, x: f64) -> f64 {
+    let mut out = 0.0;
+    world.all_reduce_into(&x, &mut out, SystemOperation::max());
+    out
+}
+
+fn peak_rss_bytes() -> u64 {
+    // SAFETY: getrusage writes into the struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
+    if ok {
+        usage.ru_maxrss as u64 * 1024 // kilobytes on Linux
+    } else {
+        0
+    }
+}
+
+/// Reads this rank's block of a .npy file, widening to complex f64.
+fn read_input(
+    world: &SimpleCommunicator,
+    path: &Path,
+    header: &npyio::NpyHeader,
+    starts: &[usize],
+    counts: &[usize],
+    out: &mut [Complex<f64>],
+) -> Result<(), NpyError> {
+    fn widen<T: npyio::NpyElement + Default + Copy>(
+        world: &SimpleCommunicator,
+        path: &Path,
+        header: &npyio::NpyHeader,
+        starts: &[usize],
+        counts: &[usize],
+        out: &mut [Complex<f64>],
+        convert: impl Fn(T) -> Complex<f64>,
+    ) -> Result<(), NpyError> {
+        let mut buf = vec![T::default(); out.len()];
+        npyio::read_block(world, path, header, starts, counts, &mut buf)?;
+        for (o, v) in out.iter_mut().zip(buf) {
+            *o = convert(v);
+        }
+        Ok(())
+    }
+    match header.dtype {
+        Dtype::C128 => npyio::read_block(world, path, header, starts, counts, out),
+        Dtype::F64 => widen(world, path, header, starts, counts, out, |v: f64| {
+            Complex::new(v, 0.0)
+        }),
+        Dtype::F32 => widen(world, path, header, starts, counts, out, |v: f32| {
+            Complex::new(v as f64, 0.0)
+        }),
+        Dtype::C64 => widen(world, path, header, starts, counts, out, |v: Complex<f32>| {
+            Complex::new(v.re as f64, v.im as f64)
+        }),
+    }
+}
+
+/// Runs `dfft run`; prints the report on rank 0.
+pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
+    let rank = world.rank() as usize;
+    let header = match &args.input {
+        Some(path) => Some(npyio::read_header(path)?),
+        None => None,
+    };
+    let shape = match (&args.shape, &header) {
+        (Some(s), Some(h)) if s.0 != h.shape => {
+            return Err(RunError::ShapeMismatch {
+                given: s.0.clone(),
+                file: h.shape.clone(),
+                path: args.input.as_ref().unwrap().display().to_string(),
+            })
+        }
+        (_, Some(h)) => {
+            if h.shape.len() < 2 {
+                return Err(RunError::InputRank {
+                    path: args.input.as_ref().unwrap().display().to_string(),
+                    shape: h.shape.clone(),
+                });
+            }
+            h.shape.clone()
+        }
+        (Some(s), None) => s.0.clone(),
+        (None, None) => return Err(RunError::MissingShape),
+    };
+    let options = FftOptions::default()
+        .grid(args.grid.clone())
+        .method(args.method)
+        .normalization(Normalization::Backward);
+    let mut plan = FftPlan::<f64>::new(world, &shape, options)?;
+    let in_layout = plan.input_layout().clone();
+    let out_layout = plan.output_layout().clone();
+    let starts = in_layout.global_offsets(rank);
+    let counts = in_layout.local_shape(rank);
+
+    let mut input = vec![Complex::new(0.0, 0.0); plan.input_len()];
+    let waves = PlaneWaves::random(&shape, 8, args.seed);
+    match (&args.input, &header) {
+        (Some(path), Some(h)) => read_input(world, path, h, &starts, &counts, &mut input)?,
+        _ => waves.fill(&in_layout, rank, &mut input),
+    }
+    let mut spectrum = vec![Complex::new(0.0, 0.0); plan.output_len()];
+    let mut back = vec![Complex::new(0.0, 0.0); plan.input_len()];
+
+    // The forward transform once, checked and (if asked) written before any timing.
+    plan.forward(&input, &mut spectrum)?;
+    let reference_error = match &args.input {
+        Some(_) => None,
+        None => Some(max_over_ranks(
+            world,
+            waves.forward_error(&out_layout, rank, &spectrum),
+        )),
+    };
+    if let Some(path) = &args.output {
+        npyio::write_block(world, path, &shape, &starts, &counts, &spectrum)?;
+    }
+
+    for _ in 0..args.warmup {
+        plan.forward(&input, &mut spectrum)?;
+        plan.backward(&spectrum, &mut back)?;
+    }
+    plan.reset_times();
+    let mut pair_times = Vec::with_capacity(args.iters as usize);
+    for _ in 0..args.iters {
+        world.barrier();
+        let t = Instant::now();
+        plan.forward(&input, &mut spectrum)?;
+        plan.backward(&spectrum, &mut back)?;
+        pair_times.push(max_over_ranks(world, t.elapsed().as_secs_f64()));
+    }
+    let times = plan.times();
+    let per_pair = |x: f64| max_over_ranks(world, x / args.iters as f64);
+    let stages = Stages {
+        fft_s: per_pair(times.fft),
+        pack_s: per_pair(times.pack),
+        comm_s: per_pair(times.comm),
+        unpack_s: per_pair(times.unpack),
+    };
+
+    let local_max = input.iter().map(|v| v.norm()).fold(0.0, f64::max);
+    let global_max = max_over_ranks(world, local_max);
+    let local_rt = back
+        .iter()
+        .zip(&input)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    let roundtrip_error = max_over_ranks(world, local_rt) / global_max.max(f64::MIN_POSITIVE);
+
+    pair_times.sort_by(f64::total_cmp);
+    let median_s = pair_times[pair_times.len() / 2];
+    let report = RunReport {
+        ranks: world.size() as usize,
+        threads_per_rank: rayon::current_num_threads(),
+        shape: shape.clone(),
+        grid: plan.grid().shape().dims().to_vec(),
+        method: args.method.to_string(),
+        iters: args.iters,
+        warmup: args.warmup,
+        min_s: pair_times[0],
+        median_s,
+        stages,
+        roundtrip_error,
+        reference_error,
+        peak_rss_bytes: max_over_ranks(world, peak_rss_bytes() as f64) as u64,
+        plan_work_bytes: max_over_ranks(
+            world,
+            (plan.work_len() * std::mem::size_of::<Complex<f64>>()) as f64,
+        ) as u64,
+        input: args.input.as_ref().map(|p| p.display().to_string()),
+        output: args.output.as_ref().map(|p| p.display().to_string()),
+    };
+    if rank == 0 {
+        if args.json {
+            println!("{}", report.to_json());
+        } else {
+            print!("{}", report.to_table());
+        }
+    }
+    for (what, error) in [
+        ("round-trip", Some(roundtrip_error)),
+        ("reference", reference_error),
+    ] {
+        if let Some(error) = error {
+            if !(error <= VERIFY_LIMIT) {
+                return Err(RunError::Verification {
+                    what,
+                    error,
+                    limit: VERIFY_LIMIT,
+                });
+            }
+        }
+    }
+    Ok(())
+}

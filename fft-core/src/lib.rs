@@ -1,0 +1,26 @@
+//! # fft-core
+//!
+//! Distributed multidimensional FFTs over MPI: 1-D [rustfft] plans swept along each locally
+//! resident axis, between the pencil exchanges of [`redist`] (Birkeland & Sørøvik's scheme).
+//!
+//! * [`FftPlan`]: complex-to-complex, `f64` or `f32`, any d ≥ 2, any grid rank r < d, any grid
+//!   shape, uneven sizes; optional transposed output; normalization per [`Normalization`].
+//! * [`stages`]: the pure part (grid choice, layouts, stage list), testable without MPI.
+//!
+//! Conventions: logical axis 0 varies slowest (C order); the forward transform uses
+//! `exp(-2πi k·n/N)` and is unnormalized; backward uses `exp(+2πi k·n/N)` and is unnormalized
+//! unless [`Normalization::Backward`] or [`Normalization::Ortho`] is chosen.
+#![warn(missing_docs)]
+
+pub mod error;
+mod local;
+pub mod options;
+pub mod plan;
+pub mod real;
+pub mod stages;
+
+pub use error::{FftError, Result};
+pub use options::{FftOptions, GridChoice, Normalization};
+pub use plan::FftPlan;
+pub use real::Real;
+pub use redist::{Method, StageTimes};

@@ -1,0 +1,157 @@
+//! Distributed c2c FFTs under real MPI on 1..=8 ranks, checked against a serial reference.
+//!
+//! Each `#[test] fft_np{P}` re-launches this test binary under `mpirun -n P` running the
+//! ignored body `fft_body`, which loops over shapes (d = 2, 3, 4, uneven, an axis shorter than
+//! a grid dimension), every grid rank r < d and several grid shapes, both exchange methods and
+//! both output layouts.
+mod common;
+
+use common::*;
+use fft_core::{FftOptions, FftPlan, GridChoice, Method, Normalization};
+use mpi::topology::Communicator;
+use num_complex::Complex;
+use redist::grid::factorizations;
+use rustfft::FftDirection;
+
+const BODY: &str = "fft_body";
+
+macro_rules! launches {
+    ($($name:ident => $ranks:expr),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            mpi_harness::Launch::new(BODY, $ranks).timeout_secs(300).run();
+        }
+    )*};
+}
+
+launches!(fft_np1 => 1, fft_np2 => 2, fft_np3 => 3, fft_np4 => 4,
+          fft_np5 => 5, fft_np6 => 6, fft_np7 => 7, fft_np8 => 8);
+
+/// Grids to try for `ranks` processes and a d-dimensional array: every factorization for
+/// r ≤ 2, the balanced one for higher r.
+fn grids(ranks: usize, d: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for r in 1..d {
+        if r <= 2 {
+            out.extend(factorizations(ranks, r));
+        } else {
+            out.push(redist::GridShape::balanced(ranks, r).unwrap().dims().to_vec());
+        }
+    }
+    out
+}
+
+fn tolerance(shape: &[usize]) -> f64 {
+    let n: usize = shape.iter().product();
+    1e-12 * (n as f64).log2().max(1.0)
+}
+
+#[test]
+#[ignore = "MPI body: run by the fft_np* launchers under mpirun"]
+fn fft_body() {
+    if !mpi_harness::is_child() {
+        return;
+    }
+    let universe = mpi::initialize().expect("MPI initializes");
+    redist::comm::abort_on_panic();
+    let world = universe.world();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    mpi_harness::mark_reached(BODY, rank, size);
+
+    let shapes: [&[usize]; 6] = [
+        &[11, 7, 13],
+        &[16, 21, 41],
+        &[9, 7, 5, 12],
+        &[3, 20, 6], // axis 0 shorter than the grid for P > 3
+        &[12, 10],
+        &[5, 3], // both axes shorter than P for P > 5
+    ];
+    let mut cases = 0;
+    for (s, shape) in shapes.iter().enumerate() {
+        let x = random_global(shape, 1000 + s as u64);
+        let reference = serial_fft(&x, shape, FftDirection::Forward);
+        let scale = max_norm(&reference);
+        let tol = tolerance(shape);
+        for (g, dims) in grids(size, shape.len()).into_iter().enumerate() {
+            for transposed in [false, true] {
+                let method = Method::ALL[(s + g + transposed as usize) % 2];
+                let opts = FftOptions::default()
+                    .grid(GridChoice::Dims(dims.clone()))
+                    .method(method)
+                    .normalization(Normalization::Backward)
+                    .transposed_out(transposed);
+                let what = format!("shape {shape:?} grid {dims:?} {method} transposed={transposed}");
+                let mut plan = FftPlan::<f64>::new(&world, shape, opts).expect(&what);
+                let input = local_block(&x, plan.input_layout(), rank);
+                let want = local_block(&reference, plan.output_layout(), rank);
+                let mut out = vec![Complex::new(f64::NAN, 0.0); plan.output_len()];
+                plan.forward(&input, &mut out).expect(&what);
+                let err = relative_error(&out, &want, scale);
+                assert!(err <= tol, "{what}: forward error {err:e} > {tol:e}");
+
+                let mut back = vec![Complex::new(f64::NAN, 0.0); plan.input_len()];
+                plan.backward(&out, &mut back).expect(&what);
+                let err = relative_error(&back, &input, max_norm(&x));
+                assert!(err <= tol, "{what}: round-trip error {err:e}");
+
+                // Again, with dirty buffers: no hidden state, bit-identical results.
+                let mut again = vec![Complex::new(1e300, -7.0); plan.output_len()];
+                plan.forward(&input, &mut again).expect(&what);
+                assert!(again == out, "{what}: second forward differs");
+                cases += 1;
+            }
+        }
+    }
+    assert!(cases > 0);
+    normalizations_and_f32(&world, rank, size);
+    mpi_harness::mark_passed(BODY, rank, size);
+}
+
+/// `None` and `Ortho` scaling, and the f32 path, on one uneven 3-D shape.
+fn normalizations_and_f32(world: &impl Communicator, rank: usize, size: usize) {
+    let shape = [10, 9, 7];
+    let x = random_global(&shape, 7);
+    let reference = serial_fft(&x, &shape, FftDirection::Forward);
+    let n = shape.iter().product::<usize>() as f64;
+    let tol = tolerance(&shape);
+    for (norm, fwd_scale, rt_scale) in [
+        (Normalization::None, 1.0, n),
+        (Normalization::Ortho, 1.0 / n.sqrt(), 1.0),
+    ] {
+        let opts = FftOptions::default()
+            .grid(GridChoice::Rank(2))
+            .normalization(norm);
+        let mut plan = FftPlan::<f64>::new(world, &shape, opts).unwrap();
+        let input = local_block(&x, plan.input_layout(), rank);
+        let want: Vec<_> = local_block(&reference, plan.output_layout(), rank)
+            .iter()
+            .map(|v| v * fwd_scale)
+            .collect();
+        let mut out = vec![Complex::default(); plan.output_len()];
+        plan.forward(&input, &mut out).unwrap();
+        let err = relative_error(&out, &want, max_norm(&reference) * fwd_scale);
+        assert!(err <= tol, "{norm:?} forward {err:e}");
+        let mut back = vec![Complex::default(); plan.input_len()];
+        plan.backward(&out, &mut back).unwrap();
+        let scaled: Vec<_> = input.iter().map(|v| v * rt_scale).collect();
+        let err = relative_error(&back, &scaled, max_norm(&x) * rt_scale);
+        assert!(err <= tol, "{norm:?} round trip {err:e}");
+    }
+    // f32: the same code path at single precision.
+    let tol32 = 1e-5 * n.log2();
+    let opts = FftOptions::default().normalization(Normalization::Backward);
+    let mut plan = FftPlan::<f32>::new(world, &shape, opts).unwrap();
+    let input64 = local_block(&x, plan.input_layout(), rank);
+    let input: Vec<Complex<f32>> = input64.iter().map(|v| Complex::new(v.re as f32, v.im as f32)).collect();
+    let mut out = vec![Complex::<f32>::default(); plan.output_len()];
+    plan.forward(&input, &mut out).unwrap();
+    let out64: Vec<_> = out.iter().map(|v| Complex::new(v.re as f64, v.im as f64)).collect();
+    let want = local_block(&reference, plan.output_layout(), rank);
+    let err = relative_error(&out64, &want, max_norm(&reference));
+    assert!(err <= tol32, "f32 forward {err:e} (ranks {size})");
+    let mut back = vec![Complex::<f32>::default(); plan.input_len()];
+    plan.backward(&out, &mut back).unwrap();
+    let back64: Vec<_> = back.iter().map(|v| Complex::new(v.re as f64, v.im as f64)).collect();
+    let err = relative_error(&back64, &input64, max_norm(&x));
+    assert!(err <= tol32, "f32 round trip {err:e}");
+}
