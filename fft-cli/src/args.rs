@@ -26,7 +26,9 @@ pub enum Command {
 
 /// Arguments of `dfft run`.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  mpirun -n 4 dfft run --shape 64,64,64\n  mpirun -n 6 dfft run --shape 16,21,41 --grid 3x2 --method pairwise\n  mpirun -n 2 dfft run --input in.npy --output out.npy")]
+#[command(
+    after_help = "Examples:\n  mpirun -n 4 dfft run --shape 64,64,64\n  mpirun -n 6 dfft run --shape 16,21,41 --grid 3x2 --method pairwise\n  mpirun -n 2 dfft run --input in.npy --output out.npy"
+)]
 pub struct RunArgs {
     /// Global shape, comma-separated (axis 0 slowest, C order), e.g. 64,64,64.
     #[arg(long, value_parser = parse_shape)]
@@ -89,7 +91,12 @@ pub fn parse_shape(s: &str) -> Result<ShapeArg, String> {
 /// This process's rank as the launcher announced it (OpenMPI, PMIx, Slurm), if any; used to
 /// print usage errors once, before MPI is initialized.
 pub fn launcher_rank() -> Option<usize> {
-    ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PMI_RANK"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    [
+        "OMPI_COMM_WORLD_RANK",
+        "PMIX_RANK",
+        "SLURM_PROCID",
+        "PMI_RANK",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }

@@ -50,7 +50,8 @@ impl PlaneWaves {
                     .map(|(j, r)| {
                         r.clone()
                             .map(|n| {
-                                let phase = (k[j] * n % self.shape[j]) as f64 / self.shape[j] as f64;
+                                let phase =
+                                    (k[j] * n % self.shape[j]) as f64 / self.shape[j] as f64;
                                 Complex::from_polar(1.0, 2.0 * PI * phase)
                             })
                             .collect()
@@ -80,7 +81,11 @@ impl PlaneWaves {
         for_each_local(&ranges, &strides, |idx, off| {
             let mut want = Complex::new(0.0, 0.0);
             for (k, a) in &self.waves {
-                if k.iter().zip(idx).zip(&ranges).all(|((&kj, &i), r)| kj == r.start + i) {
+                if k.iter()
+                    .zip(idx)
+                    .zip(&ranges)
+                    .all(|((&kj, &i), r)| kj == r.start + i)
+                {
                     want += a * n as f64;
                 }
             }

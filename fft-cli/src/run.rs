@@ -97,9 +97,15 @@ fn read_input(
         Dtype::F32 => widen(world, path, header, starts, counts, out, |v: f32| {
             Complex::new(v as f64, 0.0)
         }),
-        Dtype::C64 => widen(world, path, header, starts, counts, out, |v: Complex<f32>| {
-            Complex::new(v.re as f64, v.im as f64)
-        }),
+        Dtype::C64 => widen(
+            world,
+            path,
+            header,
+            starts,
+            counts,
+            out,
+            |v: Complex<f32>| Complex::new(v.re as f64, v.im as f64),
+        ),
     }
 }
 
@@ -228,7 +234,7 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
         ("reference", reference_error),
     ] {
         if let Some(error) = error {
-            if !(error <= VERIFY_LIMIT) {
+            if error.is_nan() || error > VERIFY_LIMIT {
                 return Err(RunError::Verification {
                     what,
                     error,

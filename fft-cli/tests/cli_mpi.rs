@@ -26,9 +26,16 @@ fn json_run(ranks: usize, shape: &str, grid: &str, method: &str) -> Value {
         "1", "--json",
     ];
     let (code, stdout, stderr) = dfft(ranks, &args);
-    assert_eq!(code, 0, "dfft {args:?} on {ranks} ranks failed:\n{stdout}\n{stderr}");
+    assert_eq!(
+        code, 0,
+        "dfft {args:?} on {ranks} ranks failed:\n{stdout}\n{stderr}"
+    );
     let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with('{')).collect();
-    assert_eq!(lines.len(), 1, "exactly one JSON line from rank 0, got:\n{stdout}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "exactly one JSON line from rank 0, got:\n{stdout}"
+    );
     serde_json::from_str(lines[0]).expect("valid JSON")
 }
 
@@ -57,7 +64,10 @@ fn check_report(v: &Value, ranks: usize, shape: &str, grid_rank: usize) {
 
 /// Every grid rank for d = 2, 3, 4 and uneven shapes, on one rank count.
 fn sweep(ranks: usize) {
-    for (i, shape) in ["12,10", "11,7,13", "16,21,41", "9,7,5,12"].iter().enumerate() {
+    for (i, shape) in ["12,10", "11,7,13", "16,21,41", "9,7,5,12"]
+        .iter()
+        .enumerate()
+    {
         let d = shape.split(',').count();
         for r in 1..d {
             let method = ["alltoallv", "pairwise"][(i + r) % 2];
@@ -111,7 +121,11 @@ fn run_without_launcher() {
         },
         Duration::from_secs(60),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     check_report(&v, 1, "8,6,5", 1);
 }
@@ -149,7 +163,10 @@ fn read_npy_c128(path: &Path) -> (Vec<usize>, Vec<num_complex::Complex<f64>>) {
 }
 
 /// Serial d-dimensional FFT with rustfft, axis by axis.
-fn serial_fft(data: &[num_complex::Complex<f64>], shape: &[usize]) -> Vec<num_complex::Complex<f64>> {
+fn serial_fft(
+    data: &[num_complex::Complex<f64>],
+    shape: &[usize],
+) -> Vec<num_complex::Complex<f64>> {
     let mut out = data.to_vec();
     let mut planner = rustfft::FftPlanner::new();
     for axis in 0..shape.len() {
@@ -234,12 +251,22 @@ fn usage_errors_exit_2_once() {
     for (args, needle) in [
         (vec!["run", "--shape", "64,0,64"], "at least 1"),
         (vec!["run", "--shape", "64,x,64"], "not a positive integer"),
-        (vec!["run", "--shape", "64,64", "--method", "smoke"], "unknown exchange method"),
-        (vec!["run", "--shape", "64,64", "--grid", "4x"], "malformed grid"),
+        (
+            vec!["run", "--shape", "64,64", "--method", "smoke"],
+            "unknown exchange method",
+        ),
+        (
+            vec!["run", "--shape", "64,64", "--grid", "4x"],
+            "malformed grid",
+        ),
     ] {
         let (code, stdout, stderr) = dfft(4, &args);
         assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
-        assert_eq!(stderr.matches(needle).count(), 1, "{args:?}: printed once\n{stderr}");
+        assert_eq!(
+            stderr.matches(needle).count(),
+            1,
+            "{args:?}: printed once\n{stderr}"
+        );
     }
 }
 
@@ -248,7 +275,9 @@ fn bad_grid_is_an_error_on_every_rank() {
     let (code, _, stderr) = dfft(3, &["run", "--shape", "16,16,16", "--grid", "2x2"]);
     assert_ne!(code, 0);
     assert_eq!(
-        stderr.matches("the grid [2, 2] has 4 positions but there are 3 processes").count(),
+        stderr
+            .matches("the grid [2, 2] has 4 positions but there are 3 processes")
+            .count(),
         1,
         "{stderr}"
     );

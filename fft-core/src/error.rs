@@ -17,7 +17,9 @@ pub enum FftError {
         shape: Vec<usize>,
     },
     /// A caller's buffer has the wrong length.
-    #[error("{buffer} buffer has length {actual}, expected {expected} (the local block of this rank)")]
+    #[error(
+        "{buffer} buffer has length {actual}, expected {expected} (the local block of this rank)"
+    )]
     BufferLength {
         /// Which buffer.
         buffer: &'static str,

@@ -16,6 +16,9 @@ const TILE_LINES: usize = 16;
 /// Target elements per batch of contiguous lines (fits in L2 for complex f64).
 const BATCH_ELEMENTS: usize = 1 << 14;
 
+/// One worker's share of a contiguous sweep: (index, (its lines, its scratch)).
+type WorkerChunk<'a, T> = (usize, (&'a mut [Complex<T>], &'a mut Vec<Complex<T>>));
+
 /// Where the lines lie in the block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shape {
@@ -76,10 +79,7 @@ impl<T: Real> Sweep<T> {
             Shape::Contiguous { lines } => {
                 let per_worker = lines.div_ceil(workers.len()).max(1) * n;
                 let batch = (BATCH_ELEMENTS / n).max(1) * n;
-                let work = |(chunk_index, (chunk, scratch)): (
-                    usize,
-                    (&mut [Complex<T>], &mut Vec<Complex<T>>),
-                )| {
+                let work = |(chunk_index, (chunk, scratch)): WorkerChunk<'_, T>| {
                     let start = chunk_index * per_worker;
                     for (b, lines) in chunk.chunks_mut(batch).enumerate() {
                         if let Some(input) = input {

@@ -32,7 +32,9 @@ impl FromStr for GridChoice {
         if t.eq_ignore_ascii_case("auto") {
             return Ok(GridChoice::Auto);
         }
-        let bad = || FftError::BadGridChoice { spec: s.to_string() };
+        let bad = || FftError::BadGridChoice {
+            spec: s.to_string(),
+        };
         if t.contains(['x', 'X']) {
             return GridShape::parse(t)
                 .map(|g| GridChoice::Dims(g.dims().to_vec()))
@@ -84,7 +86,9 @@ impl FromStr for Normalization {
             "none" => Ok(Normalization::None),
             "backward" => Ok(Normalization::Backward),
             "ortho" => Ok(Normalization::Ortho),
-            _ => Err(FftError::UnknownNormalization { name: s.to_string() }),
+            _ => Err(FftError::UnknownNormalization {
+                name: s.to_string(),
+            }),
         }
     }
 }

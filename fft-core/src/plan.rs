@@ -106,7 +106,11 @@ where
                             planner.plan_fft_forward(n)
                         };
                         let position = l.memory_order().position_of(axis);
-                        Ok(Step::Fft(Sweep::new(fft, &l.local_shape_in_memory(rank), position)))
+                        Ok(Step::Fft(Sweep::new(
+                            fft,
+                            &l.local_shape_in_memory(rank),
+                            position,
+                        )))
                     }
                     Stage::Exchange { from, to } => {
                         let plan =
@@ -302,7 +306,11 @@ where
         for (i, step) in steps.iter().enumerate() {
             let step_scale = if Some(i) == last_fft { scale } else { T::one() };
             let [w0, w1] = &mut *work;
-            let (cur, other) = if at == At::Work(1) { (w1, w0) } else { (w0, w1) };
+            let (cur, other) = if at == At::Work(1) {
+                (w1, w0)
+            } else {
+                (w0, w1)
+            };
             let cur_index = if at == At::Work(1) { 1 } else { 0 };
             match step {
                 Step::Fft(sweep) => {
@@ -336,7 +344,11 @@ where
                         At::Output => unreachable!("no exchange follows the output"),
                     };
                     if exchange.is_direct() {
-                        let src: &[Complex<T>] = if at == At::Input { input } else { &b[..src_len] };
+                        let src: &[Complex<T>] = if at == At::Input {
+                            input
+                        } else {
+                            &b[..src_len]
+                        };
                         if to_output {
                             exchange.copy_direct(src, output);
                         } else {
@@ -361,7 +373,11 @@ where
                         times.comm += (t2 - t1).as_secs_f64();
                         times.unpack += t2.elapsed().as_secs_f64();
                     }
-                    at = if to_output { At::Output } else { At::Work(a_index) };
+                    at = if to_output {
+                        At::Output
+                    } else {
+                        At::Work(a_index)
+                    };
                     len = dst_len;
                 }
             }

@@ -35,7 +35,12 @@ fn grids(ranks: usize, d: usize) -> Vec<Vec<usize>> {
         if r <= 2 {
             out.extend(factorizations(ranks, r));
         } else {
-            out.push(redist::GridShape::balanced(ranks, r).unwrap().dims().to_vec());
+            out.push(
+                redist::GridShape::balanced(ranks, r)
+                    .unwrap()
+                    .dims()
+                    .to_vec(),
+            );
         }
     }
     out
@@ -80,7 +85,8 @@ fn fft_body() {
                     .method(method)
                     .normalization(Normalization::Backward)
                     .transposed_out(transposed);
-                let what = format!("shape {shape:?} grid {dims:?} {method} transposed={transposed}");
+                let what =
+                    format!("shape {shape:?} grid {dims:?} {method} transposed={transposed}");
                 let mut plan = FftPlan::<f64>::new(&world, shape, opts).expect(&what);
                 let input = local_block(&x, plan.input_layout(), rank);
                 let want = local_block(&reference, plan.output_layout(), rank);
@@ -142,16 +148,25 @@ fn normalizations_and_f32(world: &impl Communicator, rank: usize, size: usize) {
     let opts = FftOptions::default().normalization(Normalization::Backward);
     let mut plan = FftPlan::<f32>::new(world, &shape, opts).unwrap();
     let input64 = local_block(&x, plan.input_layout(), rank);
-    let input: Vec<Complex<f32>> = input64.iter().map(|v| Complex::new(v.re as f32, v.im as f32)).collect();
+    let input: Vec<Complex<f32>> = input64
+        .iter()
+        .map(|v| Complex::new(v.re as f32, v.im as f32))
+        .collect();
     let mut out = vec![Complex::<f32>::default(); plan.output_len()];
     plan.forward(&input, &mut out).unwrap();
-    let out64: Vec<_> = out.iter().map(|v| Complex::new(v.re as f64, v.im as f64)).collect();
+    let out64: Vec<_> = out
+        .iter()
+        .map(|v| Complex::new(v.re as f64, v.im as f64))
+        .collect();
     let want = local_block(&reference, plan.output_layout(), rank);
     let err = relative_error(&out64, &want, max_norm(&reference));
     assert!(err <= tol32, "f32 forward {err:e} (ranks {size})");
     let mut back = vec![Complex::<f32>::default(); plan.input_len()];
     plan.backward(&out, &mut back).unwrap();
-    let back64: Vec<_> = back.iter().map(|v| Complex::new(v.re as f64, v.im as f64)).collect();
+    let back64: Vec<_> = back
+        .iter()
+        .map(|v| Complex::new(v.re as f64, v.im as f64))
+        .collect();
     let err = relative_error(&back64, &input64, max_norm(&x));
     assert!(err <= tol32, "f32 round trip {err:e}");
 }

@@ -112,9 +112,9 @@ pub fn run_command_timed(mut cmd: Command, timeout: Duration) -> (Output, bool) 
         .stderr(Stdio::piped())
         .process_group(0);
     let program = format!("{:?}", cmd.get_program());
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {program}: {e} (is OpenMPI installed? run scripts/setup)"));
+    let mut child = cmd.spawn().unwrap_or_else(|e| {
+        panic!("cannot start {program}: {e} (is OpenMPI installed? run scripts/setup)")
+    });
     let pgid = child.id() as i32;
     // Drain the pipes on threads so a chatty child never blocks on a full pipe.
     let mut out_pipe = child.stdout.take().expect("piped stdout");

@@ -27,7 +27,9 @@ fn three_ranks_all_prove_they_ran() {
 #[test]
 #[should_panic(expected = "ranks [1] did not prove")]
 fn a_rank_without_markers_fails_the_launch() {
-    mpi_harness::Launch::new(BODY, 3).env("SKIP_RANK", "1").run();
+    mpi_harness::Launch::new(BODY, 3)
+        .env("SKIP_RANK", "1")
+        .run();
 }
 
 #[test]

@@ -42,25 +42,28 @@ pub fn plan_chain(from: &Layout, to: &Layout) -> Result<Vec<ExchangePlan>> {
             break;
         }
         let is_free = |axis: usize| !now.contains(&axis);
-        let next = match (0..r).find(|&j| now[j] != to.decomposed()[j] && is_free(to.decomposed()[j])) {
-            Some(j) => {
-                let mut dec = now.clone();
-                dec[j] = to.decomposed()[j];
-                dec
-            }
-            None => {
-                // A cycle: park the first unfinished grid dimension on an axis that neither
-                // layout distributes (exists because r < d) or, failing that, any free axis.
-                let j = (0..r).find(|&j| now[j] != to.decomposed()[j]).expect("unfinished");
-                let park = (0..d)
-                    .find(|&a| is_free(a) && !to.decomposed().contains(&a))
-                    .or_else(|| (0..d).find(|&a| is_free(a)))
-                    .expect("r < d leaves a free axis");
-                let mut dec = now.clone();
-                dec[j] = park;
-                dec
-            }
-        };
+        let next =
+            match (0..r).find(|&j| now[j] != to.decomposed()[j] && is_free(to.decomposed()[j])) {
+                Some(j) => {
+                    let mut dec = now.clone();
+                    dec[j] = to.decomposed()[j];
+                    dec
+                }
+                None => {
+                    // A cycle: park the first unfinished grid dimension on an axis that neither
+                    // layout distributes (exists because r < d) or, failing that, any free axis.
+                    let j = (0..r)
+                        .find(|&j| now[j] != to.decomposed()[j])
+                        .expect("unfinished");
+                    let park = (0..d)
+                        .find(|&a| is_free(a) && !to.decomposed().contains(&a))
+                        .or_else(|| (0..d).find(|&a| is_free(a)))
+                        .expect("r < d leaves a free axis");
+                    let mut dec = now.clone();
+                    dec[j] = park;
+                    dec
+                }
+            };
         let layout = Layout::new(
             to.global_shape(),
             to.grid().clone(),
@@ -90,8 +93,8 @@ mod tests {
                 if a == b {
                     continue;
                 }
-                let to = Layout::new(&shape, grid.clone(), vec![a, b], MemoryOrder::natural(4))
-                    .unwrap();
+                let to =
+                    Layout::new(&shape, grid.clone(), vec![a, b], MemoryOrder::natural(4)).unwrap();
                 let chain = plan_chain(&from, &to).unwrap();
                 assert!(chain.len() <= 4);
                 let mut data = crate::plan::tests_support::index_valued(&from);

@@ -59,7 +59,9 @@ impl FromStr for Method {
         match s.trim().to_ascii_lowercase().as_str() {
             "alltoallv" | "alltoall" => Ok(Method::Alltoallv),
             "pairwise" | "p2p" => Ok(Method::Pairwise),
-            _ => Err(RedistError::UnknownMethod { name: s.to_string() }),
+            _ => Err(RedistError::UnknownMethod {
+                name: s.to_string(),
+            }),
         }
     }
 }

@@ -150,7 +150,7 @@ fn prime_factors_descending(mut n: usize) -> Vec<usize> {
     let mut factors = Vec::new();
     let mut f = 2;
     while f * f <= n {
-        while n % f == 0 {
+        while n.is_multiple_of(f) {
             factors.push(f);
             n /= f;
         }
@@ -190,7 +190,7 @@ pub fn factorizations(ranks: usize, grid_rank: usize) -> Vec<Vec<usize>> {
             return;
         }
         for f in 1..=rest {
-            if rest % f == 0 {
+            if rest.is_multiple_of(f) {
                 prefix.push(f);
                 rec(rest / f, slots - 1, prefix, out);
                 prefix.pop();

@@ -65,7 +65,10 @@ impl MemoryOrder {
 
     /// The logical axis that is contiguous in memory.
     pub fn contiguous_axis(&self) -> usize {
-        *self.0.last().expect("memory order of an array with no axes")
+        *self
+            .0
+            .last()
+            .expect("memory order of an array with no axes")
     }
 
     /// Memory position of logical axis `axis`.
@@ -138,9 +141,9 @@ impl Layout {
             });
         }
         let mut seen = vec![false; d];
-        let distinct = decomposed.iter().all(|&a| {
-            a < d && !std::mem::replace(&mut seen[a], true)
-        });
+        let distinct = decomposed
+            .iter()
+            .all(|&a| a < d && !std::mem::replace(&mut seen[a], true));
         if decomposed.len() != grid.rank() || !distinct {
             return Err(RedistError::BadDecomposition {
                 decomposed,
@@ -165,7 +168,12 @@ impl Layout {
     pub fn pencil(global_shape: &[usize], grid: GridShape) -> Result<Self> {
         let r = grid.rank();
         let d = global_shape.len();
-        Self::new(global_shape, grid, (0..r).collect(), MemoryOrder::natural(d))
+        Self::new(
+            global_shape,
+            grid,
+            (0..r).collect(),
+            MemoryOrder::natural(d),
+        )
     }
 
     /// The same distribution with a different memory order.
@@ -346,7 +354,14 @@ mod tests {
     #[test]
     fn locate_is_a_bijection_onto_local_buffers() {
         let shape = [5, 3, 4];
-        for dims in [vec![2], vec![3], vec![6], vec![2, 3], vec![4, 2], vec![1, 5]] {
+        for dims in [
+            vec![2],
+            vec![3],
+            vec![6],
+            vec![2, 3],
+            vec![4, 2],
+            vec![1, 5],
+        ] {
             let grid = GridShape::new(dims).unwrap();
             for order in [vec![0, 1, 2], vec![2, 0, 1], vec![1, 2, 0]] {
                 let base = Layout::pencil(&shape, grid.clone()).unwrap();
@@ -381,8 +396,8 @@ mod tests {
                 array_rank: 2
             }
         );
-        let e = Layout::new(&[4, 4, 4], g.clone(), vec![1, 1], MemoryOrder::natural(3))
-            .unwrap_err();
+        let e =
+            Layout::new(&[4, 4, 4], g.clone(), vec![1, 1], MemoryOrder::natural(3)).unwrap_err();
         assert!(e.to_string().contains("[1, 1]"));
         assert!(Layout::pencil(&[4, 0, 4], g.clone()).is_err());
         assert!(Layout::pencil(&[usize::MAX, 2, 2], g).is_err());

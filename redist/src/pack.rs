@@ -45,12 +45,10 @@ pub struct CopyPlan {
 
 /// Elements per tile edge: 16 complex doubles, 32 doubles, 64 floats (4 KiB rows of a tile).
 const fn tile_edge<T>() -> usize {
-    let size = std::mem::size_of::<T>();
-    let edge = if size == 0 { 64 } else { 256 / size };
-    if edge < 8 {
-        8
-    } else {
-        edge
+    match 256usize.checked_div(std::mem::size_of::<T>()) {
+        None => 64,
+        Some(edge) if edge < 8 => 8,
+        Some(edge) => edge,
     }
 }
 
@@ -95,7 +93,7 @@ impl CopyPlan {
             dims.clear();
         }
         // Destination-major loop order: slowest destination stride first.
-        dims.sort_by(|a, b| b.dst_stride.cmp(&a.dst_stride));
+        dims.sort_by_key(|d| std::cmp::Reverse(d.dst_stride));
         let fast = dims.pop().unwrap_or(unit);
         // The axis the source is contiguous along, if it is not `fast`, is tiled against it.
         let src_fast = dims
@@ -145,8 +143,14 @@ impl CopyPlan {
         if self.len == 0 {
             return;
         }
-        assert!(src_offset + self.src_span <= src.len(), "copy source out of bounds");
-        assert!(dst_offset + self.dst_span <= dst.len(), "copy destination out of bounds");
+        assert!(
+            src_offset + self.src_span <= src.len(),
+            "copy source out of bounds"
+        );
+        assert!(
+            dst_offset + self.dst_span <= dst.len(),
+            "copy destination out of bounds"
+        );
         let src_ptr = SyncConstPtr(unsafe { src.as_ptr().add(src_offset) });
         let dst_ptr = SyncMutPtr(unsafe { dst.as_mut_ptr().add(dst_offset) });
         let outer_count: usize = self.outer.iter().map(|d| d.extent).product();

@@ -75,7 +75,13 @@ fn exchange_body() {
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     mpi_harness::mark_reached(BODY, rank, size);
 
-    let shapes: [&[usize]; 5] = [&[11, 7, 13], &[16, 21, 41], &[9, 7, 5, 12], &[3, 20, 6], &[12, 10]];
+    let shapes: [&[usize]; 5] = [
+        &[11, 7, 13],
+        &[16, 21, 41],
+        &[9, 7, 5, 12],
+        &[3, 20, 6],
+        &[12, 10],
+    ];
     let mut checked = 0usize;
     for shape in shapes {
         let d = shape.len();
@@ -139,14 +145,13 @@ fn exchange_body() {
 fn a_panicking_rank_aborts_the_job() {
     let start = std::time::Instant::now();
     let result = std::panic::catch_unwind(|| {
-        mpi_harness::Launch::new("panic_body", 3).timeout_secs(60).run();
+        mpi_harness::Launch::new("panic_body", 3)
+            .timeout_secs(60)
+            .run();
     });
     let message = match result {
         Ok(()) => panic!("a launch with a panicking rank passed"),
-        Err(e) => e
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_default(),
+        Err(e) => e.downcast_ref::<String>().cloned().unwrap_or_default(),
     };
     assert!(message.contains("mpirun exited with"), "{message}");
     assert!(message.contains("calling MPI_Abort"), "{message}");

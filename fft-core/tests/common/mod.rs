@@ -17,7 +17,11 @@ pub fn random_global(shape: &[usize], seed: u64) -> Vec<Complex<f64>> {
 }
 
 /// Serial d-dimensional DFT of a C-order array, one axis at a time (no distribution involved).
-pub fn serial_fft(data: &[Complex<f64>], shape: &[usize], direction: FftDirection) -> Vec<Complex<f64>> {
+pub fn serial_fft(
+    data: &[Complex<f64>],
+    shape: &[usize],
+    direction: FftDirection,
+) -> Vec<Complex<f64>> {
     let mut out = data.to_vec();
     let mut planner = FftPlanner::new();
     for axis in 0..shape.len() {
