@@ -1,0 +1,33 @@
+//! The `block_io` example's checks (index-valued arrays in every dtype written and read back
+//! under different splits and compared with numpy, empty blocks, agreed failures that leave
+//! no file behind) under real mpirun on 1..=4 and 6 ranks.
+
+#[path = "../examples/block_io.rs"]
+#[allow(dead_code)]
+mod block_io;
+
+const BODY: &str = "block_io_body";
+
+macro_rules! launches {
+    ($($name:ident => $ranks:expr),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            mpi_harness::Launch::new(BODY, $ranks).timeout_secs(240).run();
+        }
+    )*};
+}
+
+launches!(block_io_np1 => 1, block_io_np2 => 2, block_io_np3 => 3, block_io_np4 => 4,
+          block_io_np6 => 6);
+
+#[test]
+#[ignore = "MPI body: run by the block_io_np* launchers under mpirun"]
+fn block_io_body() {
+    if !mpi_harness::is_child() {
+        return;
+    }
+    let (rank, size) = mpi_harness::launcher_rank().expect("launched by mpirun");
+    mpi_harness::mark_reached(BODY, rank, size);
+    block_io::run(None); // panics (and aborts the job) on any failed check
+    mpi_harness::mark_passed(BODY, rank, size);
+}
