@@ -22,6 +22,8 @@ pub struct Cli {
 pub enum Command {
     /// Run forward and backward transforms, verify them and time them.
     Run(RunArgs),
+    /// Time two complete sweeps of redistribution (2r+1 exchanges), seed 000 §6.
+    BenchRedist(crate::bench_redist::BenchRedistArgs),
 }
 
 /// Arguments of `dfft run`.

@@ -2,7 +2,10 @@
 //! alone as a single process.
 
 mod args;
+mod bench_redist;
+mod logging;
 mod planewave;
+mod progress;
 mod report;
 mod run;
 
@@ -22,6 +25,7 @@ fn main() {
             std::process::exit(code);
         }
     };
+    logging::init();
     let code = {
         let universe = match mpi::initialize() {
             Some(u) => u,
@@ -33,7 +37,10 @@ fn main() {
         redist::comm::abort_on_panic();
         let world = universe.world();
         let result = match &cli.command {
-            args::Command::Run(run_args) => run::run(&world, run_args),
+            args::Command::Run(run_args) => run::run(&world, run_args).map_err(|e| e.to_string()),
+            args::Command::BenchRedist(a) => {
+                bench_redist::bench_redist(&world, a).map_err(|e| e.to_string())
+            }
         };
         match result {
             Ok(()) => 0,

@@ -146,14 +146,14 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
     let starts = in_layout.global_offsets(rank);
     let counts = in_layout.local_shape(rank);
 
-    let mut input = vec![Complex::new(0.0, 0.0); plan.input_len()];
+    let mut input: Vec<Complex<f64>> = redist::alloc::huge_vec(plan.input_len());
     let waves = PlaneWaves::random(&shape, 8, args.seed);
     match (&args.input, &header) {
         (Some(path), Some(h)) => read_input(world, path, h, &starts, &counts, &mut input)?,
         _ => waves.fill(&in_layout, rank, &mut input),
     }
-    let mut spectrum = vec![Complex::new(0.0, 0.0); plan.output_len()];
-    let mut back = vec![Complex::new(0.0, 0.0); plan.input_len()];
+    let mut spectrum: Vec<Complex<f64>> = redist::alloc::huge_vec(plan.output_len());
+    let mut back: Vec<Complex<f64>> = redist::alloc::huge_vec(plan.input_len());
 
     // The forward transform once, checked and (if asked) written before any timing.
     plan.forward(&input, &mut spectrum)?;

@@ -7,6 +7,7 @@ use crate::real::Real;
 use crate::stages::{pipeline, resolve_grid, Pipeline, Stage};
 use mpi::topology::Communicator;
 use num_complex::Complex;
+use redist::alloc::huge_vec;
 use redist::{Element, Exchange, ExchangePlan, Layout, ProcessGrid, StageTimes};
 use rustfft::FftPlanner;
 use std::time::Instant;
@@ -15,6 +16,14 @@ use std::time::Instant;
 enum Step<T: Real> {
     Fft(Sweep<T>),
     Exchange(usize),
+}
+
+/// The plan's memory: two data buffers of the largest local block over all layouts, and the
+/// message buffers of the largest exchange (the part that goes to other ranks).
+struct Buffers<T> {
+    work: [Vec<Complex<T>>; 2],
+    send: Vec<Complex<T>>,
+    recv: Vec<Complex<T>>,
 }
 
 /// Where the data of a transform is between steps.
@@ -58,7 +67,7 @@ where
     forward_steps: Vec<Step<T>>,
     backward_steps: Vec<Step<T>>,
     exchanges: Vec<Exchange>,
-    work: [Vec<Complex<T>>; 2],
+    buffers: Buffers<T>,
     workers: Vec<Vec<Complex<T>>>,
     scale_forward: T,
     scale_backward: T,
@@ -130,6 +139,8 @@ where
             .map(|l| l.local_len(rank))
             .max()
             .unwrap_or(0);
+        let send_len = exchanges.iter().map(Exchange::send_len).max().unwrap_or(0);
+        let recv_len = exchanges.iter().map(Exchange::recv_len).max().unwrap_or(0);
         let scratch_len = forward_steps
             .iter()
             .chain(&backward_steps)
@@ -150,10 +161,11 @@ where
             forward_steps,
             backward_steps,
             exchanges,
-            work: [
-                vec![Complex::default(); work_len],
-                vec![Complex::default(); work_len],
-            ],
+            buffers: Buffers {
+                work: [huge_vec(work_len), huge_vec(work_len)],
+                send: huge_vec(send_len),
+                recv: huge_vec(recv_len),
+            },
             workers,
             scale_forward: T::of(f),
             scale_backward: T::of(b),
@@ -207,10 +219,15 @@ where
         self.output_layout().local_len(self.rank())
     }
 
-    /// Elements of work memory the plan holds (two exchange buffers plus per-thread scratch),
-    /// besides the caller's input and output.
+    /// Elements of work memory the plan holds besides the caller's input and output: two data
+    /// buffers of the largest local block over the layouts, send and receive buffers for the
+    /// part of the largest exchange that goes to other ranks ((P_j − 1)/P_j of a block for a
+    /// group of P_j), and per-thread FFT scratch.
     pub fn work_len(&self) -> usize {
-        self.work.iter().map(Vec::len).sum::<usize>()
+        let b = &self.buffers;
+        b.work.iter().map(Vec::len).sum::<usize>()
+            + b.send.len()
+            + b.recv.len()
             + self.workers.iter().map(Vec::len).sum::<usize>()
     }
 
@@ -232,7 +249,7 @@ where
         Self::execute(
             &self.forward_steps,
             &mut self.exchanges,
-            &mut self.work,
+            &mut self.buffers,
             &mut self.workers,
             &mut self.times,
             scale,
@@ -249,7 +266,7 @@ where
         Self::execute(
             &self.backward_steps,
             &mut self.exchanges,
-            &mut self.work,
+            &mut self.buffers,
             &mut self.workers,
             &mut self.times,
             scale,
@@ -283,16 +300,14 @@ where
     }
 
     /// Runs `steps`, moving the data from `input` through the two work buffers to `output`;
-    /// the scale is applied in the last FFT step. An exchange from the input packs into one
-    /// work buffer and receives into the other; an exchange from a work buffer packs into the
-    /// other one and receives into its own source buffer (dead once packed). Either way the
-    /// unpack writes into the send buffer (dead once sent), or into `output` after the last
-    /// exchange, so two buffers serve every stage.
+    /// the scale is applied in the last FFT step. Each exchange reads one buffer and writes
+    /// another (the input, a work buffer, or the output after the last exchange) through the
+    /// message buffers, so no stage overwrites data it still reads.
     #[allow(clippy::too_many_arguments)]
     fn execute(
         steps: &[Step<T>],
         exchanges: &mut [Exchange],
-        work: &mut [Vec<Complex<T>>; 2],
+        buffers: &mut Buffers<T>,
         workers: &mut [Vec<Complex<T>>],
         times: &mut StageTimes,
         scale: T,
@@ -303,15 +318,20 @@ where
         let last_fft = steps.iter().rposition(|s| matches!(s, Step::Fft(_)));
         let mut at = At::Input;
         let mut len = input.len();
+        let Buffers {
+            work: [w0, w1],
+            send,
+            recv,
+        } = buffers;
         for (i, step) in steps.iter().enumerate() {
             let step_scale = if Some(i) == last_fft { scale } else { T::one() };
-            let [w0, w1] = &mut *work;
+            // The buffer holding the data (when it is a work buffer) and the other one.
             let (cur, other) = if at == At::Work(1) {
-                (w1, w0)
+                (&mut *w1, &mut *w0)
             } else {
-                (w0, w1)
+                (&mut *w0, &mut *w1)
             };
-            let cur_index = if at == At::Work(1) { 1 } else { 0 };
+            let next_work = if at == At::Work(0) { 1 } else { 0 };
             match step {
                 Step::Fft(sweep) => {
                     let t = Instant::now();
@@ -323,7 +343,7 @@ where
                                 at = At::Output;
                             } else {
                                 sweep.run(&mut cur[..len], Some(input), step_scale, workers);
-                                at = At::Work(cur_index);
+                                at = At::Work(0);
                             }
                         }
                         At::Work(_) => sweep.run(&mut cur[..len], None, step_scale, workers),
@@ -333,50 +353,23 @@ where
                 }
                 Step::Exchange(e) => {
                     let exchange = &mut exchanges[*e];
-                    let to_output = Some(i) == last_exchange;
                     let (src_len, dst_len) = (exchange.src_len(), exchange.dst_len());
                     debug_assert_eq!(src_len, len);
-                    let t0 = Instant::now();
-                    // (a, b) = (send, receive) buffers; a is also the next data buffer.
-                    let (a, b, a_index) = match at {
-                        At::Input => (cur, other, cur_index),
-                        At::Work(_) => (other, cur, 1 - cur_index),
-                        At::Output => unreachable!("no exchange follows the output"),
+                    let (send, recv) = (&mut send[..], &mut recv[..]);
+                    let to_output = Some(i) == last_exchange;
+                    // Input → cur (w0); a work buffer → the other one; the last → output.
+                    let (src, dst): (&[Complex<T>], &mut [Complex<T>]) = match (at, to_output) {
+                        (At::Input, true) => (input, &mut output[..]),
+                        (At::Input, false) => (input, &mut cur[..dst_len]),
+                        (At::Work(_), true) => (&cur[..src_len], &mut output[..]),
+                        (At::Work(_), false) => (&cur[..src_len], &mut other[..dst_len]),
+                        (At::Output, _) => unreachable!("no exchange follows the output"),
                     };
-                    if exchange.is_direct() {
-                        let src: &[Complex<T>] = if at == At::Input {
-                            input
-                        } else {
-                            &b[..src_len]
-                        };
-                        if to_output {
-                            exchange.copy_direct(src, output);
-                        } else {
-                            exchange.copy_direct(src, &mut a[..dst_len]);
-                        }
-                        times.unpack += t0.elapsed().as_secs_f64();
-                    } else {
-                        if at == At::Input {
-                            exchange.pack(input, a);
-                        } else {
-                            exchange.pack(&b[..src_len], a);
-                        }
-                        let t1 = Instant::now();
-                        exchange.communicate(a, b)?;
-                        let t2 = Instant::now();
-                        if to_output {
-                            exchange.unpack(b, output);
-                        } else {
-                            exchange.unpack(b, &mut a[..dst_len]);
-                        }
-                        times.pack += (t1 - t0).as_secs_f64();
-                        times.comm += (t2 - t1).as_secs_f64();
-                        times.unpack += t2.elapsed().as_secs_f64();
-                    }
+                    exchange.execute(src, dst, send, recv, times)?;
                     at = if to_output {
                         At::Output
                     } else {
-                        At::Work(a_index)
+                        At::Work(next_work)
                     };
                     len = dst_len;
                 }

@@ -122,8 +122,10 @@ pub struct Exchange {
     pack_src_offsets: Vec<usize>,
     unpack_plans: Vec<CopyPlan>,
     unpack_dst_offsets: Vec<usize>,
-    /// Group of one: copy source to destination directly.
-    direct: Option<CopyPlan>,
+    /// This rank's own part: source to destination directly.
+    own_copy: CopyPlan,
+    own_src_offset: usize,
+    own_dst_offset: usize,
     send_counts: Vec<i32>,
     send_displs: Vec<i32>,
     recv_counts: Vec<i32>,
@@ -201,12 +203,17 @@ impl Exchange {
             .iter()
             .map(|p| p.recv_box.offset(&part.dst_strides))
             .collect();
-        let direct = (group_size == 1).then(|| {
-            let p = &part.peers[0];
-            CopyPlan::new(&p.send_box.extent(), &part.src_strides, &part.dst_strides)
-        });
+        let own = part.own();
+        let own_copy = part.own_copy_plan();
+        let own_src_offset = own.send_box.offset(&part.src_strides);
+        let own_dst_offset = own.recv_box.offset(&part.dst_strides);
+        let me = part.group_index;
+        // The own part travels by direct copy: zero counts in the MPI arrays.
         let counts = |f: &dyn Fn(&crate::plan::PeerTransfer) -> usize| -> Result<Vec<i32>> {
-            part.peers.iter().map(|p| to_count(f(p))).collect()
+            part.peers
+                .iter()
+                .map(|p| to_count(if p.peer == me { 0 } else { f(p) }))
+                .collect()
         };
         Ok(Self {
             send_counts: counts(&|p| p.send_box.len())?,
@@ -223,7 +230,9 @@ impl Exchange {
             pack_src_offsets,
             unpack_plans,
             unpack_dst_offsets,
-            direct,
+            own_copy,
+            own_src_offset,
+            own_dst_offset,
         })
     }
 
@@ -242,39 +251,14 @@ impl Exchange {
         self.dst_len
     }
 
-    /// Minimum send-buffer length (0 for a group of one, which copies directly).
+    /// Minimum send-buffer length: what goes to other ranks (0 for a group of one).
     pub fn send_len(&self) -> usize {
-        if self.direct.is_some() {
-            0
-        } else {
-            self.part.send_len
-        }
+        self.part.send_len
     }
 
-    /// Minimum receive-buffer length (0 for a group of one).
+    /// Minimum receive-buffer length: what comes from other ranks (0 for a group of one).
     pub fn recv_len(&self) -> usize {
-        if self.direct.is_some() {
-            0
-        } else {
-            self.part.recv_len
-        }
-    }
-
-    /// Whether this rank's group has one member, so the exchange is a local copy from source to
-    /// destination ([`Exchange::copy_direct`]) with no messages.
-    pub fn is_direct(&self) -> bool {
-        self.direct.is_some()
-    }
-
-    /// For a group of one: copies (and transposes) the source block into the destination.
-    ///
-    /// # Panics
-    /// If the group has more than one member or a buffer is too short.
-    pub fn copy_direct<T: Element>(&self, src: &[T], dst: &mut [T]) {
-        self.direct
-            .as_ref()
-            .expect("copy_direct on an exchange between several ranks")
-            .run(src, 0, dst, 0);
+        self.part.recv_len
     }
 
     /// This rank's part of the plan.
@@ -282,7 +266,7 @@ impl Exchange {
         &self.part
     }
 
-    /// Packs the messages of every peer from the source block into `send`.
+    /// Packs the messages of every other peer from the source block into `send`.
     pub fn pack<T: Element>(&self, src: &[T], send: &mut [T]) {
         for ((plan, &offset), peer) in self
             .pack_plans
@@ -290,12 +274,24 @@ impl Exchange {
             .zip(&self.pack_src_offsets)
             .zip(&self.part.peers)
         {
-            plan.run(src, offset, send, peer.send_offset);
+            if peer.peer != self.part.group_index {
+                plan.run(src, offset, send, peer.send_offset);
+            }
         }
+    }
+
+    /// Copies this rank's own part from the source block straight into the destination
+    /// block (with the local transpose), bypassing the message buffers.
+    pub fn copy_own<T: Element>(&self, src: &[T], dst: &mut [T]) {
+        self.own_copy
+            .run(src, self.own_src_offset, dst, self.own_dst_offset);
     }
 
     /// Moves the packed messages: `send` on every rank of the group to `recv`.
     pub fn communicate<T: Element>(&mut self, send: &[T], recv: &mut [T]) -> Result<()> {
+        if self.group_size == 1 {
+            return Ok(());
+        }
         let datatype = T::mpi_datatype();
         let comm = self.comm.as_raw();
         match self.method {
@@ -320,7 +316,7 @@ impl Exchange {
             Method::Pairwise => {
                 let n = self.group_size;
                 let me = self.part.group_index;
-                for step in 0..n {
+                for step in 1..n {
                     let to = (me + step) % n;
                     let from = (me + n - step) % n;
                     // SAFETY: as above; both requests complete before the next step.
@@ -363,7 +359,7 @@ impl Exchange {
         }
     }
 
-    /// Unpacks every peer's message from `recv` into the destination block.
+    /// Unpacks every other peer's message from `recv` into the destination block.
     pub fn unpack<T: Element>(&self, recv: &[T], dst: &mut [T]) {
         for ((plan, &offset), peer) in self
             .unpack_plans
@@ -371,12 +367,16 @@ impl Exchange {
             .zip(&self.unpack_dst_offsets)
             .zip(&self.part.peers)
         {
-            plan.run(recv, peer.recv_offset, dst, offset);
+            if peer.peer != self.part.group_index {
+                plan.run(recv, peer.recv_offset, dst, offset);
+            }
         }
     }
 
-    /// Runs the whole exchange: `src` (this rank's source block) to `dst`, through the caller's
-    /// message buffers, adding the time of each stage to `times`.
+    /// Runs the whole exchange: `src` (this rank's source block) to `dst`, through the
+    /// caller's message buffers (lengths at least [`Exchange::send_len`] and
+    /// [`Exchange::recv_len`]), adding the time of each stage to `times`. This rank's own part
+    /// is copied directly (counted as unpack time).
     pub fn execute<T: Element>(
         &mut self,
         src: &[T],
@@ -387,24 +387,20 @@ impl Exchange {
     ) -> Result<()> {
         check_len("source", self.src_len, src.len())?;
         check_len("destination", self.dst_len, dst.len())?;
-        if let Some(direct) = &self.direct {
-            let t = Instant::now();
-            direct.run(src, 0, dst, 0);
-            times.unpack += t.elapsed().as_secs_f64();
-            return Ok(());
-        }
         check_len("send", self.part.send_len, send.len())?;
         check_len("receive", self.part.recv_len, recv.len())?;
         let t0 = Instant::now();
         self.pack(src, send);
         let t1 = Instant::now();
-        self.communicate(send, recv)?;
+        self.copy_own(src, dst);
         let t2 = Instant::now();
-        self.unpack(recv, dst);
+        self.communicate(send, recv)?;
         let t3 = Instant::now();
+        self.unpack(recv, dst);
+        let t4 = Instant::now();
         times.pack += (t1 - t0).as_secs_f64();
-        times.comm += (t2 - t1).as_secs_f64();
-        times.unpack += (t3 - t2).as_secs_f64();
+        times.unpack += (t2 - t1).as_secs_f64() + (t4 - t3).as_secs_f64();
+        times.comm += (t3 - t2).as_secs_f64();
         Ok(())
     }
 }

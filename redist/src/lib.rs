@@ -25,6 +25,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod alloc;
 pub mod chain;
 pub mod comm;
 pub mod element;

@@ -43,14 +43,8 @@ pub struct CopyPlan {
     dst_span: usize,
 }
 
-/// Elements per tile edge: 16 complex doubles, 32 doubles, 64 floats (4 KiB rows of a tile).
-const fn tile_edge<T>() -> usize {
-    match 256usize.checked_div(std::mem::size_of::<T>()) {
-        None => 64,
-        Some(edge) if edge < 8 => 8,
-        Some(edge) => edge,
-    }
-}
+/// Edge of the square tile of a transposing copy (a tile of complex doubles is 16 KiB).
+const TILE: usize = 32;
 
 /// Minimum elements in one parallel work piece.
 const MIN_PIECE: usize = 1 << 14;
@@ -133,7 +127,7 @@ impl CopyPlan {
     ///
     /// # Panics
     /// If the box does not fit in either buffer at the given offsets.
-    pub fn run<T: Copy + Send + Sync>(
+    pub fn run<T: Copy + Default + Send + Sync>(
         &self,
         src: &[T],
         src_offset: usize,
@@ -154,7 +148,7 @@ impl CopyPlan {
         let src_ptr = SyncConstPtr(unsafe { src.as_ptr().add(src_offset) });
         let dst_ptr = SyncMutPtr(unsafe { dst.as_mut_ptr().add(dst_offset) });
         let outer_count: usize = self.outer.iter().map(|d| d.extent).product();
-        let chunk = self.slow_chunk::<T>(outer_count);
+        let chunk = self.slow_chunk(outer_count);
         let pieces_per_outer = self.slow.extent.div_ceil(chunk);
         let pieces = outer_count * pieces_per_outer;
         let work = |piece: usize| {
@@ -184,7 +178,7 @@ impl CopyPlan {
     }
 
     /// How many slow-axis indices make one parallel piece.
-    fn slow_chunk<T>(&self, outer_count: usize) -> usize {
+    fn slow_chunk(&self, outer_count: usize) -> usize {
         let per_slow = self.fast.extent.max(1);
         let threads = rayon::current_num_threads().max(1);
         let wanted_pieces = 4 * threads;
@@ -196,8 +190,7 @@ impl CopyPlan {
         let min_rows = MIN_PIECE.div_ceil(per_slow);
         chunk = chunk.max(min_rows).max(1);
         if self.tiled {
-            let edge = tile_edge::<T>();
-            chunk = chunk.div_ceil(edge) * edge;
+            chunk = chunk.div_ceil(TILE) * TILE;
         }
         chunk.min(self.slow.extent).max(1)
     }
@@ -207,26 +200,39 @@ impl CopyPlan {
     /// # Safety
     /// `src` and `dst` must be valid for the whole box.
     #[inline]
-    unsafe fn inner<T: Copy>(&self, src: *const T, dst: *mut T, rows: std::ops::Range<usize>) {
+    unsafe fn inner<T: Copy + Default>(
+        &self,
+        src: *const T,
+        dst: *mut T,
+        rows: std::ops::Range<usize>,
+    ) {
         let (slow, fast) = (self.slow, self.fast);
         if self.tiled {
-            let edge = tile_edge::<T>();
+            // Buffered tile transpose: TILE source rows (one per fast index, contiguous along
+            // the slow axis) are read whole into an L1-resident buffer, then TILE destination
+            // rows (one per slow index, contiguous along the fast axis) are written whole from
+            // it. Main memory is only touched in contiguous runs, so power-of-two strides
+            // cannot make tile rows evict each other.
+            let mut tmp = [T::default(); TILE * TILE];
             let mut i0 = rows.start;
             while i0 < rows.end {
-                let i1 = (i0 + edge).min(rows.end);
+                let w = TILE.min(rows.end - i0);
                 let mut j0 = 0;
                 while j0 < fast.extent {
-                    let j1 = (j0 + edge).min(fast.extent);
-                    for i in i0..i1 {
-                        let s = src.add(i * slow.src_stride);
-                        let d = dst.add(i * slow.dst_stride);
-                        for j in j0..j1 {
-                            *d.add(j * fast.dst_stride) = *s.add(j * fast.src_stride);
+                    let h = TILE.min(fast.extent - j0);
+                    for jj in 0..h {
+                        let s = src.add(i0 * slow.src_stride + (j0 + jj) * fast.src_stride);
+                        std::ptr::copy_nonoverlapping(s, tmp.as_mut_ptr().add(jj * TILE), w);
+                    }
+                    for ii in 0..w {
+                        let d = dst.add((i0 + ii) * slow.dst_stride + j0 * fast.dst_stride);
+                        for jj in 0..h {
+                            *d.add(jj * fast.dst_stride) = *tmp.get_unchecked(jj * TILE + ii);
                         }
                     }
-                    j0 = j1;
+                    j0 += h;
                 }
-                i0 = i1;
+                i0 += w;
             }
         } else if fast.src_stride == 1 && fast.dst_stride == 1 {
             for i in rows {
@@ -317,12 +323,14 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
         #[test]
         fn matches_brute_force(
-            extent in prop::collection::vec(1usize..40, 1..5),
+            extent in prop::collection::vec(prop_oneof![1usize..4, 1usize..70], 1..5),
             src_perm_seed in any::<u64>(),
             dst_perm_seed in any::<u64>(),
-            pad in 0usize..3,
+            src_pad in 0usize..3,
+            dst_pad in 0usize..3,
         ) {
             let d = extent.len();
             let perm = |seed: u64| {
@@ -335,18 +343,20 @@ mod tests {
                 }
                 p
             };
-            // Source is a bigger array (box plus padding) so strides are not compact.
-            let src_extent: Vec<usize> = extent.iter().map(|n| n + pad).collect();
+            // Both sides are boxes inside bigger arrays, so neither has compact strides.
+            let src_extent: Vec<usize> = extent.iter().map(|n| n + src_pad).collect();
+            let dst_extent: Vec<usize> = extent.iter().map(|n| n + dst_pad).collect();
             let ss = compact_strides(&src_extent, &perm(src_perm_seed));
-            let ds = compact_strides(&extent, &perm(dst_perm_seed));
+            let ds = compact_strides(&dst_extent, &perm(dst_perm_seed));
             let src_len: usize = src_extent.iter().product();
+            let dst_len: usize = dst_extent.iter().product();
             let src: Vec<u64> = (0..src_len as u64).collect();
-            let total: usize = extent.iter().product();
-            let mut want = vec![u64::MAX; total + 3];
-            let mut got = vec![u64::MAX; total + 3];
-            let so = if pad > 0 { ss.iter().sum::<usize>() } else { 0 };
-            brute(&extent, &src, so, &ss, &mut want, 2, &ds);
-            CopyPlan::new(&extent, &ss, &ds).run(&src, so, &mut got, 2);
+            let mut want = vec![u64::MAX; dst_len + 3];
+            let mut got = vec![u64::MAX; dst_len + 3];
+            let so = if src_pad > 0 { ss.iter().sum::<usize>() } else { 0 };
+            let d_o = 2 + if dst_pad > 0 { ds.iter().sum::<usize>() } else { 0 };
+            brute(&extent, &src, so, &ss, &mut want, d_o, &ds);
+            CopyPlan::new(&extent, &ss, &ds).run(&src, so, &mut got, d_o);
             prop_assert_eq!(got, want);
         }
     }

@@ -48,7 +48,9 @@ impl LocalBox {
     }
 }
 
-/// What one rank exchanges with one peer of its group.
+/// What one rank exchanges with one peer of its group. The rank's own part (the peer that is
+/// the rank itself) travels by a direct copy from source to destination, so it takes no
+/// space in the message buffers: its offsets are 0 and not counted in the buffer lengths.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerTransfer {
     /// The peer's index in the group (its coordinate along the exchange's grid dimension).
@@ -74,9 +76,10 @@ pub struct RankExchange {
     pub group_index: usize,
     /// One entry per group member, in group order (including this rank itself).
     pub peers: Vec<PeerTransfer>,
-    /// Elements this rank sends in all (= its source local length).
+    /// Elements this rank sends to other ranks (its source length minus its own part).
     pub send_len: usize,
-    /// Elements this rank receives in all (= its destination local length).
+    /// Elements this rank receives from other ranks (its destination length minus its own
+    /// part).
     pub recv_len: usize,
     /// Strides of the source local buffer, per logical axis.
     pub src_strides: Vec<usize>,
@@ -87,6 +90,21 @@ pub struct RankExchange {
 }
 
 impl RankExchange {
+    /// This rank's own part, copied directly from source to destination.
+    pub fn own(&self) -> &PeerTransfer {
+        &self.peers[self.group_index]
+    }
+
+    /// The copy plan of this rank's own part: from the source block straight into the
+    /// destination block (the local transpose of the data that stays).
+    pub fn own_copy_plan(&self) -> CopyPlan {
+        CopyPlan::new(
+            &self.own().send_box.extent(),
+            &self.src_strides,
+            &self.dst_strides,
+        )
+    }
+
     /// Copy plans that pack each peer's message from the source block (in peer order).
     pub fn pack_plans(&self) -> Vec<CopyPlan> {
         self.peers
@@ -131,7 +149,7 @@ impl RankExchange {
 /// assert_eq!(plan.grid_dim(), 1);
 /// let part = plan.for_rank(0);
 /// assert_eq!(part.peers.len(), 2);
-/// assert_eq!(part.send_len, from.local_len(0));
+/// assert_eq!(part.send_len + part.own().send_box.len(), from.local_len(0));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExchangePlan {
@@ -215,16 +233,19 @@ impl ExchangePlan {
             };
             recv.ranges[a] = balanced_range(na, n, peer);
             let (send_len, recv_len) = (send.len(), recv.len());
+            let own = peer == me;
             peers.push(PeerTransfer {
                 peer,
                 peer_rank,
                 send_box: send,
-                send_offset,
+                send_offset: if own { 0 } else { send_offset },
                 recv_box: recv,
-                recv_offset,
+                recv_offset: if own { 0 } else { recv_offset },
             });
-            send_offset += send_len;
-            recv_offset += recv_len;
+            if !own {
+                send_offset += send_len;
+                recv_offset += recv_len;
+            }
         }
         RankExchange {
             rank,
@@ -269,6 +290,9 @@ impl ExchangePlan {
                 assert_eq!(src[part.rank].len(), self.from.local_len(part.rank));
                 let mut buf = vec![T::default(); part.send_len];
                 for (p, plan) in part.peers.iter().zip(part.pack_plans()) {
+                    if p.peer == part.group_index {
+                        continue;
+                    }
                     plan.run(
                         &src[part.rank],
                         p.send_box.offset(&part.src_strides),
@@ -283,7 +307,17 @@ impl ExchangePlan {
             .iter()
             .map(|part| {
                 let mut dst = vec![T::default(); self.to.local_len(part.rank)];
+                let own = part.own();
+                part.own_copy_plan().run(
+                    &src[part.rank],
+                    own.send_box.offset(&part.src_strides),
+                    &mut dst,
+                    own.recv_box.offset(&part.dst_strides),
+                );
                 for (p, plan) in part.peers.iter().zip(part.unpack_plans()) {
+                    if p.peer == part.group_index {
+                        continue;
+                    }
                     // The peer's message to me.
                     let theirs = &parts[p.peer_rank].peers[part.group_index];
                     assert_eq!(theirs.send_box.len(), p.recv_box.len());
@@ -343,8 +377,14 @@ mod tests {
         // Sends are exactly the source blocks; receives exactly the destination blocks.
         for rank in 0..from.grid().ranks() {
             let part = plan.for_rank(rank);
-            assert_eq!(part.send_len, from.local_len(rank));
-            assert_eq!(part.recv_len, to.local_len(rank));
+            assert_eq!(
+                part.send_len + part.own().send_box.len(),
+                from.local_len(rank)
+            );
+            assert_eq!(
+                part.recv_len + part.own().recv_box.len(),
+                to.local_len(rank)
+            );
         }
         let dst = plan.simulate(&index_valued(from));
         assert_eq!(dst, index_valued(to), "from {from:?} to {to:?}");
