@@ -9,7 +9,7 @@ use std::path::PathBuf;
     name = "dfft",
     version,
     about = "Distributed multidimensional FFTs over MPI (slab, pencil and higher-rank grids)",
-    after_help = "Examples:\n  mpirun -n 4 dfft run --shape 64,64,64\n  mpirun -n 8 dfft run --shape 256,256,256 --grid 4x2 --iters 20 --json\n  srun -n 4 --mpi=pmix dfft run --input field.npy --output spectrum.npy"
+    after_help = "Examples:\n  mpirun -n 4 dfft run --shape 64,64,64\n  mpirun -n 8 dfft run --shape 256,256,256 --grid 4x2 --iters 20 --json\n  srun -n 4 --mpi=pmix dfft run --input field.npy --output spectrum.npy\n  mpirun -n 4 dfft bench-redist --shape 128,128,128 --grid 2 --json\n\nVerbosity: DFFT_LOG (or RUST_LOG) = error|warn|info|debug|trace, e.g. DFFT_LOG=info."
 )]
 pub struct Cli {
     /// What to do.

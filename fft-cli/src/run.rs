@@ -174,12 +174,19 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
     }
     plan.reset_times();
     let mut pair_times = Vec::with_capacity(args.iters as usize);
+    let bar = crate::progress::bar(args.iters, rank == 0 && !args.json, "dfft run");
     for _ in 0..args.iters {
         world.barrier();
         let t = Instant::now();
         plan.forward(&input, &mut spectrum)?;
         plan.backward(&spectrum, &mut back)?;
         pair_times.push(max_over_ranks(world, t.elapsed().as_secs_f64()));
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
     }
     let times = plan.times();
     let per_pair = |x: f64| max_over_ranks(world, x / args.iters as f64);
