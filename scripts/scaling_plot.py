@@ -13,7 +13,7 @@ OUTDIR/scaling.csv, then reads the CSV back and draws:
   stages.png              stacked stage breakdown (fft, pack, comm, unpack) per P and grid
   model_vs_measured.png   dfft plan's predicted time against the measured one
 
-and OUTDIR/manifest.json with the CSV's sha256 and row count and each PNG's size and sha256.
+OUTDIR/table.md (the seed-style 1-D vs 2-D table), and OUTDIR/manifest.json with the CSV's sha256 and row count and each PNG's size and sha256.
 Needs Debian's python3-matplotlib (call /usr/bin/python3).
 """
 
@@ -267,6 +267,27 @@ def plot_model(rows, path):
     plt.close(fig)
 
 
+def write_table(rows, path):
+    """The seed-style comparison as Markdown: per N and P, the best two-sweep time on the 1-D
+    and on the 2-D grid (over methods), their ratio and which wins."""
+    bench = [r for r in rows if r["command"] == "bench-redist"]
+    b = best(bench, lambda r: (r["shape"], r["ranks"], r["grid_rank"]))
+    lines = ["| N^d | P | 1-D grid | 1-D min [ms] | 2-D grid | 2-D min [ms] | T1D/T2D | faster |",
+             "|---|---|---|---|---|---|---|---|"]
+    for shape in shapes_of(bench):
+        for p in sorted({k[1] for k in b if k[0] == shape}):
+            one, two = b.get((shape, p, 1)), b.get((shape, p, 2))
+            if not one or not two:
+                continue
+            ratio = one["min_s"] / two["min_s"]
+            lines.append(
+                f"| {shape} | {p} | {one['grid']} ({one['method']}) | {one['min_s'] * 1e3:.3f} | "
+                f"{two['grid']} ({two['method']}) | {two['min_s'] * 1e3:.3f} | {ratio:.2f} | "
+                f"{'2-D' if ratio > 1 else '1-D'} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -295,11 +316,13 @@ def main():
     }
     for name, fn in plots.items():
         fn(rows, os.path.join(out, name))
+    write_table(rows, os.path.join(out, "table.md"))
     manifest = {
         "csv": "scaling.csv",
         "csv_sha256": sha256(csv_path),
         "rows": len(rows),
         "model_rows": sum(1 for r in rows if r["predicted_s"]),
+        "table": "table.md",
         "plots": [{"file": n, "bytes": os.path.getsize(os.path.join(out, n)),
                    "sha256": sha256(os.path.join(out, n))} for n in plots],
     }

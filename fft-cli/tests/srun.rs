@@ -58,13 +58,32 @@ fn slurm_local(action: &str) -> (bool, String, String) {
     run(cmd, 90)
 }
 
-/// Stops the cluster at the end (also when the test panics) if this test started it.
+/// Stops the cluster at the end (also when the test panics) if this test started it. Holds an
+/// exclusive lock meanwhile, so that concurrent runs of the suite on one machine take turns
+/// instead of tearing the cluster down under each other.
 struct Cluster {
     started_here: bool,
+    _lock: std::fs::File,
+}
+
+/// Blocks until this process holds an exclusive `flock` on `path`.
+fn lock(path: &Path) -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("cannot open lock file {}: {e}", path.display()));
+    // SAFETY: flock on a descriptor we own; released when the file is closed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(rc, 0, "flock {}", path.display());
+    file
 }
 
 impl Cluster {
     fn up() -> Self {
+        let lock = lock(Path::new(&format!("{}.lock", slurm_dir())));
         let (was_up, _, _) = slurm_local("status");
         if !was_up {
             let (ok, stdout, stderr) = slurm_local("up");
@@ -77,6 +96,7 @@ impl Cluster {
         }
         Cluster {
             started_here: !was_up,
+            _lock: lock,
         }
     }
 }
