@@ -91,7 +91,8 @@ pub enum RedistError {
         /// Given length.
         actual: usize,
     },
-    /// A message is longer than MPI's 32-bit element counts allow.
+    /// A message is longer than MPI's 32-bit element counts allow. [`crate::Exchange`] no
+    /// longer returns it (it splits such messages into chunks); kept for compatibility.
     #[error("a message of {elements} elements exceeds MPI's count limit of {limit}")]
     CountOverflow {
         /// Elements in the message.
@@ -112,6 +113,39 @@ pub enum RedistError {
         spec: String,
         /// What is wrong with it.
         reason: String,
+    },
+    /// A distribution that cannot exist: a block size of 0, a grid that does not match the
+    /// distributed axes, a grid larger than the communicator, ...
+    #[error("invalid distribution: {reason}")]
+    BadDistribution {
+        /// What is wrong, with the values.
+        reason: String,
+    },
+    /// Two distributions of one redistribution do not describe the same array.
+    #[error("distributions do not match: {what}")]
+    DistMismatch {
+        /// What differs, with the values.
+        what: String,
+    },
+    /// A malformed distribution specification (see `redist::dist::DistArray::parse_spec`).
+    #[error("malformed distribution spec '{spec}': {reason} (at '{near}')")]
+    BadDistSpec {
+        /// The text given.
+        spec: String,
+        /// The part of it that is wrong.
+        near: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An unknown redistribution schedule or Thakur method name.
+    #[error("unknown {what} '{name}' (expected one of: {expected})")]
+    UnknownName {
+        /// What kind of name (schedule, method).
+        what: &'static str,
+        /// The name given.
+        name: String,
+        /// The accepted names.
+        expected: &'static str,
     },
     /// An MPI call returned an error code.
     #[error("MPI call {call} failed with error code {code}")]

@@ -126,10 +126,23 @@ pub struct Exchange {
     own_copy: CopyPlan,
     own_src_offset: usize,
     own_dst_offset: usize,
-    send_counts: Vec<i32>,
-    send_displs: Vec<i32>,
-    recv_counts: Vec<i32>,
-    recv_displs: Vec<i32>,
+    /// Per group member: elements sent to it and their offset in the send buffer (0 for
+    /// this rank's own part, which is copied directly).
+    send_counts: Vec<usize>,
+    send_displs: Vec<usize>,
+    /// Per group member: elements received from it and their offset in the receive buffer.
+    recv_counts: Vec<usize>,
+    recv_displs: Vec<usize>,
+    /// The same counts as `i32` for `MPI_Alltoallv`; empty when a count or displacement of
+    /// some rank exceeds `max_count`, in which case every method uses chunked messages.
+    send_counts_i32: Vec<i32>,
+    send_displs_i32: Vec<i32>,
+    recv_counts_i32: Vec<i32>,
+    recv_displs_i32: Vec<i32>,
+    /// Largest element count of one MPI message (at most `i32::MAX`).
+    max_count: usize,
+    /// Request slots for one pairwise step, allocated once.
+    requests: Vec<ffi::MPI_Request>,
 }
 
 impl fmt::Debug for Exchange {
@@ -142,11 +155,52 @@ impl fmt::Debug for Exchange {
     }
 }
 
-fn to_count(n: usize) -> Result<i32> {
-    i32::try_from(n).map_err(|_| RedistError::CountOverflow {
-        elements: n,
-        limit: i32::MAX as usize,
+/// The largest element count MPI's 32-bit `int` counts can express.
+pub const MPI_MAX_COUNT: usize = i32::MAX as usize;
+
+/// Splits a message of `count` elements into consecutive chunks of at most `limit` elements
+/// (`limit` ≥ 1), each given as `(offset, length)` in elements from the message start. A
+/// message of zero elements has no chunks. The lengths always fit in an `i32` when
+/// `limit <= MPI_MAX_COUNT`, and they add up to `count`: nothing is truncated.
+///
+/// ```
+/// use redist::exchange::{message_chunks, MPI_MAX_COUNT};
+/// let big = MPI_MAX_COUNT + 10;
+/// let chunks: Vec<_> = message_chunks(big, MPI_MAX_COUNT).collect();
+/// assert_eq!(chunks, vec![(0, MPI_MAX_COUNT), (MPI_MAX_COUNT, 10)]);
+/// assert_eq!(message_chunks(0, 5).count(), 0);
+/// ```
+pub fn message_chunks(count: usize, limit: usize) -> impl Iterator<Item = (usize, usize)> {
+    let limit = limit.max(1);
+    (0..count.div_ceil(limit)).map(move |i| {
+        let offset = i * limit;
+        (offset, limit.min(count - offset))
     })
+}
+
+/// Number of chunks [`message_chunks`] makes of `count` elements.
+pub fn chunk_count(count: usize, limit: usize) -> usize {
+    count.div_ceil(limit.max(1))
+}
+
+/// `MPI_REQUEST_NULL`.
+fn null_request() -> ffi::MPI_Request {
+    // SAFETY: reading a constant the MPI library initializes at load time.
+    unsafe { ffi::RSMPI_REQUEST_NULL }
+}
+
+/// The `i32` counts for `MPI_Alltoallv`, or `None` if one does not fit under `limit`.
+fn to_i32s(values: &[usize], limit: usize) -> Option<Vec<i32>> {
+    values
+        .iter()
+        .map(|&v| {
+            if v <= limit {
+                i32::try_from(v).ok()
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()> {
@@ -171,7 +225,26 @@ fn check_mpi(call: &'static str, code: i32) -> Result<()> {
 impl Exchange {
     /// Prepares this rank's part of `plan`; collective over the grid (duplicates the group
     /// communicator). All checks use global arguments only, so every rank agrees.
+    ///
+    /// Messages of more than `i32::MAX` elements (MPI's count limit) are sent as several
+    /// chunks of at most that many elements, with either method, never truncated.
     pub fn new(grid: &ProcessGrid, plan: &ExchangePlan, method: Method) -> Result<Self> {
+        Self::with_max_count(grid, plan, method, MPI_MAX_COUNT)
+    }
+
+    /// Like [`Exchange::new`], with messages split into chunks of at most `max_count`
+    /// elements (clamped to `1..=i32::MAX`). When the largest block of any rank exceeds
+    /// `max_count`, every rank sends chunked point-to-point messages (also for
+    /// [`Method::Alltoallv`], since `MPI_Alltoallv` takes 32-bit counts and displacements);
+    /// the choice depends only on the global plan, so all ranks agree. A small `max_count`
+    /// exercises that path in tests with small arrays.
+    pub fn with_max_count(
+        grid: &ProcessGrid,
+        plan: &ExchangePlan,
+        method: Method,
+        max_count: usize,
+    ) -> Result<Self> {
+        let max_count = max_count.clamp(1, MPI_MAX_COUNT);
         if grid.shape() != plan.from().grid() {
             return Err(RedistError::LayoutMismatch {
                 what: format!(
@@ -181,13 +254,14 @@ impl Exchange {
                 ),
             });
         }
-        // Counts of the largest message and buffer over all ranks, so all ranks agree.
+        // The largest block over all ranks bounds every count and displacement, so this
+        // decision is the same on every rank.
         let ranks = grid.shape().ranks();
         let biggest = (0..ranks)
             .map(|r| plan.from().local_len(r).max(plan.to().local_len(r)))
             .max()
             .unwrap_or(0);
-        to_count(biggest)?;
+        let chunked = biggest > max_count;
         let part = plan.for_rank(grid.rank());
         let comm = grid.duplicate_group(plan.grid_dim());
         let group_size = part.peers.len();
@@ -209,17 +283,41 @@ impl Exchange {
         let own_dst_offset = own.recv_box.offset(&part.dst_strides);
         let me = part.group_index;
         // The own part travels by direct copy: zero counts in the MPI arrays.
-        let counts = |f: &dyn Fn(&crate::plan::PeerTransfer) -> usize| -> Result<Vec<i32>> {
+        let counts = |f: &dyn Fn(&crate::plan::PeerTransfer) -> usize| -> Vec<usize> {
             part.peers
                 .iter()
-                .map(|p| to_count(if p.peer == me { 0 } else { f(p) }))
+                .map(|p| if p.peer == me { 0 } else { f(p) })
                 .collect()
         };
+        let send_counts = counts(&|p| p.send_box.len());
+        let send_displs = counts(&|p| p.send_offset);
+        let recv_counts = counts(&|p| p.recv_box.len());
+        let recv_displs = counts(&|p| p.recv_offset);
+        let as_i32 = |v: &[usize]| {
+            if chunked {
+                Vec::new()
+            } else {
+                to_i32s(v, max_count).unwrap_or_default()
+            }
+        };
+        let most_chunks = |v: &[usize]| {
+            v.iter()
+                .map(|&c| chunk_count(c, max_count))
+                .max()
+                .unwrap_or(0)
+        };
+        let requests = vec![null_request(); most_chunks(&send_counts) + most_chunks(&recv_counts)];
         Ok(Self {
-            send_counts: counts(&|p| p.send_box.len())?,
-            send_displs: counts(&|p| p.send_offset)?,
-            recv_counts: counts(&|p| p.recv_box.len())?,
-            recv_displs: counts(&|p| p.recv_offset)?,
+            send_counts_i32: as_i32(&send_counts),
+            send_displs_i32: as_i32(&send_displs),
+            recv_counts_i32: as_i32(&recv_counts),
+            recv_displs_i32: as_i32(&recv_displs),
+            send_counts,
+            send_displs,
+            recv_counts,
+            recv_displs,
+            max_count,
+            requests,
             src_len: plan.from().local_len(grid.rank()),
             dst_len: plan.to().local_len(grid.rank()),
             part,
@@ -234,6 +332,17 @@ impl Exchange {
             own_src_offset,
             own_dst_offset,
         })
+    }
+
+    /// Whether messages travel in chunks of at most [`Exchange::max_count`] elements
+    /// (point-to-point, whatever the method) because some block exceeds that count.
+    pub fn is_chunked(&self) -> bool {
+        self.send_counts_i32.is_empty() && self.group_size > 1
+    }
+
+    /// The largest element count of one MPI message.
+    pub fn max_count(&self) -> usize {
+        self.max_count
     }
 
     /// The method in use.
@@ -292,71 +401,90 @@ impl Exchange {
         if self.group_size == 1 {
             return Ok(());
         }
+        check_len("send", self.part.send_len, send.len())?;
+        check_len("receive", self.part.recv_len, recv.len())?;
         let datatype = T::mpi_datatype();
         let comm = self.comm.as_raw();
-        match self.method {
-            Method::Alltoallv => {
-                // SAFETY: counts and displacements lie inside the buffers (lengths checked by
-                // the callers against send_len/recv_len, which are the sums of the counts).
-                let code = unsafe {
-                    ffi::MPI_Alltoallv(
-                        send.as_ptr() as *const c_void,
-                        self.send_counts.as_ptr(),
-                        self.send_displs.as_ptr(),
-                        datatype,
-                        recv.as_mut_ptr() as *mut c_void,
-                        self.recv_counts.as_ptr(),
-                        self.recv_displs.as_ptr(),
-                        datatype,
-                        comm,
-                    )
-                };
-                check_mpi("MPI_Alltoallv", code)
-            }
-            Method::Pairwise => {
-                let n = self.group_size;
-                let me = self.part.group_index;
-                for step in 1..n {
-                    let to = (me + step) % n;
-                    let from = (me + n - step) % n;
-                    // SAFETY: as above; both requests complete before the next step.
-                    unsafe {
-                        let mut requests: [ffi::MPI_Request; 2] =
-                            [ffi::RSMPI_REQUEST_NULL, ffi::RSMPI_REQUEST_NULL];
-                        check_mpi(
-                            "MPI_Irecv",
-                            ffi::MPI_Irecv(
-                                recv.as_mut_ptr().add(self.recv_displs[from] as usize)
-                                    as *mut c_void,
-                                self.recv_counts[from],
-                                datatype,
-                                from as i32,
-                                7,
-                                comm,
-                                &mut requests[0],
-                            ),
-                        )?;
-                        check_mpi(
-                            "MPI_Isend",
-                            ffi::MPI_Isend(
-                                send.as_ptr().add(self.send_displs[to] as usize) as *const c_void,
-                                self.send_counts[to],
-                                datatype,
-                                to as i32,
-                                7,
-                                comm,
-                                &mut requests[1],
-                            ),
-                        )?;
-                        check_mpi(
-                            "MPI_Waitall",
-                            ffi::MPI_Waitall(2, requests.as_mut_ptr(), ffi::RSMPI_STATUSES_IGNORE),
-                        )?;
-                    }
+        if self.method == Method::Alltoallv && !self.send_counts_i32.is_empty() {
+            // SAFETY: counts and displacements lie inside the buffers (lengths checked above
+            // against send_len/recv_len, which are the sums of the counts).
+            let code = unsafe {
+                ffi::MPI_Alltoallv(
+                    send.as_ptr() as *const c_void,
+                    self.send_counts_i32.as_ptr(),
+                    self.send_displs_i32.as_ptr(),
+                    datatype,
+                    recv.as_mut_ptr() as *mut c_void,
+                    self.recv_counts_i32.as_ptr(),
+                    self.recv_displs_i32.as_ptr(),
+                    datatype,
+                    comm,
+                )
+            };
+            return check_mpi("MPI_Alltoallv", code);
+        }
+        // Pairwise schedule; each message goes as chunks of at most max_count elements.
+        // Chunks between one pair share a tag and MPI keeps their order (non-overtaking).
+        let n = self.group_size;
+        let me = self.part.group_index;
+        for step in 1..n {
+            let to = (me + step) % n;
+            let from = (me + n - step) % n;
+            self.requests.clear();
+            let result = (|| -> Result<()> {
+                for (offset, len) in message_chunks(self.recv_counts[from], self.max_count) {
+                    let mut request = null_request();
+                    // SAFETY: the chunk lies inside recv (displacement + count <= recv_len,
+                    // checked above); the request completes in MPI_Waitall below before the
+                    // buffer is touched again.
+                    check_mpi("MPI_Irecv", unsafe {
+                        ffi::MPI_Irecv(
+                            recv.as_mut_ptr().add(self.recv_displs[from] + offset) as *mut c_void,
+                            len as i32,
+                            datatype,
+                            from as i32,
+                            7,
+                            comm,
+                            &mut request,
+                        )
+                    })?;
+                    self.requests.push(request);
+                }
+                for (offset, len) in message_chunks(self.send_counts[to], self.max_count) {
+                    let mut request = null_request();
+                    // SAFETY: as above, inside send.
+                    check_mpi("MPI_Isend", unsafe {
+                        ffi::MPI_Isend(
+                            send.as_ptr().add(self.send_displs[to] + offset) as *const c_void,
+                            len as i32,
+                            datatype,
+                            to as i32,
+                            7,
+                            comm,
+                            &mut request,
+                        )
+                    })?;
+                    self.requests.push(request);
                 }
                 Ok(())
+            })();
+            if !self.requests.is_empty() {
+                // SAFETY: every request was started above; waiting completes them all (also
+                // after an error, so no transfer outlives the buffers).
+                let code = unsafe {
+                    ffi::MPI_Waitall(
+                        self.requests.len() as i32,
+                        self.requests.as_mut_ptr(),
+                        ffi::RSMPI_STATUSES_IGNORE,
+                    )
+                };
+                result?;
+                check_mpi("MPI_Waitall", code)?;
+            } else {
+                result?;
             }
         }
+        Ok(())
     }
 
     /// Unpacks every other peer's message from `recv` into the destination block.
@@ -402,5 +530,56 @@ impl Exchange {
         times.unpack += (t2 - t1).as_secs_f64() + (t4 - t3).as_secs_f64();
         times.comm += (t3 - t2).as_secs_f64();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(count: usize, limit: usize) {
+        let chunks: Vec<_> = message_chunks(count, limit).collect();
+        assert_eq!(chunks.len(), chunk_count(count, limit));
+        let mut next = 0;
+        for &(offset, len) in &chunks {
+            assert_eq!(offset, next, "chunks are consecutive");
+            assert!(len >= 1 && len <= limit.max(1), "{count} {limit}: {len}");
+            assert!(i32::try_from(len).is_ok());
+            next += len;
+        }
+        assert_eq!(next, count, "nothing truncated: {count} {limit}");
+    }
+
+    #[test]
+    fn chunks_near_and_above_the_mpi_count_limit() {
+        let m = MPI_MAX_COUNT;
+        for count in [0, 1, m - 1, m, m + 1, 2 * m, 2 * m + 1, 3 * m + 5, 1 << 40] {
+            check(count, m);
+        }
+        assert_eq!(chunk_count(m, m), 1);
+        assert_eq!(chunk_count(m + 1, m), 2);
+        assert_eq!(
+            message_chunks(2 * m + 3, m).collect::<Vec<_>>(),
+            vec![(0, m), (m, m), (2 * m, 3)]
+        );
+        // Block lengths of Complex<f64> messages of 40 GiB and 1 TiB.
+        check(40 << 30 >> 4, m);
+        check(1 << 36, m);
+    }
+
+    #[test]
+    fn chunks_with_small_limits() {
+        for count in 0..50 {
+            for limit in 0..9 {
+                check(count, limit);
+            }
+        }
+    }
+
+    #[test]
+    fn i32_counts_only_when_every_value_fits() {
+        assert_eq!(to_i32s(&[1, 2, 3], 3), Some(vec![1, 2, 3]));
+        assert_eq!(to_i32s(&[1, 4], 3), None);
+        assert_eq!(to_i32s(&[MPI_MAX_COUNT + 1], usize::MAX), None);
     }
 }

@@ -175,3 +175,80 @@ fn panic_body() {
     mpi::traits::CommunicatorCollectives::barrier(&world); // would wait forever without the abort
     mpi_harness::mark_passed("panic_body", rank, size);
 }
+
+const CHUNKED: &str = "chunked_body";
+
+/// Messages split into chunks far smaller than the blocks (the path that carries messages of
+/// more than `i32::MAX` elements), for both methods, checked exactly.
+#[test]
+fn chunked_messages_np2() {
+    mpi_harness::Launch::new(CHUNKED, 2).timeout_secs(120).run();
+}
+#[test]
+fn chunked_messages_np4() {
+    mpi_harness::Launch::new(CHUNKED, 4).timeout_secs(120).run();
+}
+
+#[test]
+#[ignore = "MPI body: run by the chunked_messages_np* launchers under mpirun"]
+fn chunked_body() {
+    if !mpi_harness::is_child() {
+        return;
+    }
+    let universe = mpi::initialize().expect("MPI initializes");
+    redist::comm::abort_on_panic();
+    let world = universe.world();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    mpi_harness::mark_reached(CHUNKED, rank, size);
+    let mut checked = 0;
+    for shape in [&[11usize, 7, 13][..], &[16, 21, 41], &[12, 10]] {
+        let d = shape.len();
+        let grid_shape = GridShape::balanced(size, 1).unwrap();
+        let grid = ProcessGrid::new(&world, grid_shape.clone()).unwrap();
+        let from = Layout::pencil(shape, grid_shape.clone()).unwrap();
+        let to = Layout::new(
+            shape,
+            grid_shape,
+            vec![d - 1],
+            MemoryOrder::natural(d).with_contiguous(0),
+        )
+        .unwrap();
+        let chain = plan_chain(&from, &to).unwrap();
+        for max_count in [1usize, 7, 100] {
+            for method in Method::ALL {
+                let mut data = index_block(&from, rank);
+                for step in &chain {
+                    let mut exchange =
+                        Exchange::with_max_count(&grid, step, method, max_count).unwrap();
+                    let biggest = (0..size)
+                        .map(|r| step.from().local_len(r).max(step.to().local_len(r)))
+                        .max()
+                        .unwrap();
+                    let chunked = size > 1 && biggest > max_count;
+                    assert_eq!(exchange.is_chunked(), chunked, "{shape:?} {max_count}");
+                    let mut dst = vec![u64::MAX; exchange.dst_len()];
+                    let mut send = vec![u64::MAX; exchange.send_len()];
+                    let mut recv = vec![u64::MAX; exchange.recv_len()];
+                    exchange
+                        .execute(
+                            &data,
+                            &mut dst,
+                            &mut send,
+                            &mut recv,
+                            &mut StageTimes::default(),
+                        )
+                        .unwrap();
+                    assert_eq!(
+                        dst,
+                        index_block(step.to(), rank),
+                        "shape {shape:?} {method} max_count {max_count}"
+                    );
+                    data = dst;
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 0);
+    mpi_harness::mark_passed(CHUNKED, rank, size);
+}
