@@ -59,6 +59,66 @@ impl<T: Real> Sweep<T> {
         }
     }
 
+    /// Transforms `data` (one block of this sweep's memory shape) in place on the calling
+    /// thread, with one worker's `scratch`. `input` and `scale` as in [`Sweep::run`].
+    fn run_serial(
+        &self,
+        data: &mut [Complex<T>],
+        input: Option<&[Complex<T>]>,
+        scale: Option<T>,
+        scratch: &mut [Complex<T>],
+    ) {
+        let n = self.n;
+        if n == 0 || data.is_empty() {
+            return;
+        }
+        let fft = &*self.fft;
+        match self.shape {
+            Shape::Contiguous { .. } => {
+                let batch = (BATCH_ELEMENTS / n).max(1) * n;
+                for (b, lines) in data.chunks_mut(batch).enumerate() {
+                    if let Some(input) = input {
+                        let from = b * batch;
+                        lines.copy_from_slice(&input[from..from + lines.len()]);
+                    }
+                    fft.process_with_scratch(lines, scratch);
+                    if let Some(s) = scale {
+                        lines.iter_mut().for_each(|x| *x = *x * s);
+                    }
+                }
+            }
+            Shape::Strided { outer, inner } => {
+                assert!(input.is_none(), "fused input copy needs contiguous lines");
+                let (tile, fft_scratch) = scratch.split_at_mut(TILE_LINES * n);
+                for o in 0..outer {
+                    let plane = &mut data[o * n * inner..(o + 1) * n * inner];
+                    let mut c0 = 0;
+                    while c0 < inner {
+                        let width = TILE_LINES.min(inner - c0);
+                        for i in 0..n {
+                            let row = &plane[i * inner + c0..i * inner + c0 + width];
+                            for (c, &v) in row.iter().enumerate() {
+                                tile[c * n + i] = v;
+                            }
+                        }
+                        let lines = &mut tile[..width * n];
+                        fft.process_with_scratch(lines, fft_scratch);
+                        if let Some(s) = scale {
+                            lines.iter_mut().for_each(|x| *x = *x * s);
+                        }
+                        for i in 0..n {
+                            let row = &mut plane[i * inner + c0..i * inner + c0 + width];
+                            for (c, v) in row.iter_mut().enumerate() {
+                                *v = tile[c * n + i];
+                            }
+                        }
+                        c0 += width;
+                    }
+                }
+            }
+        }
+    }
+
     /// Transforms `data` in place. With `input`, the lines are first copied from it (the
     /// copy is fused with the transform, batch by batch, while the batch is in cache); only
     /// for contiguous sweeps. Every element is multiplied by `scale` when it is not one.
@@ -151,5 +211,103 @@ unsafe impl<T: Send> Sync for SharedMut<T> {}
 impl<T> SharedMut<T> {
     fn get(&self) -> *mut T {
         self.0
+    }
+}
+
+/// Several sweeps over the same block, along axes that occupy the trailing memory positions
+/// (the local axes of the first pencil). The block splits into independent sub-blocks (one per
+/// index of the leading memory positions); when there are enough of them, each worker runs
+/// every sweep on one sub-block after another while it is in cache, instead of streaming the
+/// whole block through memory once per axis.
+pub(crate) struct LocalFft<T: Real> {
+    /// Sweeps over the whole block, for too few sub-blocks.
+    whole: Vec<Sweep<T>>,
+    /// The same sweeps over one sub-block.
+    fused: Vec<Sweep<T>>,
+    sub_len: usize,
+    blocks: usize,
+}
+
+impl<T: Real> LocalFft<T> {
+    /// Sweeps with `ffts[i]` along memory position `positions[i]` of a block of
+    /// `memory_shape`; the positions must be the trailing ones (in any order).
+    pub(crate) fn new(
+        ffts: Vec<Arc<dyn Fft<T>>>,
+        memory_shape: &[usize],
+        positions: &[usize],
+    ) -> Self {
+        let first = *positions.iter().min().expect("at least one sweep");
+        let mut sorted = positions.to_vec();
+        sorted.sort_unstable();
+        // Fusion needs the swept axes to be exactly the trailing memory positions.
+        let trailing = sorted.iter().copied().eq(first..memory_shape.len());
+        let first = if trailing { first } else { memory_shape.len() };
+        let sub_shape = &memory_shape[first..];
+        let whole = ffts
+            .iter()
+            .zip(positions)
+            .map(|(f, &p)| Sweep::new(f.clone(), memory_shape, p))
+            .collect();
+        let fused = if trailing {
+            ffts.into_iter()
+                .zip(positions)
+                .map(|(f, &p)| Sweep::new(f, sub_shape, p - first))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Self {
+            whole,
+            fused,
+            sub_len: sub_shape.iter().product(),
+            blocks: memory_shape[..first].iter().product(),
+        }
+    }
+
+    /// Scratch elements one worker needs.
+    pub(crate) fn scratch_len(&self) -> usize {
+        self.whole.iter().map(Sweep::scratch_len).max().unwrap_or(0)
+    }
+
+    /// Runs every sweep in order on `data` (in place; from `input` when given); the last sweep
+    /// multiplies by `scale`.
+    pub(crate) fn run(
+        &self,
+        data: &mut [Complex<T>],
+        input: Option<&[Complex<T>]>,
+        scale: T,
+        workers: &mut [Vec<Complex<T>>],
+    ) {
+        let count = self.whole.len();
+        if std::env::var_os("DFFT_NO_FUSE").is_some()
+            || self.fused.len() < 2
+            || self.blocks < 2 * workers.len()
+            || self.sub_len == 0
+        {
+            for (i, sweep) in self.whole.iter().enumerate() {
+                let last = i + 1 == count;
+                let src = if i == 0 { input } else { None };
+                sweep.run(data, src, if last { scale } else { T::one() }, workers);
+            }
+            return;
+        }
+        let scale = (scale != T::one()).then_some(scale);
+        let per_worker = self.blocks.div_ceil(workers.len()) * self.sub_len;
+        data.par_chunks_mut(per_worker)
+            .zip(workers.par_iter_mut())
+            .enumerate()
+            .for_each(|(w, (chunk, scratch))| {
+                for (b, block) in chunk.chunks_mut(self.sub_len).enumerate() {
+                    let offset = w * per_worker + b * self.sub_len;
+                    for (i, sweep) in self.fused.iter().enumerate() {
+                        let src = match (i, input) {
+                            (0, Some(input)) => Some(&input[offset..offset + self.sub_len]),
+                            _ => None,
+                        };
+                        let s = if i + 1 == count { scale } else { None };
+                        sweep.run_serial(block, src, s, scratch);
+                    }
+                }
+            });
     }
 }

@@ -1,7 +1,7 @@
 //! [`FftPlan`]: a distributed complex-to-complex FFT, planned once and run many times.
 
 use crate::error::{FftError, Result};
-use crate::local::Sweep;
+use crate::local::LocalFft;
 use crate::options::FftOptions;
 use crate::real::Real;
 use crate::stages::{pipeline, resolve_grid, Pipeline, Stage};
@@ -14,7 +14,8 @@ use std::time::Instant;
 
 /// A stage made ready to run.
 enum Step<T: Real> {
-    Fft(Sweep<T>),
+    /// 1-D FFTs along one or more local axes of the current block.
+    Fft(LocalFft<T>),
     Exchange(usize),
 }
 
@@ -103,32 +104,41 @@ where
         let mut exchanges = Vec::new();
         let mut planner = FftPlanner::<T>::new();
         let mut make_steps = |stages: &[Stage], inverse: bool| -> Result<Vec<Step<T>>> {
-            stages
-                .iter()
-                .map(|stage| match *stage {
-                    Stage::Fft { layout, axis } => {
+            let mut steps = Vec::new();
+            let mut i = 0;
+            while i < stages.len() {
+                match stages[i] {
+                    Stage::Fft { layout, .. } => {
+                        // Consecutive FFT stages on one layout run as one fused step.
+                        let mut ffts = Vec::new();
+                        let mut positions = Vec::new();
                         let l = &pipeline.layouts[layout];
-                        let n = shape[axis];
-                        let fft = if inverse {
-                            planner.plan_fft_inverse(n)
-                        } else {
-                            planner.plan_fft_forward(n)
-                        };
-                        let position = l.memory_order().position_of(axis);
-                        Ok(Step::Fft(Sweep::new(
-                            fft,
-                            &l.local_shape_in_memory(rank),
-                            position,
-                        )))
+                        while let Some(&Stage::Fft { layout: same, axis }) = stages.get(i) {
+                            if same != layout {
+                                break;
+                            }
+                            let n = shape[axis];
+                            ffts.push(if inverse {
+                                planner.plan_fft_inverse(n)
+                            } else {
+                                planner.plan_fft_forward(n)
+                            });
+                            positions.push(l.memory_order().position_of(axis));
+                            i += 1;
+                        }
+                        let memory_shape = l.local_shape_in_memory(rank);
+                        steps.push(Step::Fft(LocalFft::new(ffts, &memory_shape, &positions)));
                     }
                     Stage::Exchange { from, to } => {
                         let plan =
                             ExchangePlan::new(&pipeline.layouts[from], &pipeline.layouts[to])?;
                         exchanges.push(Exchange::new(&grid, &plan, options.method)?);
-                        Ok(Step::Exchange(exchanges.len() - 1))
+                        steps.push(Step::Exchange(exchanges.len() - 1));
+                        i += 1;
                     }
-                })
-                .collect()
+                }
+            }
+            Ok(steps)
         };
         let forward_steps = make_steps(&pipeline.forward, false)?;
         let backward_steps = make_steps(&pipeline.backward, true)?;
@@ -145,7 +155,7 @@ where
             .iter()
             .chain(&backward_steps)
             .map(|s| match s {
-                Step::Fft(sweep) => sweep.scratch_len(),
+                Step::Fft(local) => local.scratch_len(),
                 Step::Exchange(_) => 0,
             })
             .max()
