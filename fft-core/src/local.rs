@@ -279,11 +279,7 @@ impl<T: Real> LocalFft<T> {
         workers: &mut [Vec<Complex<T>>],
     ) {
         let count = self.whole.len();
-        if std::env::var_os("DFFT_NO_FUSE").is_some()
-            || self.fused.len() < 2
-            || self.blocks < 2 * workers.len()
-            || self.sub_len == 0
-        {
+        if self.fused.len() < 2 || self.blocks < 2 * workers.len() || self.sub_len == 0 {
             for (i, sweep) in self.whole.iter().enumerate() {
                 let last = i + 1 == count;
                 let src = if i == 0 { input } else { None };
