@@ -28,17 +28,32 @@ enum Shape {
     Strided { outer: usize, inner: usize },
 }
 
-/// A planned sweep of 1-D FFTs along one axis.
-pub(crate) struct Sweep<T: Real> {
+/// A planned sweep of 1-D FFTs along one axis of a local block: the building block of
+/// [`crate::FftPlan`], usable alone for local transforms.
+///
+/// ```
+/// use fft_core::local::Sweep;
+/// use num_complex::Complex;
+/// use rustfft::FftPlanner;
+/// // A 4×8 block in C order: transform along axis 0 (strided, memory position 0).
+/// let fft = FftPlanner::<f64>::new().plan_fft_forward(4);
+/// let sweep = Sweep::new(fft, &[4, 8], 0);
+/// let mut data = vec![Complex::new(1.0, 0.0); 32];
+/// let mut workers = vec![vec![Complex::default(); sweep.scratch_len()]; 2];
+/// sweep.run(&mut data, None, 1.0, &mut workers);
+/// assert_eq!(data[0], Complex::new(4.0, 0.0)); // DC of a column of ones
+/// assert_eq!(data[8], Complex::new(0.0, 0.0));
+/// ```
+pub struct Sweep<T: Real> {
     fft: Arc<dyn Fft<T>>,
     n: usize,
     shape: Shape,
 }
 
 impl<T: Real> Sweep<T> {
-    /// A sweep along the axis at memory position `position` of a block with memory shape
-    /// `memory_shape` (slowest first).
-    pub(crate) fn new(fft: Arc<dyn Fft<T>>, memory_shape: &[usize], position: usize) -> Self {
+    /// A sweep with `fft` along the axis at memory position `position` of a block with
+    /// memory shape `memory_shape` (slowest first).
+    pub fn new(fft: Arc<dyn Fft<T>>, memory_shape: &[usize], position: usize) -> Self {
         let n = memory_shape[position];
         let outer: usize = memory_shape[..position].iter().product();
         let inner: usize = memory_shape[position + 1..].iter().product();
@@ -51,7 +66,7 @@ impl<T: Real> Sweep<T> {
     }
 
     /// Scratch elements one worker needs for this sweep.
-    pub(crate) fn scratch_len(&self) -> usize {
+    pub fn scratch_len(&self) -> usize {
         let fft_scratch = self.fft.get_inplace_scratch_len();
         match self.shape {
             Shape::Contiguous { .. } => fft_scratch,
@@ -88,7 +103,9 @@ impl<T: Real> Sweep<T> {
                 }
             }
             Shape::Strided { outer, inner } => {
-                assert!(input.is_none(), "fused input copy needs contiguous lines");
+                if let Some(input) = input {
+                    data.copy_from_slice(input);
+                }
                 let (tile, fft_scratch) = scratch.split_at_mut(TILE_LINES * n);
                 for o in 0..outer {
                     let plane = &mut data[o * n * inner..(o + 1) * n * inner];
@@ -119,10 +136,12 @@ impl<T: Real> Sweep<T> {
         }
     }
 
-    /// Transforms `data` in place. With `input`, the lines are first copied from it (the
-    /// copy is fused with the transform, batch by batch, while the batch is in cache); only
-    /// for contiguous sweeps. Every element is multiplied by `scale` when it is not one.
-    pub(crate) fn run(
+    /// Transforms `data` in place. With `input`, the lines are first copied from it (for
+    /// contiguous lines the copy is fused with the transform, batch by batch, while the batch
+    /// is in cache). Every element is multiplied by `scale` when it is not one. `workers` holds
+    /// one scratch buffer of at least [`Sweep::scratch_len`] elements per parallel worker; the
+    /// lines are split among them (rayon), so nothing is allocated.
+    pub fn run(
         &self,
         data: &mut [Complex<T>],
         input: Option<&[Complex<T>]>,
@@ -158,7 +177,9 @@ impl<T: Real> Sweep<T> {
                     .for_each(work);
             }
             Shape::Strided { outer, inner } => {
-                assert!(input.is_none(), "fused input copy needs contiguous lines");
+                if let Some(input) = input {
+                    data.copy_from_slice(input);
+                }
                 let blocks = inner.div_ceil(TILE_LINES);
                 let tasks = outer * blocks;
                 let nworkers = workers.len();
