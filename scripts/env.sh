@@ -1,5 +1,8 @@
-# Sourced by the scripts: how to launch MPI jobs on this machine. Root needs OpenMPI's explicit
-# permission; more ranks than cores need oversubscription; containers lack CMA single-copy.
+# Sourced by the scripts (`. scripts/env.sh`): how to launch MPI jobs on this machine. Root
+# needs OpenMPI's explicit permission; more ranks than cores need oversubscription; containers
+# lack CMA single-copy. Checked with OpenMPI 4.1.4: as root, mpirun refuses to start without
+# --allow-run-as-root or both OMPI_ALLOW_RUN_AS_ROOT* variables, and -n 3 on 2 cores fails
+# without --oversubscribe (or the rmaps variable).
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1

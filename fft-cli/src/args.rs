@@ -24,6 +24,10 @@ pub enum Command {
     Run(RunArgs),
     /// Time two complete sweeps of redistribution (2r+1 exchanges), seed 000 §6.
     BenchRedist(crate::bench_redist::BenchRedistArgs),
+    /// Predict every candidate processor grid with the complexity model (no MPI needed).
+    Plan(crate::plan_cmd::PlanArgs),
+    /// Measure ts, tw, the FFT and copy rates under mpirun/srun; write a machine profile.
+    Calibrate(crate::calibrate_cmd::CalibrateArgs),
 }
 
 /// Arguments of `dfft run`.
@@ -50,6 +54,10 @@ pub struct RunArgs {
     /// Print one JSON object on one line (rank 0) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Machine profile for `--grid auto` and the predicted time (JSON from `dfft calibrate`);
+    /// default $DFFT_MACHINE, else the model's built-in defaults.
+    #[arg(long)]
+    pub machine: Option<PathBuf>,
     /// Read the input array from a C-order .npy file (float64 or complex128; float32 and
     /// complex64 are widened). Each rank reads only its own block.
     #[arg(long)]

@@ -3,7 +3,9 @@
 
 mod args;
 mod bench_redist;
+mod calibrate_cmd;
 mod logging;
+mod plan_cmd;
 mod planewave;
 mod progress;
 mod report;
@@ -26,6 +28,16 @@ fn main() {
         }
     };
     logging::init();
+    // `dfft plan` is the model alone: it runs without MPI.
+    if let args::Command::Plan(plan_args) = &cli.command {
+        match plan_cmd::plan(plan_args) {
+            Ok(()) => std::process::exit(0),
+            Err(e) => {
+                eprintln!("dfft: error: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
     let code = {
         let universe = match mpi::initialize() {
             Some(u) => u,
@@ -38,6 +50,10 @@ fn main() {
         let world = universe.world();
         let result = match &cli.command {
             args::Command::Run(run_args) => run::run(&world, run_args).map_err(|e| e.to_string()),
+            args::Command::Plan(_) => unreachable!("dfft plan returned before MPI started"),
+            args::Command::Calibrate(a) => {
+                calibrate_cmd::calibrate(&world, a).map_err(|e| e.to_string())
+            }
             args::Command::BenchRedist(a) => {
                 bench_redist::bench_redist(&world, a).map_err(|e| e.to_string())
             }

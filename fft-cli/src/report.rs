@@ -18,6 +18,10 @@ pub struct RunReport {
     pub threads_per_rank: usize,
     pub shape: Vec<usize>,
     pub grid: Vec<usize>,
+    /// How the grid was given: `auto` (the complexity model chose it) or the `--grid` value.
+    pub grid_choice: String,
+    /// The complexity model's forward+backward time for this grid (compare with `min_s`).
+    pub predicted_s: Option<f64>,
     pub method: String,
     pub iters: u64,
     pub warmup: u64,
@@ -57,6 +61,19 @@ impl RunReport {
             "  forward+backward   min {:.6} s   median {:.6} s   ({} timed, {} warm-up)\n",
             self.min_s, self.median_s, self.iters, self.warmup
         ));
+        if let Some(p) = self.predicted_s {
+            s.push_str(&format!(
+                "  model              predicted {:.6} s for grid {:?} ({}), measured/predicted {:.2}\n",
+                p,
+                self.grid,
+                if self.grid_choice == "auto" {
+                    "chosen by the model"
+                } else {
+                    "given with --grid"
+                },
+                self.min_s / p.max(f64::MIN_POSITIVE)
+            ));
+        }
         s.push_str(&format!(
             "  per pair           fft {:.6} s   pack {:.6} s   comm {:.6} s   unpack {:.6} s\n",
             self.stages.fft_s, self.stages.pack_s, self.stages.comm_s, self.stages.unpack_s

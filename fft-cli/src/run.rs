@@ -136,10 +136,14 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
         (Some(s), None) => s.0.clone(),
         (None, None) => return Err(RunError::MissingShape),
     };
-    let options = FftOptions::default()
+    let mut options = FftOptions::default()
         .grid(args.grid.clone())
         .method(args.method)
         .normalization(Normalization::Backward);
+    // `--grid auto`: the complexity model picks the grid (the same on every rank).
+    let model;
+    (options, model) =
+        crate::plan_cmd::RunModel::prepare(world, &shape, options, args.machine.as_ref())?;
     let mut plan = FftPlan::<f64>::new(world, &shape, options)?;
     let in_layout = plan.input_layout().clone();
     let out_layout = plan.output_layout().clone();
@@ -213,6 +217,12 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
         threads_per_rank: rayon::current_num_threads(),
         shape: shape.clone(),
         grid: plan.grid().shape().dims().to_vec(),
+        grid_choice: if model.auto {
+            "auto".to_string()
+        } else {
+            args.grid.to_string()
+        },
+        predicted_s: model.predicted_s(plan.grid().shape()),
         method: args.method.to_string(),
         iters: args.iters,
         warmup: args.warmup,

@@ -34,6 +34,28 @@ pub enum FftError {
         /// The text given.
         spec: String,
     },
+    /// A machine profile for the complexity model that cannot be read or used.
+    #[error("bad machine profile: {reason}")]
+    BadMachineProfile {
+        /// What is wrong, with the offending value or file.
+        reason: String,
+    },
+    /// The plan would need more memory per rank than the limit (see [`crate::memory`]).
+    #[error("not enough memory for the plan: {detail}; use more ranks or nodes, a smaller shape, or set DFFT_MEMORY_LIMIT")]
+    InsufficientMemory {
+        /// Bytes needed per rank (the largest over all ranks).
+        need: u64,
+        /// The per-rank limit in bytes (the smallest over all ranks).
+        limit: u64,
+        /// Both numbers, their parts and where the limit comes from.
+        detail: String,
+    },
+    /// A malformed `DFFT_MEMORY_LIMIT`.
+    #[error("malformed DFFT_MEMORY_LIMIT '{value}': expected bytes such as 8000000000, 512M or 8G, or 'none'")]
+    BadMemoryLimit {
+        /// The text given.
+        value: String,
+    },
     /// A malformed normalization name.
     #[error("unknown normalization '{name}' (expected one of: none, backward, ortho)")]
     UnknownNormalization {

@@ -5,6 +5,8 @@
 //!
 //! * [`FftPlan`]: complex-to-complex, `f64` or `f32`, any d ≥ 2, any grid rank r < d, any grid
 //!   shape, uneven sizes; optional transposed output; normalization per [`Normalization`].
+//! * [`model`]: the complexity model (seed 000 §5) that predicts each candidate grid's time
+//!   and chooses the grid for [`GridChoice::Auto`].
 //! * [`stages`]: the pure part (grid choice, layouts, stage list), testable without MPI.
 //!
 //! Conventions: logical axis 0 varies slowest (C order); the forward transform uses
@@ -14,6 +16,7 @@
 
 pub mod error;
 mod local;
+pub mod model;
 pub mod options;
 pub mod plan;
 pub mod real;

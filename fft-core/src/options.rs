@@ -8,7 +8,8 @@ use std::str::FromStr;
 /// How to shape the processor grid.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum GridChoice {
-    /// Let dfft choose (see [`crate::stages::auto_grid`]).
+    /// Let dfft choose with the complexity model (see [`crate::model`] and
+    /// [`crate::stages::resolve_grid`]).
     #[default]
     Auto,
     /// A grid of this rank r with balanced dimensions, as `MPI_Dims_create` would choose.

@@ -122,6 +122,9 @@ pub fn pipeline(shape: &[usize], grid: GridShape, transposed_out: bool) -> Resul
 }
 
 /// Turns a [`GridChoice`] into grid dimensions for `ranks` processes and `shape`.
+/// [`GridChoice::Auto`] asks the complexity model ([`crate::model::choose`], complex f64,
+/// natural output) with the machine profile named by `$DFFT_MACHINE` (the same file on every
+/// rank), or the model's defaults; see [`resolve_grid_with`] to pass a profile.
 ///
 /// ```
 /// use fft_core::{stages::resolve_grid, GridChoice};
@@ -130,6 +133,37 @@ pub fn pipeline(shape: &[usize], grid: GridShape, transposed_out: bool) -> Resul
 /// assert!(resolve_grid(&[8, 8], 4, &GridChoice::Rank(2)).is_err());
 /// ```
 pub fn resolve_grid(shape: &[usize], ranks: usize, choice: &GridChoice) -> Result<GridShape> {
+    match choice {
+        GridChoice::Auto => resolve_grid_with(
+            shape,
+            ranks,
+            choice,
+            &crate::model::MachineProfile::from_env()?,
+        ),
+        _ => resolve_grid_with(
+            shape,
+            ranks,
+            choice,
+            &crate::model::MachineProfile::default(),
+        ),
+    }
+}
+
+/// [`resolve_grid`] with an explicit machine profile for [`GridChoice::Auto`]: the model's
+/// choice for a complex f64 transform with natural output. A pure function of its arguments,
+/// so every rank that calls it with the same ones gets the same grid.
+///
+/// ```
+/// use fft_core::{model::MachineProfile, stages::resolve_grid_with, GridChoice};
+/// let grid = resolve_grid_with(&[4, 64, 4], 8, &GridChoice::Auto, &MachineProfile::default());
+/// assert_eq!(grid.unwrap().ranks(), 8);
+/// ```
+pub fn resolve_grid_with(
+    shape: &[usize],
+    ranks: usize,
+    choice: &GridChoice,
+    profile: &crate::model::MachineProfile,
+) -> Result<GridShape> {
     let d = shape.len();
     if d < 2 {
         return Err(FftError::TooFewDimensions {
@@ -137,7 +171,9 @@ pub fn resolve_grid(shape: &[usize], ranks: usize, choice: &GridChoice) -> Resul
         });
     }
     let grid = match choice {
-        GridChoice::Auto => auto_grid(shape, ranks),
+        GridChoice::Auto => {
+            crate::model::choose(&crate::model::Problem::new(shape, ranks), profile)?
+        }
         GridChoice::Rank(r) => {
             if *r >= d {
                 return Err(RedistError::GridRankTooLarge {
@@ -171,7 +207,8 @@ pub fn resolve_grid(shape: &[usize], ranks: usize, choice: &GridChoice) -> Resul
     Ok(grid)
 }
 
-/// A simple rule until the complexity model decides: the lowest grid rank whose balanced
+/// The rule `GridChoice::Auto` followed before the complexity model ([`crate::model`]): the
+/// lowest grid rank whose balanced
 /// dimensions leave no process idle in any layout (grid dimension `j` splits axis `j` and
 /// later axis `j + d − r`, so it must not exceed either), else the balanced grid of rank d − 1.
 ///

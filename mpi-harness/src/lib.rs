@@ -4,8 +4,8 @@
 //! launcher test re-launches its own test executable under `mpirun -n P`, running only an
 //! `#[ignore]`d body test; the body proves that every rank reached it and finished it by
 //! printing marker lines. A launch fails when mpirun exits non-zero, when it runs past its
-//! timeout (the whole process group is killed), or when any rank's markers are missing. A
-//! missing `mpirun` fails the test: nothing passes without running.
+//! timeout (mpirun and every rank it started are killed), or when any rank's markers are
+//! missing. A missing `mpirun` fails the test: nothing passes without running.
 //!
 //! ```no_run
 //! #[test]
@@ -26,31 +26,62 @@
 //!     mpi_harness::mark_passed("exchange_body", rank, size);
 //! }
 //! ```
+//!
+//! The child command is
+//! `mpirun --oversubscribe [--allow-run-as-root] --bind-to none -n P -x RAYON_NUM_THREADS=1
+//! -x MPI_HARNESS_CHILD=1 <this test executable> <body> --exact --ignored --nocapture
+//! --test-threads=1`. The launcher is `$MPIEXEC` (default `mpirun`; it must accept OpenMPI's
+//! flags) and `$MPIEXEC_PREFLAGS` (split on whitespace) is inserted before `-n`.
+//!
+//! `cargo test` runs tests on as many threads as there are cores, so several launches may run
+//! at once, each with P processes; on a small machine that oversubscribes the cores many times
+//! over. The ranks yield when idle (`OMPI_MCA_mpi_yield_when_idle=1`), which keeps this
+//! correct but slow: pass `-- --test-threads=2` (as `scripts/test` does) or fewer, and give
+//! large launches a longer [`Launch::timeout`].
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Environment variable that marks a re-launched child.
 pub const CHILD_ENV: &str = "MPI_HARNESS_CHILD";
+
+/// Default timeout of a [`Launch`].
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Whether this process was launched by [`Launch::run`] (so the body should run).
 pub fn is_child() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
 }
 
-/// Prints the marker proving that `rank` of `size` reached the body of `test`.
+/// The marker line proving that `rank` of `size` reached the body of `test`.
+pub fn reached_marker(test: &str, rank: usize, size: usize) -> String {
+    format!("MPI-HARNESS REACHED {test} {rank}/{size}")
+}
+
+/// The marker line proving that `rank` of `size` finished the body of `test`.
+pub fn passed_marker(test: &str, rank: usize, size: usize) -> String {
+    format!("MPI-HARNESS PASSED {test} {rank}/{size}")
+}
+
+/// Prints the marker proving that `rank` of `size` reached the body of `test`. Call it right
+/// after MPI is initialized.
 pub fn mark_reached(test: &str, rank: usize, size: usize) {
-    println!("\nMPI-HARNESS REACHED {test} {rank}/{size}");
+    // The leading newline ends libtest's `test name ... ` prefix, so the marker starts a line.
+    println!("\n{}", reached_marker(test, rank, size));
 }
 
-/// Prints the marker proving that `rank` of `size` finished the body of `test`.
+/// Prints the marker proving that `rank` of `size` finished the body of `test`. Call it last.
 pub fn mark_passed(test: &str, rank: usize, size: usize) {
-    println!("\nMPI-HARNESS PASSED {test} {rank}/{size}");
+    println!("\n{}", passed_marker(test, rank, size));
 }
 
-/// This process's rank as the launcher announced it (OpenMPI, PMIx or Slurm variables).
+/// This process's `(rank, size)` as the launcher announced it in the environment (OpenMPI,
+/// PMIx or Slurm variables), for children that do not initialize MPI.
 pub fn launcher_rank() -> Option<(usize, usize)> {
     let get = |names: &[&str]| {
         names
@@ -65,7 +96,10 @@ pub fn launcher_rank() -> Option<(usize, usize)> {
 
 /// The launcher program: `$MPIEXEC`, else `mpirun`.
 pub fn mpiexec() -> String {
-    std::env::var("MPIEXEC").unwrap_or_else(|_| "mpirun".to_string())
+    std::env::var("MPIEXEC")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "mpirun".to_string())
 }
 
 /// Whether this process runs as root (OpenMPI then needs an explicit permission).
@@ -75,16 +109,23 @@ fn is_root() -> bool {
 }
 
 /// An `mpirun -n ranks` command with the flags and environment this project's tests need:
-/// oversubscription (more ranks than cores), root allowed, one rayon thread per rank,
-/// yielding when idle, and no CMA single-copy (unavailable in many containers). Append the
-/// program and its arguments.
+/// oversubscription (more ranks than cores), no core binding, root allowed, one rayon thread
+/// per rank, yielding when idle, and no CMA single-copy (unavailable in many containers).
+/// Append the program and its arguments, then run it with [`run_command`].
+///
+/// The environment is set on the `mpirun` process, whose local ranks inherit it; add
+/// `-x NAME=value` arguments (before the program) for anything that must reach remote hosts.
 pub fn mpirun_command(ranks: usize) -> Command {
     let mut cmd = Command::new(mpiexec());
     cmd.arg("--oversubscribe");
     if is_root() {
         cmd.arg("--allow-run-as-root");
     }
-    cmd.args(["--bind-to", "none", "-n", &ranks.to_string()]);
+    cmd.args(["--bind-to", "none"]);
+    if let Ok(flags) = std::env::var("MPIEXEC_PREFLAGS") {
+        cmd.args(flags.split_whitespace());
+    }
+    cmd.args(["-n", &ranks.to_string()]);
     cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
@@ -94,9 +135,9 @@ pub fn mpirun_command(ranks: usize) -> Command {
     cmd
 }
 
-/// Runs `cmd` to completion with captured output, in its own process group; past `timeout`
-/// the whole group is killed (SIGKILL) and the returned status is that of the killed child.
-/// Use [`timed_out`] to tell.
+/// Runs `cmd` to completion with captured output, in its own process group, and returns its
+/// output. Past `timeout` it is killed together with every process it started (see
+/// [`run_command_timed`]); the returned status is then that of the killed child.
 ///
 /// # Panics
 /// If the program cannot be started (e.g. `mpirun` is not installed): a test that cannot
@@ -106,52 +147,88 @@ pub fn run_command(cmd: Command, timeout: Duration) -> Output {
 }
 
 /// Like [`run_command`], also saying whether the timeout struck.
-pub fn run_command_timed(mut cmd: Command, timeout: Duration) -> (Output, bool) {
+///
+/// The child runs in a new process group with stdin closed; it receives SIGTERM if the
+/// calling thread dies first. OpenMPI puts every rank in a process group of its own, so a
+/// group kill alone would leave ranks running: the descendants of the child are tracked
+/// while it runs. On timeout the group gets SIGTERM (mpirun then ends its job), and after a
+/// grace of 5 s the group and every tracked descendant still alive get SIGKILL. After a
+/// normal exit only the child's process group is killed: daemons that a script started in
+/// a session of their own (a local Slurm, say) keep running. Output still arriving through
+/// pipes held open by such processes 5 s after the exit is cut, with a note on stderr.
+///
+/// # Panics
+/// If the program cannot be started.
+pub fn run_command_timed(cmd: Command, timeout: Duration) -> (Output, bool) {
+    run_tracked(cmd, timeout, false)
+}
+
+/// [`run_command_timed`]; with `kill_leftovers`, descendants still running after a normal
+/// exit are killed too (for launches of test bodies, whose ranks must all be gone).
+fn run_tracked(mut cmd: Command, timeout: Duration, kill_leftovers: bool) -> (Output, bool) {
+    let parent = std::process::id() as libc::pid_t;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let program = format!("{:?}", cmd.get_program());
+    // SAFETY: only async-signal-safe system calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            // SIGTERM when the spawning thread dies (e.g. the test process is killed).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                // The parent died before the prctl took effect.
+                libc::raise(libc::SIGTERM);
+            }
+            Ok(())
+        });
+    }
+    let program = cmd.get_program().to_string_lossy().into_owned();
     let mut child = cmd.spawn().unwrap_or_else(|e| {
-        panic!("cannot start {program}: {e} (is OpenMPI installed? run scripts/setup)")
+        panic!("cannot start `{program}`: {e} (is OpenMPI installed? run scripts/setup)")
     });
-    let pgid = child.id() as i32;
-    // Drain the pipes on threads so a chatty child never blocks on a full pipe.
-    let mut out_pipe = child.stdout.take().expect("piped stdout");
-    let mut err_pipe = child.stderr.take().expect("piped stderr");
-    let out_thread = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = out_pipe.read_to_end(&mut buf);
-        buf
-    });
-    let err_thread = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = err_pipe.read_to_end(&mut buf);
-        buf
-    });
+    let pid = child.id() as libc::pid_t;
+    let stdout = Pipe::drain(child.stdout.take().expect("piped stdout"));
+    let stderr = Pipe::drain(child.stderr.take().expect("piped stderr"));
+
+    let mut tracked = Tracked::default();
     let start = Instant::now();
+    let mut last_scan: Option<Instant> = None;
     let mut timed_out = false;
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for child") {
             break status;
         }
+        if last_scan.is_none_or(|t| t.elapsed() >= Duration::from_millis(200)) {
+            tracked.scan(pid);
+            last_scan = Some(Instant::now());
+        }
         if start.elapsed() > timeout {
             timed_out = true;
-            // SAFETY: signalling our own child's process group.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-            break child.wait().expect("wait for killed child");
+            break kill_after_timeout(&mut child, pid, &mut tracked);
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    // Grandchildren that escaped the group could keep the pipes open; kill the group again.
-    // SAFETY: as above (a no-op if the group is gone).
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
+    // What is left in the child's group goes now; so do the tracked ranks if asked.
+    signal_group(pid, libc::SIGKILL);
+    let leftovers = if kill_leftovers {
+        tracked.kill_alive(libc::SIGKILL)
+    } else {
+        0
+    };
+    let (stdout, stdout_closed) = stdout.collect(Duration::from_secs(5));
+    let (mut stderr, stderr_closed) = stderr.collect(Duration::from_secs(5));
+    if !(stdout_closed && stderr_closed) {
+        stderr.extend_from_slice(b"\n[mpi-harness: output pipes still open 5 s after exit; cut]\n");
     }
-    let stdout = out_thread.join().unwrap_or_default();
-    let stderr = err_thread.join().unwrap_or_default();
+    if leftovers > 0 && !timed_out {
+        stderr.extend_from_slice(
+            format!("\n[mpi-harness: killed {leftovers} process(es) left running after exit]\n")
+                .as_bytes(),
+        );
+    }
     (
         Output {
             status,
@@ -162,14 +239,146 @@ pub fn run_command_timed(mut cmd: Command, timeout: Duration) -> (Output, bool) 
     )
 }
 
-/// Whether every rank `0..ranks` printed both markers of `test` with size `ranks`; returns the
-/// ranks whose markers are missing.
+/// SIGTERM to the group (mpirun ends its job), a grace period, then SIGKILL to everything.
+fn kill_after_timeout(child: &mut Child, pid: libc::pid_t, tracked: &mut Tracked) -> ExitStatus {
+    tracked.scan(pid);
+    signal_group(pid, libc::SIGTERM);
+    let grace = Instant::now();
+    while grace.elapsed() < Duration::from_secs(5) {
+        if let Some(status) = child.try_wait().expect("wait for child") {
+            return status;
+        }
+        tracked.scan(pid);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tracked.scan(pid);
+    // The group first: its leader must not see its children die and exit normally.
+    signal_group(pid, libc::SIGKILL);
+    tracked.kill_alive(libc::SIGKILL);
+    child.wait().expect("wait for killed child")
+}
+
+fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: signals the process group that our own child leads; a no-op if it is gone.
+    unsafe {
+        libc::kill(-pgid, signal);
+    }
+}
+
+/// A pipe drained on a thread so that a chatty child never blocks on a full pipe.
+struct Pipe {
+    buf: Arc<Mutex<Vec<u8>>>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Pipe {
+    fn drain(mut pipe: impl Read + Send + 'static) -> Self {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let (tx, done) = mpsc::channel();
+        let sink = Arc::clone(&buf);
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => sink
+                        .lock()
+                        .expect("pipe buffer")
+                        .extend_from_slice(&chunk[..n]),
+                }
+            }
+            let _ = tx.send(());
+        });
+        Pipe { buf, done }
+    }
+
+    /// What was read, waiting at most `grace` for the writers to close the pipe, and whether
+    /// they did.
+    fn collect(self, grace: Duration) -> (Vec<u8>, bool) {
+        let closed = self.done.recv_timeout(grace).is_ok();
+        let out = std::mem::take(&mut *self.buf.lock().expect("pipe buffer"));
+        (out, closed)
+    }
+}
+
+/// Descendants of a child seen while it ran, by pid with their start time (so a reused pid is
+/// never signalled).
+#[derive(Default)]
+struct Tracked {
+    seen: HashMap<libc::pid_t, u64>,
+}
+
+impl Tracked {
+    /// Adds the current descendants of `root`.
+    fn scan(&mut self, root: libc::pid_t) {
+        let procs = processes();
+        let mut children: HashMap<libc::pid_t, Vec<libc::pid_t>> = HashMap::new();
+        for (&pid, info) in &procs {
+            children.entry(info.ppid).or_default().push(pid);
+        }
+        let mut stack = vec![root];
+        while let Some(p) = stack.pop() {
+            for &c in children.get(&p).into_iter().flatten() {
+                if let Some(info) = procs.get(&c) {
+                    self.seen.insert(c, info.start);
+                    stack.push(c);
+                }
+            }
+        }
+    }
+
+    /// Signals every tracked process that still runs (not a zombie); returns how many.
+    fn kill_alive(&self, signal: libc::c_int) -> usize {
+        let mut count = 0;
+        for (&pid, &start) in &self.seen {
+            if proc_stat(pid).is_some_and(|s| s.start == start && s.state != 'Z') {
+                // SAFETY: pid is a descendant of our child with the start time we recorded.
+                unsafe {
+                    libc::kill(pid, signal);
+                }
+                count += 1;
+            }
+        }
+        count
+    }
+}
+
+struct ProcStat {
+    state: char,
+    ppid: libc::pid_t,
+    start: u64,
+}
+
+/// `/proc/<pid>/stat`: state, parent and start time.
+fn proc_stat(pid: libc::pid_t) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may contain anything; fields follow the last ')'.
+    let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
+    Some(ProcStat {
+        state: fields.first()?.chars().next()?,
+        ppid: fields.get(1)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// Every process visible in `/proc`.
+fn processes() -> HashMap<libc::pid_t, ProcStat> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return HashMap::new();
+    };
+    dir.filter_map(|e| {
+        let pid = e.ok()?.file_name().to_str()?.parse().ok()?;
+        Some((pid, proc_stat(pid)?))
+    })
+    .collect()
+}
+
+/// The ranks `0..ranks` that did not print both markers of `test` with size `ranks`.
 pub fn missing_ranks(stdout: &str, test: &str, ranks: usize) -> Vec<usize> {
     (0..ranks)
-        .filter(|r| {
-            let reached = format!("MPI-HARNESS REACHED {test} {r}/{ranks}");
-            let passed = format!("MPI-HARNESS PASSED {test} {r}/{ranks}");
-            !(has_marker(stdout, &reached) && has_marker(stdout, &passed))
+        .filter(|&r| {
+            !(has_marker(stdout, &reached_marker(test, r, ranks))
+                && has_marker(stdout, &passed_marker(test, r, ranks)))
         })
         .collect()
 }
@@ -185,7 +394,12 @@ fn has_marker(stdout: &str, marker: &str) -> bool {
     })
 }
 
-/// One launch of an MPI test body. See the crate documentation.
+/// Shorthand for [`Launch::new`].
+pub fn launch(test: &str, ranks: usize) -> Launch {
+    Launch::new(test, ranks)
+}
+
+/// One launch of an MPI test body on a number of ranks. See the crate documentation.
 #[derive(Debug, Clone)]
 pub struct Launch {
     test: String,
@@ -198,11 +412,13 @@ pub struct Launch {
 
 impl Launch {
     /// Launches the ignored test `test` of the current test executable on `ranks` processes.
+    /// `test` is the name libtest knows it by: the function name for an integration test, or
+    /// its module path (`tests::body`) inside a crate's unit tests.
     pub fn new(test: &str, ranks: usize) -> Self {
         Self {
             test: test.to_string(),
             ranks,
-            timeout: Duration::from_secs(120),
+            timeout: DEFAULT_TIMEOUT,
             env: Vec::new(),
             program: None,
             args: Vec::new(),
@@ -220,61 +436,89 @@ impl Launch {
         self.timeout(Duration::from_secs(secs))
     }
 
-    /// An extra environment variable for every rank.
+    /// An extra environment variable for every rank (passed with `-x`; overrides the
+    /// defaults, e.g. `RAYON_NUM_THREADS`).
     pub fn env(mut self, key: &str, value: &str) -> Self {
         self.env.push((key.to_string(), value.to_string()));
         self
     }
 
-    /// Launch another program instead of the current test executable (its ranks must still
+    /// Launches another program instead of the current test executable (its ranks must still
     /// print the markers of `test`).
     pub fn program(mut self, program: &str) -> Self {
         self.program = Some(program.to_string());
         self
     }
 
-    /// Extra arguments for that program.
+    /// An extra argument: for [`Launch::program`], or after libtest's arguments for the test
+    /// executable.
     pub fn arg(mut self, arg: &str) -> Self {
         self.args.push(arg.to_string());
         self
     }
 
-    /// Runs the launch; panics with the output if it failed, hung or lost a rank.
-    pub fn run(self) -> Output {
+    /// Several extra arguments, as [`Launch::arg`].
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_string()));
+        self
+    }
+
+    /// The mpirun command this launch runs.
+    pub fn command(&self) -> Command {
         let mut cmd = mpirun_command(self.ranks);
+        if !self.env.iter().any(|(k, _)| k == "RAYON_NUM_THREADS") {
+            cmd.args(["-x", "RAYON_NUM_THREADS=1"]);
+        }
         for (k, v) in &self.env {
             cmd.args(["-x", &format!("{k}={v}")]);
         }
         cmd.args(["-x", &format!("{CHILD_ENV}=1")]);
         match &self.program {
             Some(p) => {
-                cmd.arg(p).args(&self.args);
+                cmd.arg(p);
             }
             None => {
                 let exe = std::env::current_exe().expect("current test executable");
                 cmd.arg(exe)
                     .args([&self.test, "--exact", "--ignored", "--nocapture"])
-                    .args(["--test-threads=1"]);
+                    .arg("--test-threads=1");
             }
         }
-        let (out, timed_out) = run_command_timed(cmd, self.timeout);
+        cmd.args(&self.args);
+        cmd
+    }
+
+    /// Runs the launch and returns its output; panics, showing stdout and stderr, if mpirun
+    /// could not start, exited non-zero or ran past the timeout, or if any rank of
+    /// `0..ranks` did not print both markers with size `ranks`.
+    pub fn run(self) -> Output {
+        assert!(
+            self.ranks > 0,
+            "{}: a launch needs at least one rank",
+            self.test
+        );
+        let (out, timed_out) = run_tracked(self.command(), self.timeout, true);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let show = || format!("--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}");
+        let what = format!("{} on {} ranks", self.test, self.ranks);
         if timed_out {
+            let missing = missing_ranks(&stdout, &self.test, self.ranks);
             panic!(
-                "{} on {} ranks timed out after {:?} (killed)\n{}",
-                self.test,
-                self.ranks,
+                "{what} timed out after {:?} (killed); ranks without both markers: \
+                 {missing:?}\n{}",
                 self.timeout,
                 show()
             );
         }
         if !out.status.success() {
             panic!(
-                "{} on {} ranks failed: mpirun exited with {}\n{}",
-                self.test,
-                self.ranks,
+                "{what} failed: mpirun exited with {}\n{}",
                 out.status,
                 show()
             );
@@ -282,9 +526,10 @@ impl Launch {
         let missing = missing_ranks(&stdout, &self.test, self.ranks);
         if !missing.is_empty() {
             panic!(
-                "{} on {} ranks: ranks {missing:?} did not prove they ran the body\n{}",
+                "{what}: ranks {missing:?} did not prove they ran the body (is `{}` an \
+                 #[ignore]d test of this executable whose body calls mark_reached and \
+                 mark_passed?)\n{}",
                 self.test,
-                self.ranks,
                 show()
             );
         }
@@ -309,34 +554,170 @@ mod tests {
         // Markers from a launch of another size do not count.
         assert_eq!(missing_ranks(&out, "t", 4), vec![0, 1, 2, 3]);
         assert_eq!(missing_ranks(&out, "other", 1), vec![0]);
+        // A test whose name extends another's does not count for it.
+        assert_eq!(
+            missing_ranks("MPI-HARNESS PASSED tt 0/1\n", "t", 1),
+            vec![0]
+        );
         // Rank 1 of 3 is not rank 1 of 30; libtest's prefix on the line is fine.
         let prefixed = "test x ... MPI-HARNESS REACHED u 1/30\nMPI-HARNESS PASSED u 1/30\n";
         assert_eq!(missing_ranks(prefixed, "u", 3), vec![0, 1, 2]);
+        assert_eq!(missing_ranks(prefixed, "u", 30).len(), 29);
+        // PASSED without REACHED is not enough.
+        assert_eq!(missing_ranks("MPI-HARNESS PASSED v 0/1", "v", 1), vec![0]);
     }
 
     #[test]
-    fn run_command_reports_status() {
-        let ok = run_command(Command::new("true"), Duration::from_secs(10));
+    fn run_command_reports_status_and_output() {
+        let (ok, timed_out) = run_command_timed(Command::new("true"), Duration::from_secs(10));
         assert!(ok.status.success());
+        assert!(!timed_out);
         let bad = run_command(Command::new("false"), Duration::from_secs(10));
         assert!(!bad.status.success());
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let out = run_command(cmd, Duration::from_secs(10));
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(out.stdout, b"out\n");
+        assert_eq!(out.stderr, b"err\n");
     }
 
     #[test]
-    fn timeout_kills_the_process_group() {
+    fn a_large_output_does_not_block() {
         let mut cmd = Command::new("sh");
-        cmd.args(["-c", "sleep 30 & sleep 30"]);
+        cmd.args([
+            "-c",
+            "head -c 3000000 /dev/zero; head -c 200000 /dev/zero >&2",
+        ]);
+        let (out, timed_out) = run_command_timed(cmd, Duration::from_secs(20));
+        assert!(!timed_out && out.status.success());
+        assert_eq!((out.stdout.len(), out.stderr.len()), (3_000_000, 200_000));
+    }
+
+    /// Whether `pid` still runs (a zombie does not count).
+    fn alive(pid: libc::pid_t) -> bool {
+        proc_stat(pid).is_some_and(|s| s.state != 'Z')
+    }
+
+    #[test]
+    fn timeout_kills_the_group_and_escaped_descendants() {
+        // One sleeper stays in the group; the other escapes into a group of its own, as
+        // OpenMPI's ranks do, and must be killed all the same.
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "sleep 30 & echo $!; setsid sleep 30 & echo $!; trap '' TERM; wait",
+        ]);
         let start = Instant::now();
-        let (out, timed_out) = run_command_timed(cmd, Duration::from_millis(300));
+        let (out, timed_out) = run_command_timed(cmd, Duration::from_millis(500));
+        let elapsed = start.elapsed();
         assert!(timed_out);
         assert!(!out.status.success());
-        // The background sleep held the pipes; the group kill must have ended it too.
-        assert!(start.elapsed() < Duration::from_secs(10));
+        // 0.5 s, the 5 s grace (the shell ignores SIGTERM), then SIGKILL.
+        assert!(elapsed < Duration::from_secs(9), "{elapsed:?}");
+        let pids: Vec<libc::pid_t> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert_eq!(pids.len(), 2, "{out:?}");
+        std::thread::sleep(Duration::from_millis(100));
+        for pid in pids {
+            assert!(!alive(pid), "process {pid} survived the timeout");
+        }
+    }
+
+    #[test]
+    fn leftovers_after_a_normal_exit_are_killed() {
+        // The escaped sleeper keeps stdout open; without the kill this would wait 30 s.
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "setsid sleep 30 & echo $!; sleep 1"]);
+        let start = Instant::now();
+        let (out, timed_out) = run_tracked(cmd, Duration::from_secs(20), true);
+        assert!(!timed_out && out.status.success());
+        assert!(start.elapsed() < Duration::from_secs(8));
+        let pid: libc::pid_t = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!alive(pid), "process {pid} survived its parent's exit");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("left running"));
+    }
+
+    #[test]
+    fn a_daemon_started_by_a_command_survives_it() {
+        // Like `scripts/slurm-local up`: a daemon in its own session, stdio closed.
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $!; sleep 0.5",
+        ]);
+        let (out, timed_out) = run_command_timed(cmd, Duration::from_secs(20));
+        assert!(!timed_out && out.status.success(), "{out:?}");
+        let pid: libc::pid_t = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let survived = alive(pid);
+        // SAFETY: the daemon this test started.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        assert!(survived, "the daemon {pid} was killed");
+    }
+
+    #[test]
+    fn output_held_open_by_a_daemon_is_cut() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "setsid sleep 30 & echo $!"]);
+        let start = Instant::now();
+        let (out, timed_out) = run_command_timed(cmd, Duration::from_secs(20));
+        assert!(!timed_out && out.status.success());
+        let elapsed = start.elapsed();
+        let pid: libc::pid_t = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        // SAFETY: the process this test started.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        assert!(elapsed < Duration::from_secs(12), "{elapsed:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("still open"));
     }
 
     #[test]
     #[should_panic(expected = "cannot start")]
     fn a_missing_launcher_fails() {
         run_command(Command::new("/nonexistent/mpirun"), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_child_command_line() {
+        let cmd = Launch::new("body", 3)
+            .env("K", "v")
+            .arg("--extra")
+            .command();
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let line = args.join(" ");
+        assert!(line.starts_with("--oversubscribe "), "{line}");
+        assert!(
+            line.contains(" -n 3 -x RAYON_NUM_THREADS=1 -x K=v -x MPI_HARNESS_CHILD=1 "),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(" body --exact --ignored --nocapture --test-threads=1 --extra"),
+            "{line}"
+        );
+        let cmd = Launch::new("body", 2)
+            .env("RAYON_NUM_THREADS", "2")
+            .program("prog")
+            .args(["a", "b"])
+            .command();
+        let line: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy()).collect();
+        let line = line.join(" ");
+        assert!(!line.contains("RAYON_NUM_THREADS=1"), "{line}");
+        assert!(line.ends_with(" -x RAYON_NUM_THREADS=2 -x MPI_HARNESS_CHILD=1 prog a b"));
+    }
+
+    #[test]
+    #[should_panic(expected = "at least one rank")]
+    fn zero_ranks_is_refused() {
+        Launch::new("body", 0).run();
     }
 }

@@ -1,0 +1,174 @@
+//! `dfft plan` (no MPI) and `dfft calibrate` under mpirun on 2 and 4 ranks: the profile that
+//! calibrate writes is read back by plan, and `dfft run --grid auto` names the model's grid.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
+
+fn plan_json(args: &[&str]) -> Vec<Value> {
+    let out = Command::new(DFFT)
+        .arg("plan")
+        .args(args)
+        .arg("--json")
+        .env_remove("DFFT_MACHINE")
+        .output()
+        .expect("dfft runs");
+    assert!(
+        out.status.success(),
+        "dfft plan {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+fn tmp_path(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dfft-model-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// `dfft plan` runs without MPI or a launcher, lists every candidate once, the chosen first.
+#[test]
+fn plan_lists_every_candidate_chosen_first() {
+    let lines = plan_json(&["--shape", "512,512,512", "--ranks", "4096"]);
+    // r = 1: [4096]; r = 2: the 13 ordered factorizations of 2^12.
+    assert_eq!(lines.len(), 14);
+    assert_eq!(lines[0]["chosen"], true);
+    assert!(lines[1..].iter().all(|l| l["chosen"] == false));
+    assert_eq!(lines[0]["grid"], serde_json::json!([64, 64]));
+    assert!(lines[0]["why"].as_str().unwrap().contains("64x64"));
+    for l in &lines {
+        assert!(l["predicted_s"].as_f64().unwrap() > 0.0);
+    }
+    // The slab of 4096 ranks over 512 planes leaves 3584 ranks idle: listed, excluded.
+    let slab = lines
+        .iter()
+        .find(|l| l["grid"] == serde_json::json!([4096]))
+        .unwrap();
+    assert_eq!(slab["idle_ranks"], 3584);
+    assert!(slab["excluded"].is_string());
+
+    // Latency-dominated network, few ranks: the seed's slab; the table form works too.
+    let lines = plan_json(&[
+        "--shape",
+        "256,256,256",
+        "--ranks",
+        "4",
+        "--ts",
+        "1e-4",
+        "--tw",
+        "1e-10",
+    ]);
+    assert_eq!(lines[0]["grid"], serde_json::json!([4]));
+    let out = Command::new(DFFT)
+        .args(["plan", "--shape", "9,7,5,12", "--ranks", "6"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("chose") && text.contains("latency_s") && text.contains("memory_s"));
+}
+
+#[test]
+fn plan_rejects_a_bad_profile() {
+    let bad = tmp_path("bad.json");
+    std::fs::write(&bad, r#"{"cores_per_node": 0}"#).unwrap();
+    let out = Command::new(DFFT)
+        .args(["plan", "--shape", "8,8,8", "--ranks", "2", "--machine"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cores_per_node"));
+}
+
+/// Calibrate on `ranks` ranks, then read the profile back with `plan` and use it in `run`.
+fn calibrate_then_plan(ranks: usize) {
+    let profile = tmp_path(&format!("machine-{ranks}.json"));
+    let mut cmd = mpi_harness::mpirun_command(ranks);
+    cmd.arg(DFFT)
+        .args(["calibrate", "--quick", "--out"])
+        .arg(&profile);
+    let out = mpi_harness::run_command(cmd, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "calibrate on {ranks}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&profile).unwrap()).unwrap();
+    for key in [
+        "ts_intra_s",
+        "tw_intra_s_per_byte",
+        "fft_s_per_element_log2",
+        "copy_bytes_per_s",
+    ] {
+        let x = v[key].as_f64().unwrap();
+        assert!(
+            x.is_finite() && x > 0.0,
+            "{key} = {x} on {ranks} ranks: {v}"
+        );
+    }
+    assert_eq!(v["calibration"]["ranks"], ranks);
+    assert!(!v["calibration"]["samples"].as_array().unwrap().is_empty());
+
+    let p = profile.to_str().unwrap();
+    let lines = plan_json(&["--shape", "64,64,64", "--ranks", "8", "--machine", p]);
+    assert_eq!(lines.iter().filter(|l| l["chosen"] == true).count(), 1);
+    // The same profile through the environment gives the same answer.
+    let out = Command::new(DFFT)
+        .args(["plan", "--shape", "64,64,64", "--ranks", "8", "--json"])
+        .env("DFFT_MACHINE", &profile)
+        .output()
+        .unwrap();
+    let first: Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first, lines[0]);
+
+    // dfft run --grid auto names the model's grid and its predicted time.
+    let mut cmd = mpi_harness::mpirun_command(ranks);
+    cmd.arg(DFFT).args([
+        "run",
+        "--shape",
+        "12,10,9",
+        "--iters",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        "--machine",
+        p,
+    ]);
+    let out = mpi_harness::run_command(cmd, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value =
+        serde_json::from_str(stdout.lines().find(|l| l.starts_with('{')).unwrap()).unwrap();
+    assert_eq!(report["grid_choice"], "auto");
+    assert!(report["predicted_s"].as_f64().unwrap() > 0.0);
+    let grid = report["grid"].as_array().unwrap();
+    assert_eq!(
+        grid.iter().map(|x| x.as_u64().unwrap()).product::<u64>(),
+        ranks as u64
+    );
+}
+
+#[test]
+fn calibrate_on_2_ranks_writes_a_profile_plan_reads() {
+    calibrate_then_plan(2);
+}
+
+#[test]
+fn calibrate_on_4_ranks_writes_a_profile_plan_reads() {
+    calibrate_then_plan(4);
+}

@@ -1,0 +1,945 @@
+//! The complexity model: the predicted time of a full forward+backward transform on every
+//! candidate processor grid, and the choice among them (seed 000 §4–§5). Pure, no MPI: any
+//! rank (or `dfft plan` on a laptop) computes the same numbers from the same global inputs.
+//!
+//! For a candidate grid the model walks the stage list of [`crate::stages::pipeline`] for
+//! both directions and adds, per stage, what the most loaded rank pays (each exchange is a
+//! collective inside its group, so the slowest member sets its time):
+//!
+//! * **latency**: `ts` per message (per non-empty peer other than the rank itself, the larger
+//!   of the send and receive side), plus `exchange_overhead_s` per exchange whose group has
+//!   more than one member (the fixed cost of one collective call);
+//! * **bandwidth**: `tw` per byte that leaves (or arrives at) the rank, the larger side;
+//! * **memory**: every local element is copied once per exchange (pack + unpack for what
+//!   travels, one direct copy for the rank's own part) and twice by a strided FFT sweep (tile
+//!   gather and scatter), at `copy_bytes_per_s` per core;
+//! * **fft**: `fft_s_per_element_log2 · n · log2 n` per line of length n, per core.
+//!
+//! Messages between ranks of one node (row-major rank numbering, `ranks_per_node` per node)
+//! use `ts_intra`/`tw_intra`, others `ts_inter`/`tw_inter`. When the ranks of a node need more
+//! threads than it has cores, compute, copies and intra-node messages slow down by the ratio.
+//!
+//! With equal axes N, equal grid dimensions p and N mod p = 0 one exchange costs exactly
+//! `(p − 1)(ts + tw·N^d/p^(r+1))` — seed 000 eq. (5.1); the r exchanges of one sweep give its
+//! W1 (5.2), and the slab of P = p^r ranks (the §4 projection onto a 1-D grid) its W2 (5.3).
+//! A forward+backward pair is 4 sweeps (2 with transposed output).
+//!
+//! **Idle ranks.** A grid dimension larger than an axis it splits leaves ranks with nothing.
+//! Such candidates are still evaluated (charged: the most loaded rank carries the work the
+//! idle ones do not) and listed, but marked `excluded` and chosen only if every candidate has
+//! idle ranks.
+//!
+//! ```
+//! use fft_core::model::{choose, MachineProfile, Problem};
+//! let problem = Problem::new(&[512, 512, 512], 4096);
+//! let profile = MachineProfile::default();
+//! let grid = choose(&problem, &profile).unwrap();
+//! assert_eq!(grid.rank(), 2); // 4096 > 512 ranks: a slab cannot use them all
+//! ```
+
+use crate::error::{FftError, Result};
+use crate::stages::{pipeline, Stage};
+use redist::grid::factorizations;
+use redist::split::balanced_range;
+use redist::{ExchangePlan, GridShape};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The environment variable naming a machine profile file (JSON, as `dfft calibrate` writes).
+pub const MACHINE_ENV: &str = "DFFT_MACHINE";
+
+/// What the model knows about a machine. Times in seconds, sizes in bytes. Missing fields of a
+/// profile file take the [`Default`] values, which describe a generic cluster node (64 cores,
+/// a 100 Gb/s-class network): ts 2 µs / tw 0.1 ns per byte between nodes, 0.5 µs / 0.2 ns per
+/// byte inside a node, 2 µs per exchange call, 1 ns per element·log2 n of 1-D FFT, 2 GB/s
+/// strided copies per core, 64 ranks of one thread per node.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MachineProfile {
+    /// Latency of one message between ranks of the same node, seconds.
+    pub ts_intra_s: f64,
+    /// Inverse bandwidth between ranks of the same node, seconds per byte.
+    pub tw_intra_s_per_byte: f64,
+    /// Latency of one message between nodes, seconds.
+    pub ts_inter_s: f64,
+    /// Inverse bandwidth between nodes, seconds per byte.
+    pub tw_inter_s_per_byte: f64,
+    /// Fixed cost of one exchange (one collective call in a group of more than one rank),
+    /// seconds; 0 in the seed's model.
+    pub exchange_overhead_s: f64,
+    /// Local 1-D FFT cost on one core, seconds per element·log2(n) (complex f64).
+    pub fft_s_per_element_log2: f64,
+    /// Strided copy (pack/unpack, tile transpose) rate of one core, bytes copied per second.
+    pub copy_bytes_per_s: f64,
+    /// Cores of one node.
+    pub cores_per_node: usize,
+    /// Ranks placed on one node (consecutive ranks share a node).
+    pub ranks_per_node: usize,
+    /// Threads each rank uses for FFT lines and copies.
+    pub threads_per_rank: usize,
+    /// Where the numbers come from (free text: "defaults", or what `dfft calibrate` measured).
+    pub source: String,
+}
+
+impl Default for MachineProfile {
+    fn default() -> Self {
+        Self {
+            ts_intra_s: 0.5e-6,
+            tw_intra_s_per_byte: 0.2e-9,
+            ts_inter_s: 2e-6,
+            tw_inter_s_per_byte: 0.1e-9,
+            exchange_overhead_s: 2e-6,
+            fft_s_per_element_log2: 1e-9,
+            copy_bytes_per_s: 2e9,
+            cores_per_node: 64,
+            ranks_per_node: 64,
+            threads_per_rank: 1,
+            source: "defaults".to_string(),
+        }
+    }
+}
+
+impl PartialEq for MachineProfile {
+    /// Bitwise equality of the numbers, so that `Eq` holds.
+    fn eq(&self, other: &Self) -> bool {
+        self.bits() == other.bits() && self.source == other.source
+    }
+}
+
+impl Eq for MachineProfile {}
+
+impl MachineProfile {
+    fn bits(&self) -> [u64; 10] {
+        [
+            self.exchange_overhead_s.to_bits(),
+            self.ts_intra_s.to_bits(),
+            self.tw_intra_s_per_byte.to_bits(),
+            self.ts_inter_s.to_bits(),
+            self.tw_inter_s_per_byte.to_bits(),
+            self.fft_s_per_element_log2.to_bits(),
+            self.copy_bytes_per_s.to_bits(),
+            self.cores_per_node as u64,
+            self.ranks_per_node as u64,
+            self.threads_per_rank as u64,
+        ]
+    }
+
+    /// The seed's machine: one `ts` and one `tw` (per byte) everywhere, free local work.
+    pub fn network_only(ts_s: f64, tw_s_per_byte: f64) -> Self {
+        Self {
+            ts_intra_s: ts_s,
+            tw_intra_s_per_byte: tw_s_per_byte,
+            ts_inter_s: ts_s,
+            tw_inter_s_per_byte: tw_s_per_byte,
+            exchange_overhead_s: 0.0,
+            fft_s_per_element_log2: 0.0,
+            copy_bytes_per_s: f64::INFINITY,
+            cores_per_node: usize::MAX,
+            ranks_per_node: usize::MAX,
+            threads_per_rank: 1,
+            source: format!("network only: ts {ts_s:e} s, tw {tw_s_per_byte:e} s/B"),
+        }
+    }
+
+    /// Checks that every number is usable (finite where it must be, positive counts).
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: &str, value: String| {
+            Err(FftError::BadMachineProfile {
+                reason: format!("{what} = {value}"),
+            })
+        };
+        for (what, v) in [
+            ("ts_intra_s", self.ts_intra_s),
+            ("tw_intra_s_per_byte", self.tw_intra_s_per_byte),
+            ("ts_inter_s", self.ts_inter_s),
+            ("tw_inter_s_per_byte", self.tw_inter_s_per_byte),
+            ("exchange_overhead_s", self.exchange_overhead_s),
+            ("fft_s_per_element_log2", self.fft_s_per_element_log2),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(what, format!("{v} (must be finite and ≥ 0)"));
+            }
+        }
+        if self.copy_bytes_per_s.is_nan() || self.copy_bytes_per_s <= 0.0 {
+            return bad(
+                "copy_bytes_per_s",
+                format!("{} (must be > 0)", self.copy_bytes_per_s),
+            );
+        }
+        for (what, v) in [
+            ("cores_per_node", self.cores_per_node),
+            ("ranks_per_node", self.ranks_per_node),
+            ("threads_per_rank", self.threads_per_rank),
+        ] {
+            if v == 0 {
+                return bad(what, "0 (must be ≥ 1)".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses a profile from JSON text (missing fields take the defaults) and validates it.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let p: Self = serde_json::from_str(text).map_err(|e| FftError::BadMachineProfile {
+            reason: e.to_string(),
+        })?;
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Reads a profile file written by `dfft calibrate` (JSON).
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| FftError::BadMachineProfile {
+            reason: format!("{}: {e}", path.display()),
+        })?;
+        Self::from_json(&text).map_err(|e| match e {
+            FftError::BadMachineProfile { reason } => FftError::BadMachineProfile {
+                reason: format!("{}: {reason}", path.display()),
+            },
+            other => other,
+        })
+    }
+
+    /// The profile named by `$DFFT_MACHINE`, or the defaults when it is unset or empty. The
+    /// file must be readable by every rank (the same file), or ranks could disagree.
+    pub fn from_env() -> Result<Self> {
+        match std::env::var_os(MACHINE_ENV) {
+            Some(path) if !path.is_empty() => Self::from_file(Path::new(&path)),
+            _ => Ok(Self::default()),
+        }
+    }
+
+    /// The profile as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a profile serializes")
+    }
+}
+
+/// The global inputs of a prediction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// Global array shape (C order).
+    pub shape: Vec<usize>,
+    /// Number of processes P.
+    pub ranks: usize,
+    /// Bytes per array element (16 for complex f64).
+    pub element_bytes: usize,
+    /// Whether the forward output stays in the last pencil (no exchanges back).
+    pub transposed_out: bool,
+}
+
+impl Problem {
+    /// A complex f64 transform with natural (not transposed) output.
+    pub fn new(shape: &[usize], ranks: usize) -> Self {
+        Self {
+            shape: shape.to_vec(),
+            ranks,
+            element_bytes: 16,
+            transposed_out: false,
+        }
+    }
+}
+
+/// The predicted cost of one candidate grid, split into terms (seconds per forward+backward
+/// pair, each stage charged for its most loaded rank).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// Grid dimensions.
+    pub grid: Vec<usize>,
+    /// Grid rank r.
+    pub grid_rank: usize,
+    /// Sum of the four terms.
+    pub predicted_s: f64,
+    /// `ts` × messages.
+    pub latency_s: f64,
+    /// `tw` × bytes.
+    pub bandwidth_s: f64,
+    /// Local 1-D FFTs.
+    pub fft_s: f64,
+    /// Pack, unpack, own-part copies and strided-FFT tile copies.
+    pub memory_s: f64,
+    /// Exchanges in the pair.
+    pub exchanges: usize,
+    /// Messages of the most loaded rank, summed over the exchanges.
+    pub messages: u64,
+    /// Bytes the most loaded rank sends (or receives, the larger), summed over the exchanges.
+    pub bytes: u64,
+    /// Most ranks that own nothing in any one layout (0: every rank has work throughout).
+    pub idle_ranks: usize,
+}
+
+/// One line of the model's answer: a prediction, whether it was chosen, and why not if not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The prediction.
+    #[serde(flatten)]
+    pub prediction: Prediction,
+    /// Whether this is the model's choice.
+    pub chosen: bool,
+    /// Why a candidate with idle ranks is not chosen (`None` if it may be).
+    pub excluded: Option<String>,
+}
+
+/// Every candidate grid for `shape` on `ranks` processes: each rank r < d and each ordered
+/// factorization of `ranks` into r dimensions (`redist::grid::factorizations`), each once.
+/// r = 1 is the slab, the seed's §4 projection of all P ranks onto one grid dimension.
+pub fn candidates(shape: &[usize], ranks: usize) -> Vec<GridShape> {
+    let d = shape.len();
+    (1..d)
+        .flat_map(|r| factorizations(ranks, r))
+        .map(|dims| GridShape::new(dims).expect("factors are ≥ 1"))
+        .collect()
+}
+
+/// Per-rank scaling of compute and of intra-node communication: (compute divisor, intra-node
+/// slowdown). A rank's work runs on `min(threads, cores / ranks on the node)` cores.
+fn node_factors(profile: &MachineProfile, ranks: usize) -> (f64, f64) {
+    let on_node = ranks.min(profile.ranks_per_node) as f64;
+    let cores = profile.cores_per_node as f64;
+    let threads = profile.threads_per_rank as f64;
+    let compute_cores = threads.min(cores / on_node);
+    let intra_slowdown = (on_node / cores).max(1.0);
+    (compute_cores, intra_slowdown)
+}
+
+/// Costs of one exchange for its most loaded rank: (latency, bandwidth, memory, messages,
+/// bytes).
+struct ExchangeCost {
+    latency_s: f64,
+    bandwidth_s: f64,
+    memory_s: f64,
+    messages: u64,
+    bytes: u64,
+}
+
+/// Items of `n` split into `parts` owned by parts `lo..hi`.
+fn span(n: usize, parts: usize, lo: usize, hi: usize) -> usize {
+    let start = |p: usize| {
+        if p >= parts {
+            n
+        } else {
+            balanced_range(n, parts, p).start
+        }
+    };
+    start(hi) - start(lo)
+}
+
+fn exchange_cost(
+    plan: &ExchangePlan,
+    problem: &Problem,
+    profile: &MachineProfile,
+    compute_cores: f64,
+    intra_slowdown: f64,
+) -> ExchangeCost {
+    let from = plan.from();
+    let grid = from.grid();
+    let shape = from.global_shape();
+    let j = plan.grid_dim();
+    let (a, b) = (plan.from_axis(), plan.to_axis());
+    let (na, nb) = (shape[a], shape[b]);
+    let n = grid.dims()[j];
+    // Largest extent of every other axis: the rank with coordinate 0 in the other grid
+    // dimensions owns the largest part of each (balanced split), and costs only grow with it.
+    let other: usize = (0..shape.len())
+        .filter(|&ax| ax != a && ax != b)
+        .map(|ax| match from.grid_dim_of(ax) {
+            Some(g) => balanced_range(shape[ax], grid.dims()[g], 0).len(),
+            None => shape[ax],
+        })
+        .product();
+    let stride: usize = grid.dims()[j + 1..].iter().product();
+    let rpn = profile.ranks_per_node.max(1);
+    let eb = problem.element_bytes as f64;
+    let nonempty = |len: usize, lo: usize, hi: usize| hi.min(len.min(n)).saturating_sub(lo);
+    // The fixed cost of the collective call (none for a group of one: a local copy).
+    let whole_group_on_node = stride.saturating_mul(n) <= rpn;
+    let overhead = if n > 1 {
+        profile.exchange_overhead_s
+            * if whole_group_on_node {
+                intra_slowdown
+            } else {
+                1.0
+            }
+    } else {
+        0.0
+    };
+    let mut worst: Option<(f64, ExchangeCost)> = None;
+    for c in 0..n {
+        let ac = balanced_range(na, n, c).len();
+        let bc = balanced_range(nb, n, c).len();
+        // Peers c' on c's node form one contiguous range of coordinates.
+        let node = (c * stride) / rpn;
+        let lo = (node * rpn).div_ceil(stride).min(n);
+        let hi = ((node + 1).saturating_mul(rpn))
+            .div_ceil(stride)
+            .min(n)
+            .max(lo);
+        let own = ac * bc * other;
+        // Send side: my rows of axis a, each peer's future range of axis b.
+        let send_total = ac * nb * other - own;
+        let send_intra = ac * other * span(nb, n, lo, hi) - own;
+        let send_inter = send_total - send_intra;
+        // Receive side: each peer's current range of axis a, my future range of axis b.
+        let recv_total = na * bc * other - own;
+        let recv_intra = bc * other * span(na, n, lo, hi) - own;
+        let recv_inter = recv_total - recv_intra;
+        let me_b = usize::from(bc > 0);
+        let me_a = usize::from(ac > 0);
+        let (send_msgs_intra, send_msgs_all) = if ac * other > 0 {
+            (nonempty(nb, lo, hi) - me_b, nonempty(nb, 0, n) - me_b)
+        } else {
+            (0, 0)
+        };
+        let (recv_msgs_intra, recv_msgs_all) = if bc * other > 0 {
+            (nonempty(na, lo, hi) - me_a, nonempty(na, 0, n) - me_a)
+        } else {
+            (0, 0)
+        };
+        let lat = |intra: usize, all: usize| {
+            intra as f64 * profile.ts_intra_s * intra_slowdown
+                + (all - intra) as f64 * profile.ts_inter_s
+        };
+        let bw = |intra: usize, inter: usize| {
+            (intra as f64 * profile.tw_intra_s_per_byte * intra_slowdown
+                + inter as f64 * profile.tw_inter_s_per_byte)
+                * eb
+        };
+        let latency_s =
+            overhead + lat(send_msgs_intra, send_msgs_all).max(lat(recv_msgs_intra, recv_msgs_all));
+        let bandwidth_s = bw(send_intra, send_inter).max(bw(recv_intra, recv_inter));
+        let copied = (send_total + recv_total + own) as f64 * eb;
+        let memory_s = if profile.copy_bytes_per_s.is_infinite() {
+            0.0
+        } else {
+            copied / profile.copy_bytes_per_s / compute_cores
+        };
+        let total = latency_s + bandwidth_s + memory_s;
+        let cost = ExchangeCost {
+            latency_s,
+            bandwidth_s,
+            memory_s,
+            messages: send_msgs_all.max(recv_msgs_all) as u64,
+            bytes: (send_total.max(recv_total) * problem.element_bytes) as u64,
+        };
+        if worst.as_ref().is_none_or(|(t, _)| total > *t) {
+            worst = Some((total, cost));
+        }
+    }
+    worst.expect("a group has at least one member").1
+}
+
+/// Predicts the forward+backward time of `problem` on `grid`.
+///
+/// ```
+/// use fft_core::model::{predict, MachineProfile, Problem};
+/// use redist::GridShape;
+/// // Seed 000 eq. (5.1): one exchange of N^3 on a p×p grid costs (p−1)(ts + tw N^3/p^3);
+/// // a forward+backward pair has 4 sweeps of r = 2 exchanges.
+/// let (n, p, ts, tw) = (64.0, 4.0, 1e-6, 1e-9);
+/// let profile = MachineProfile::network_only(ts, tw / 16.0); // tw per element of 16 bytes
+/// let pr = predict(&Problem::new(&[64, 64, 64], 16), &GridShape::new(vec![4, 4]).unwrap(),
+///                  &profile).unwrap();
+/// let w1 = 2.0 * (p - 1.0) * (ts + tw * n * n * n / (p * p * p));
+/// assert!((pr.predicted_s - 4.0 * w1).abs() < 1e-12 * w1);
+/// ```
+pub fn predict(
+    problem: &Problem,
+    grid: &GridShape,
+    profile: &MachineProfile,
+) -> Result<Prediction> {
+    profile.validate()?;
+    if grid.ranks() != problem.ranks {
+        return Err(redist::RedistError::GridSizeMismatch {
+            dims: grid.dims().to_vec(),
+            product: grid.ranks(),
+            ranks: problem.ranks,
+        }
+        .into());
+    }
+    let pipe = pipeline(&problem.shape, grid.clone(), problem.transposed_out)?;
+    let (compute_cores, intra_slowdown) = node_factors(profile, problem.ranks);
+    let eb = problem.element_bytes as f64;
+    let mut pred = Prediction {
+        grid: grid.dims().to_vec(),
+        grid_rank: grid.rank(),
+        predicted_s: 0.0,
+        latency_s: 0.0,
+        bandwidth_s: 0.0,
+        fft_s: 0.0,
+        memory_s: 0.0,
+        exchanges: 0,
+        messages: 0,
+        bytes: 0,
+        idle_ranks: 0,
+    };
+    let copy_cost = |bytes: f64| {
+        if profile.copy_bytes_per_s.is_infinite() {
+            0.0
+        } else {
+            bytes / profile.copy_bytes_per_s / compute_cores
+        }
+    };
+    for layout in &pipe.layouts {
+        let idle = (0..grid.dims().len())
+            .map(|j| {
+                // Parts of grid dimension j that own nothing of the axis it splits, times the
+                // ranks sharing each such coordinate.
+                let axis = layout.decomposed()[j];
+                let empty = grid.dims()[j].saturating_sub(problem.shape[axis]);
+                empty * (problem.ranks / grid.dims()[j])
+            })
+            .fold(0usize, |acc, x| acc.max(x));
+        pred.idle_ranks = pred.idle_ranks.max(idle);
+    }
+    for stage in pipe.forward.iter().chain(&pipe.backward) {
+        match *stage {
+            Stage::Fft { layout, axis } => {
+                let l = &pipe.layouts[layout];
+                let elements = l.max_local_len() as f64;
+                let len = problem.shape[axis];
+                let log = if len > 1 { (len as f64).log2() } else { 0.0 };
+                pred.fft_s += elements * log * profile.fft_s_per_element_log2 / compute_cores;
+                if len > 1 && !crate::stages::is_contiguous(l, axis) {
+                    // Strided sweep: lines gathered into a tile and scattered back.
+                    pred.memory_s += copy_cost(2.0 * elements * eb);
+                }
+            }
+            Stage::Exchange { from, to } => {
+                let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
+                let c = exchange_cost(&plan, problem, profile, compute_cores, intra_slowdown);
+                pred.latency_s += c.latency_s;
+                pred.bandwidth_s += c.bandwidth_s;
+                pred.memory_s += c.memory_s;
+                pred.messages += c.messages;
+                pred.bytes += c.bytes;
+                pred.exchanges += 1;
+            }
+        }
+    }
+    pred.predicted_s = pred.latency_s + pred.bandwidth_s + pred.fft_s + pred.memory_s;
+    Ok(pred)
+}
+
+/// Evaluates every candidate of [`candidates`]; the chosen one comes first, the others follow
+/// by predicted time. The choice is the fastest candidate without idle ranks (the fastest of
+/// all if every one has idle ranks); ties (within 1e-9 relative) go to the lower grid rank,
+/// then to the lexicographically larger dimensions, so the answer is a pure function of the
+/// inputs.
+pub fn evaluate(problem: &Problem, profile: &MachineProfile) -> Result<Vec<Candidate>> {
+    let d = problem.shape.len();
+    if d < 2 {
+        return Err(FftError::TooFewDimensions {
+            shape: problem.shape.clone(),
+        });
+    }
+    redist::layout::check_shape(&problem.shape)?;
+    if problem.ranks == 0 {
+        return Err(redist::RedistError::BadGridDims { dims: vec![0] }.into());
+    }
+    profile.validate()?;
+    let mut out = Vec::new();
+    for grid in candidates(&problem.shape, problem.ranks) {
+        let prediction = predict(problem, &grid, profile)?;
+        let excluded = (prediction.idle_ranks > 0).then(|| {
+            format!(
+                "{} rank(s) own nothing in some layout (a grid dimension exceeds an axis it splits)",
+                prediction.idle_ranks
+            )
+        });
+        out.push(Candidate {
+            prediction,
+            chosen: false,
+            excluded,
+        });
+    }
+    let all_excluded = out.iter().all(|c| c.excluded.is_some());
+    out.sort_by(|x, y| {
+        let (px, py) = (&x.prediction, &y.prediction);
+        let ex = x.excluded.is_some() && !all_excluded;
+        let ey = y.excluded.is_some() && !all_excluded;
+        ex.cmp(&ey)
+            .then(px.predicted_s.total_cmp(&py.predicted_s))
+            .then(px.grid_rank.cmp(&py.grid_rank))
+            .then(py.grid.cmp(&px.grid))
+    });
+    // Near-ties (within rounding, 1e-9 relative) go to the lower grid rank, then to the
+    // lexicographically larger dimensions, whatever the rounding of the sums did.
+    if let Some(first) = out.first() {
+        let limit = first.prediction.predicted_s * (1.0 + 1e-9);
+        let first_excluded = first.excluded.is_some();
+        let best = (0..out.len())
+            .filter(|&i| {
+                out[i].excluded.is_some() == first_excluded
+                    && out[i].prediction.predicted_s <= limit
+            })
+            .min_by(|&i, &j| {
+                let (pi, pj) = (&out[i].prediction, &out[j].prediction);
+                pi.grid_rank.cmp(&pj.grid_rank).then(pj.grid.cmp(&pi.grid))
+            })
+            .unwrap_or(0);
+        let chosen = out.remove(best);
+        out.insert(0, chosen);
+    }
+    if let Some(first) = out.first_mut() {
+        first.chosen = true;
+        if all_excluded {
+            first.excluded = None;
+        }
+    }
+    Ok(out)
+}
+
+/// The model's grid for `problem` (the first of [`evaluate`]).
+pub fn choose(problem: &Problem, profile: &MachineProfile) -> Result<GridShape> {
+    let best = evaluate(problem, profile)?;
+    Ok(GridShape::new(best[0].prediction.grid.clone())?)
+}
+
+/// One or two sentences on why the first candidate of `evaluated` was chosen: how it compares
+/// with the best of every other grid rank and which term makes the difference.
+pub fn explain(evaluated: &[Candidate]) -> String {
+    let Some(best) = evaluated.first() else {
+        return "no candidate".into();
+    };
+    let b = &best.prediction;
+    let name = |p: &Prediction| {
+        p.grid
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("x")
+    };
+    let dominant = |p: &Prediction| {
+        let terms = [
+            ("latency", p.latency_s),
+            ("bandwidth", p.bandwidth_s),
+            ("fft", p.fft_s),
+            ("memory", p.memory_s),
+        ];
+        terms
+            .iter()
+            .copied()
+            .fold(("latency", f64::MIN), |m, t| if t.1 > m.1 { t } else { m })
+            .0
+    };
+    let mut s = format!(
+        "chose {} (r = {}): predicted {:.3e} s per forward+backward pair, dominated by {}",
+        name(b),
+        b.grid_rank,
+        b.predicted_s,
+        dominant(b)
+    );
+    if evaluated.len() == 1 {
+        s.push_str("; it is the only candidate.");
+        return s;
+    }
+    let mut ranks: Vec<usize> = evaluated.iter().map(|c| c.prediction.grid_rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    for r in ranks {
+        let Some(other) = evaluated
+            .iter()
+            .skip(1)
+            .find(|c| c.prediction.grid_rank == r)
+        else {
+            continue;
+        };
+        let o = &other.prediction;
+        let diffs = [
+            ("latency", o.latency_s - b.latency_s),
+            ("bandwidth", o.bandwidth_s - b.bandwidth_s),
+            ("fft", o.fft_s - b.fft_s),
+            ("memory", o.memory_s - b.memory_s),
+        ];
+        let (term, delta) =
+            diffs
+                .iter()
+                .copied()
+                .fold(("latency", f64::MIN), |m, t| if t.1 > m.1 { t } else { m });
+        s.push_str(&format!(
+            "; best r = {r} alternative {} is {:.2}x slower",
+            name(o),
+            o.predicted_s / b.predicted_s.max(f64::MIN_POSITIVE)
+        ));
+        if delta > 0.0 {
+            s.push_str(&format!(" (+{delta:.2e} s {term})"));
+        }
+        if let Some(why) = &other.excluded {
+            s.push_str(&format!(", excluded: {why}"));
+        }
+    }
+    s.push('.');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stages::resolve_grid_with;
+    use crate::GridChoice;
+
+    /// Powers of two, so the sums below are exact in binary floating point.
+    const TS: f64 = 1.0 / (1u64 << 20) as f64;
+    const TW: f64 = 1.0 / (1u64 << 30) as f64;
+
+    fn seed_problem(n: usize, d: usize, ranks: usize, transposed_out: bool) -> Problem {
+        Problem {
+            shape: vec![n; d],
+            ranks,
+            element_bytes: 1, // tw per data item, as in the seed
+            transposed_out,
+        }
+    }
+
+    /// Seed 000 (5.2) and (5.3), exact forms, for equal N, equal p and N mod p = 0.
+    #[test]
+    fn reproduces_seed_w1_and_w2_exactly() {
+        let profile = MachineProfile::network_only(TS, TW);
+        for (n, d, p, r) in [
+            (64usize, 3usize, 4usize, 2usize),
+            (32, 3, 2, 2),
+            (16, 4, 2, 3),
+            (16, 4, 4, 2),
+            (12, 2, 3, 1),
+        ] {
+            let nd = (n as f64).powi(d as i32);
+            let pf = p as f64;
+            let w1 = r as f64 * (pf - 1.0) * (TS + TW * nd / pf.powi(r as i32 + 1));
+            let big_p = p.pow(r as u32);
+            let q = big_p as f64;
+            let w2 = (q - 1.0) * (TS + TW * nd / (q * q));
+            for (transposed, sweeps) in [(false, 4.0), (true, 2.0)] {
+                let grid = GridShape::new(vec![p; r]).unwrap();
+                let pr = predict(&seed_problem(n, d, big_p, transposed), &grid, &profile).unwrap();
+                assert_eq!(pr.predicted_s, sweeps * w1, "W1 n={n} d={d} p={p} r={r}");
+                assert_eq!(pr.latency_s, sweeps * r as f64 * (pf - 1.0) * TS);
+                assert_eq!((pr.fft_s, pr.memory_s), (0.0, 0.0));
+                let slab = GridShape::new(vec![big_p]).unwrap();
+                if big_p <= n {
+                    let pr =
+                        predict(&seed_problem(n, d, big_p, transposed), &slab, &profile).unwrap();
+                    assert_eq!(pr.predicted_s, sweeps * w2, "W2 n={n} d={d} P={big_p}");
+                    assert_eq!(pr.exchanges, sweeps as usize);
+                }
+            }
+        }
+    }
+
+    /// 5×3 on a slab of 2, by hand: L0 rows 3|2, L1 columns 2|1. Rank 0 sends 3·1 = 3 and
+    /// receives 2·2 = 4 elements, rank 1 sends 2·2 = 4 and receives 3·1 = 3; one message each.
+    /// Each of the 4 exchanges of a pair costs ts + 4·tw.
+    #[test]
+    fn uneven_slab_by_hand() {
+        let profile = MachineProfile::network_only(1.0, 1.0);
+        let problem = Problem {
+            shape: vec![5, 3],
+            ranks: 2,
+            element_bytes: 1,
+            transposed_out: false,
+        };
+        let pr = predict(&problem, &GridShape::new(vec![2]).unwrap(), &profile).unwrap();
+        assert_eq!(pr.latency_s, 4.0);
+        assert_eq!(pr.bandwidth_s, 16.0);
+        assert_eq!(pr.predicted_s, 20.0);
+        assert_eq!((pr.messages, pr.bytes, pr.idle_ranks), (4, 16, 0));
+        // Compute terms by hand: 16 bytes per element, 1 s per element·log2 n, 8 B/s copies.
+        let mut profile = MachineProfile::network_only(0.0, 0.0);
+        profile.fft_s_per_element_log2 = 1.0;
+        profile.copy_bytes_per_s = 8.0;
+        let problem = Problem::new(&[4, 2], 1);
+        let pr = predict(&problem, &GridShape::new(vec![1]).unwrap(), &profile).unwrap();
+        // FFT: 2 axes × 2 directions × 8 elements × log2 n (1 for n = 2, 2 for n = 4).
+        assert_eq!(pr.fft_s, 2.0 * 8.0 * (1.0 + 2.0));
+        // Copies: 4 exchanges × 8 elements × 16 B (all of it the own part). L0 transforms
+        // axis 1 (contiguous) and L1 axis 0 (contiguous there), so no strided sweep.
+        assert_eq!(pr.memory_s, 4.0 * 8.0 * 16.0 / 8.0);
+    }
+
+    /// The exchange terms against `ExchangePlan::for_rank` for every rank: the most loaded
+    /// rank's ts·messages + tw·bytes + copies, summed over the exchanges of a pair.
+    #[test]
+    fn exchange_costs_match_exchange_plans_for_every_rank() {
+        let shapes: [&[usize]; 6] = [
+            &[11, 7, 13],
+            &[16, 21, 41],
+            &[9, 7, 5, 12],
+            &[3, 20, 6],
+            &[12, 10],
+            &[5, 3],
+        ];
+        let mut profile = MachineProfile::network_only(1.0, 0.01);
+        profile.copy_bytes_per_s = 1000.0;
+        for shape in shapes {
+            for ranks in 1..=12 {
+                for grid in candidates(shape, ranks) {
+                    for transposed_out in [false, true] {
+                        let problem = Problem {
+                            shape: shape.to_vec(),
+                            ranks,
+                            element_bytes: 16,
+                            transposed_out,
+                        };
+                        let pipe = pipeline(shape, grid.clone(), transposed_out).unwrap();
+                        let mut expected = 0.0;
+                        for stage in pipe.forward.iter().chain(&pipe.backward) {
+                            let Stage::Exchange { from, to } = *stage else {
+                                continue;
+                            };
+                            let plan =
+                                ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to]).unwrap();
+                            let worst = (0..ranks)
+                                .map(|rank| {
+                                    let part = plan.for_rank(rank);
+                                    let others = || {
+                                        part.peers
+                                            .iter()
+                                            .filter(move |p| p.peer != part.group_index)
+                                    };
+                                    let sm = others().filter(|p| !p.send_box.is_empty()).count();
+                                    let rm = others().filter(|p| !p.recv_box.is_empty()).count();
+                                    let own = part.own().send_box.len();
+                                    sm.max(rm) as f64 * 1.0
+                                        + part.send_len.max(part.recv_len) as f64 * 16.0 * 0.01
+                                        + (part.send_len + part.recv_len + own) as f64 * 16.0
+                                            / 1000.0
+                                })
+                                .fold(0.0, f64::max);
+                            expected += worst;
+                        }
+                        let pr = predict(&problem, &grid, &profile).unwrap();
+                        let got = pr.latency_s + pr.bandwidth_s + pr.memory_s
+                            - strided_copies(&problem, &grid, &profile);
+                        assert!(
+                            (got - expected).abs() <= 1e-9 * expected.max(1.0),
+                            "{shape:?} grid {grid} transposed {transposed_out}: {got} vs {expected}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The strided-sweep copies of a prediction, recomputed from the stage list.
+    fn strided_copies(problem: &Problem, grid: &GridShape, profile: &MachineProfile) -> f64 {
+        let pipe = pipeline(&problem.shape, grid.clone(), problem.transposed_out).unwrap();
+        pipe.forward
+            .iter()
+            .chain(&pipe.backward)
+            .filter_map(|s| match *s {
+                Stage::Fft { layout, axis }
+                    if problem.shape[axis] > 1
+                        && !crate::stages::is_contiguous(&pipe.layouts[layout], axis) =>
+                {
+                    Some(
+                        2.0 * pipe.layouts[layout].max_local_len() as f64
+                            * problem.element_bytes as f64
+                            / profile.copy_bytes_per_s,
+                    )
+                }
+                _ => None,
+            })
+            .sum()
+    }
+
+    /// Every factorization of P into r < d dimensions, each once, nothing else.
+    #[test]
+    fn candidates_are_every_factorization_once() {
+        for d in 2..=5 {
+            for ranks in 1..=36 {
+                let shape = vec![7; d];
+                let cands = candidates(&shape, ranks);
+                let expected: usize = (1..d).map(|r| factorizations(ranks, r).len()).sum();
+                assert_eq!(cands.len(), expected);
+                let mut seen = std::collections::HashSet::new();
+                for g in &cands {
+                    assert!(g.rank() < d && g.ranks() == ranks, "{g}");
+                    assert!(seen.insert(g.dims().to_vec()), "{g} twice");
+                }
+                // The seed's §4 projection: all P ranks on one grid dimension.
+                assert!(seen.contains(&vec![ranks]));
+            }
+        }
+    }
+
+    /// The choice never has idle ranks when some candidate has none, always fits P and d, and
+    /// is what `resolve_grid_with(Auto)` returns.
+    #[test]
+    fn nothing_impossible_is_chosen() {
+        let profile = MachineProfile::default();
+        for shape in [
+            vec![3usize, 20, 6],
+            vec![2, 2, 64],
+            vec![5, 11],
+            vec![9, 7, 5, 12],
+            vec![64, 64, 64],
+        ] {
+            for ranks in 1..=40 {
+                let problem = Problem::new(&shape, ranks);
+                let all = evaluate(&problem, &profile).unwrap();
+                assert_eq!(all.iter().filter(|c| c.chosen).count(), 1);
+                assert!(all[0].chosen);
+                let any_clean = all.iter().any(|c| c.prediction.idle_ranks == 0);
+                if any_clean {
+                    assert_eq!(all[0].prediction.idle_ranks, 0, "{shape:?} P={ranks}");
+                    assert!(all[0].excluded.is_none());
+                }
+                let grid = resolve_grid_with(&shape, ranks, &GridChoice::Auto, &profile).unwrap();
+                assert_eq!(grid.dims(), all[0].prediction.grid.as_slice());
+                assert!(grid.rank() < shape.len() && grid.ranks() == ranks);
+                // Listed in order: the chosen one, then by predicted time within each class.
+                for w in all[1..].windows(2) {
+                    if w[0].excluded.is_some() == w[1].excluded.is_some() {
+                        assert!(w[0].prediction.predicted_s <= w[1].prediction.predicted_s);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Same inputs, same answer, in any order of evaluation and from a round-tripped profile.
+    #[test]
+    fn choice_is_a_pure_function() {
+        let profile = MachineProfile::default();
+        let again = MachineProfile::from_json(&profile.to_json()).unwrap();
+        assert_eq!(profile, again);
+        for ranks in [1, 6, 7, 8, 64, 1000, 4096] {
+            let problem = Problem::new(&[256, 256, 256], ranks);
+            let a = evaluate(&problem, &profile).unwrap();
+            let _ = evaluate(&Problem::new(&[9, 7, 5, 12], 6), &profile).unwrap();
+            let b = evaluate(&problem.clone(), &again).unwrap();
+            assert_eq!(a, b);
+            assert_eq!(
+                choose(&problem, &profile).unwrap().dims(),
+                a[0].prediction.grid.as_slice()
+            );
+        }
+    }
+
+    /// The seed's qualitative result: a slab for few processes, a pencil beyond.
+    #[test]
+    fn slab_for_few_ranks_pencil_for_many() {
+        let profile = MachineProfile::network_only(1e-5, 1e-9);
+        let pick = |ranks| choose(&Problem::new(&[256, 256, 256], ranks), &profile).unwrap();
+        assert_eq!(pick(4).rank(), 1);
+        assert_eq!(pick(4096).rank(), 2);
+    }
+
+    #[test]
+    fn profiles_parse_with_defaults_and_reject_nonsense() {
+        let p = MachineProfile::from_json(r#"{"ts_inter_s": 1e-5}"#).unwrap();
+        assert_eq!(p.ts_inter_s, 1e-5);
+        assert_eq!(p.cores_per_node, MachineProfile::default().cores_per_node);
+        for bad in [
+            r#"{"ts_inter_s": -1}"#,
+            r#"{"cores_per_node": 0}"#,
+            "[",
+            r#"{"copy_bytes_per_s": 0}"#,
+        ] {
+            let e = MachineProfile::from_json(bad).unwrap_err();
+            assert!(
+                matches!(e, FftError::BadMachineProfile { .. }),
+                "{bad}: {e}"
+            );
+        }
+    }
+}
