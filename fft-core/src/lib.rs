@@ -15,7 +15,8 @@
 #![warn(missing_docs)]
 
 pub mod error;
-mod local;
+pub mod local;
+pub mod memory;
 pub mod model;
 pub mod options;
 pub mod plan;

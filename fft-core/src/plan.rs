@@ -67,6 +67,9 @@ where
     options: FftOptions,
     forward_steps: Vec<Step<T>>,
     backward_steps: Vec<Step<T>>,
+    /// Where each forward / backward step leaves the data.
+    forward_dests: Vec<At>,
+    backward_dests: Vec<At>,
     exchanges: Vec<Exchange>,
     buffers: Buffers<T>,
     workers: Vec<Vec<Complex<T>>>,
@@ -98,6 +101,8 @@ where
         let ranks = comm.size() as usize;
         let grid_shape = resolve_grid(shape, ranks, &options.grid)?;
         let pipeline = pipeline(shape, grid_shape.clone(), options.transposed_out)?;
+        // Refuse (on every rank alike) a plan that would not fit, before allocating.
+        crate::memory::check_plan_memory(comm, &pipeline, std::mem::size_of::<Complex<T>>())?;
         let grid = ProcessGrid::new(comm, grid_shape)?;
         let rank = grid.rank();
 
@@ -143,12 +148,62 @@ where
         let forward_steps = make_steps(&pipeline.forward, false)?;
         let backward_steps = make_steps(&pipeline.backward, true)?;
 
-        let work_len = pipeline
-            .layouts
-            .iter()
-            .map(|l| l.local_len(rank))
-            .max()
-            .unwrap_or(0);
+        let len_of = |layout: usize| pipeline.layouts[layout].local_len(rank);
+        let layouts_after = |steps: &[Step<T>], stages: &[Stage]| -> Vec<usize> {
+            // Walk stages and steps together: an FFT step covers consecutive FFT stages.
+            let mut out = Vec::with_capacity(steps.len());
+            let mut k = 0;
+            for step in steps {
+                match step {
+                    Step::Fft(_) => {
+                        let Stage::Fft { layout, .. } = stages[k] else {
+                            unreachable!("steps follow stages")
+                        };
+                        while let Some(&Stage::Fft { layout: same, .. }) = stages.get(k) {
+                            if same != layout {
+                                break;
+                            }
+                            k += 1;
+                        }
+                        out.push(layout);
+                    }
+                    Step::Exchange(_) => {
+                        let Stage::Exchange { to, .. } = stages[k] else {
+                            unreachable!("steps follow stages")
+                        };
+                        k += 1;
+                        out.push(to);
+                    }
+                }
+            }
+            out
+        };
+        let forward_lens: Vec<usize> = layouts_after(&forward_steps, &pipeline.forward)
+            .into_iter()
+            .map(len_of)
+            .collect();
+        let backward_lens: Vec<usize> = layouts_after(&backward_steps, &pipeline.backward)
+            .into_iter()
+            .map(len_of)
+            .collect();
+        let movers = |steps: &[Step<T>]| -> Vec<bool> {
+            steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| i == 0 || matches!(s, Step::Exchange(_)))
+                .collect()
+        };
+        let (forward_dests, fw) = schedule(
+            &movers(&forward_steps),
+            &forward_lens,
+            len_of(pipeline.output),
+        );
+        let (backward_dests, bw) = schedule(
+            &movers(&backward_steps),
+            &backward_lens,
+            len_of(pipeline.input),
+        );
+        let work_lens = [fw[0].max(bw[0]), fw[1].max(bw[1])];
         let send_len = exchanges.iter().map(Exchange::send_len).max().unwrap_or(0);
         let recv_len = exchanges.iter().map(Exchange::recv_len).max().unwrap_or(0);
         let scratch_len = forward_steps
@@ -170,9 +225,11 @@ where
             pipeline,
             forward_steps,
             backward_steps,
+            forward_dests,
+            backward_dests,
             exchanges,
             buffers: Buffers {
-                work: [huge_vec(work_len), huge_vec(work_len)],
+                work: [huge_vec(work_lens[0]), huge_vec(work_lens[1])],
                 send: huge_vec(send_len),
                 recv: huge_vec(recv_len),
             },
@@ -258,6 +315,7 @@ where
         let scale = self.scale_forward;
         Self::execute(
             &self.forward_steps,
+            &self.forward_dests,
             &mut self.exchanges,
             &mut self.buffers,
             &mut self.workers,
@@ -275,6 +333,7 @@ where
         let scale = self.scale_backward;
         Self::execute(
             &self.backward_steps,
+            &self.backward_dests,
             &mut self.exchanges,
             &mut self.buffers,
             &mut self.workers,
@@ -309,13 +368,13 @@ where
         Ok(())
     }
 
-    /// Runs `steps`, moving the data from `input` through the two work buffers to `output`;
-    /// the scale is applied in the last FFT step. Each exchange reads one buffer and writes
-    /// another (the input, a work buffer, or the output after the last exchange) through the
-    /// message buffers, so no stage overwrites data it still reads.
+    /// Runs `steps`: the data moves from `input` to the buffers `dests` names (an FFT step
+    /// works in place, except a first one, which reads `input`; an exchange reads one buffer
+    /// and writes another) and ends in `output`. The last FFT step applies `scale`.
     #[allow(clippy::too_many_arguments)]
     fn execute(
         steps: &[Step<T>],
+        dests: &[At],
         exchanges: &mut [Exchange],
         buffers: &mut Buffers<T>,
         workers: &mut [Vec<Complex<T>>],
@@ -324,40 +383,22 @@ where
         input: &[Complex<T>],
         output: &mut [Complex<T>],
     ) -> Result<()> {
-        let last_exchange = steps.iter().rposition(|s| matches!(s, Step::Exchange(_)));
         let last_fft = steps.iter().rposition(|s| matches!(s, Step::Fft(_)));
         let mut at = At::Input;
         let mut len = input.len();
-        let Buffers {
-            work: [w0, w1],
-            send,
-            recv,
-        } = buffers;
+        let Buffers { work, send, recv } = buffers;
         for (i, step) in steps.iter().enumerate() {
             let step_scale = if Some(i) == last_fft { scale } else { T::one() };
-            // The buffer holding the data (when it is a work buffer) and the other one.
-            let (cur, other) = if at == At::Work(1) {
-                (&mut *w1, &mut *w0)
-            } else {
-                (&mut *w0, &mut *w1)
-            };
-            let next_work = if at == At::Work(0) { 1 } else { 0 };
             match step {
-                Step::Fft(sweep) => {
+                Step::Fft(local) => {
                     let t = Instant::now();
-                    match at {
-                        At::Input => {
-                            // After the last exchange (or with none) the data belongs in output.
-                            if last_exchange.is_none_or(|e| i > e) {
-                                sweep.run(output, Some(input), step_scale, workers);
-                                at = At::Output;
-                            } else {
-                                sweep.run(&mut cur[..len], Some(input), step_scale, workers);
-                                at = At::Work(0);
-                            }
-                        }
-                        At::Work(_) => sweep.run(&mut cur[..len], None, step_scale, workers),
-                        At::Output => sweep.run(output, None, step_scale, workers),
+                    if at == At::Input {
+                        let (src, dst) = split(input, output, work, at, dests[i]);
+                        local.run(&mut dst[..len], Some(&src[..len]), step_scale, workers);
+                        at = dests[i];
+                    } else {
+                        let data = place(output, work, at);
+                        local.run(&mut data[..len], None, step_scale, workers);
                     }
                     times.fft += t.elapsed().as_secs_f64();
                 }
@@ -365,27 +406,170 @@ where
                     let exchange = &mut exchanges[*e];
                     let (src_len, dst_len) = (exchange.src_len(), exchange.dst_len());
                     debug_assert_eq!(src_len, len);
-                    let (send, recv) = (&mut send[..], &mut recv[..]);
-                    let to_output = Some(i) == last_exchange;
-                    // Input → cur (w0); a work buffer → the other one; the last → output.
-                    let (src, dst): (&[Complex<T>], &mut [Complex<T>]) = match (at, to_output) {
-                        (At::Input, true) => (input, &mut output[..]),
-                        (At::Input, false) => (input, &mut cur[..dst_len]),
-                        (At::Work(_), true) => (&cur[..src_len], &mut output[..]),
-                        (At::Work(_), false) => (&cur[..src_len], &mut other[..dst_len]),
-                        (At::Output, _) => unreachable!("no exchange follows the output"),
-                    };
-                    exchange.execute(src, dst, send, recv, times)?;
-                    at = if to_output {
-                        At::Output
-                    } else {
-                        At::Work(next_work)
-                    };
+                    let (src, dst) = split(input, output, work, at, dests[i]);
+                    exchange.execute(&src[..src_len], &mut dst[..dst_len], send, recv, times)?;
+                    at = dests[i];
                     len = dst_len;
                 }
             }
         }
         debug_assert_eq!(at, At::Output, "every transform ends in the output buffer");
         Ok(())
+    }
+}
+
+/// The mutable buffer at `at` (not the input).
+fn place<'a, C>(output: &'a mut [C], work: &'a mut [Vec<C>; 2], at: At) -> &'a mut [C] {
+    match at {
+        At::Output => output,
+        At::Work(k) => &mut work[k],
+        At::Input => unreachable!("the input is read-only"),
+    }
+}
+
+/// The source buffer at `from` and the (different) destination buffer at `to`.
+fn split<'a, C>(
+    input: &'a [C],
+    output: &'a mut [C],
+    work: &'a mut [Vec<C>; 2],
+    from: At,
+    to: At,
+) -> (&'a [C], &'a mut [C]) {
+    let [w0, w1] = work;
+    match (from, to) {
+        (At::Input, to) => (input, place_split(output, w0, w1, to)),
+        (At::Output, At::Work(0)) => (output, w0),
+        (At::Output, At::Work(1)) => (output, w1),
+        (At::Work(0), At::Output) => (w0, output),
+        (At::Work(1), At::Output) => (w1, output),
+        (At::Work(0), At::Work(1)) => (w0, w1),
+        (At::Work(1), At::Work(0)) => (w1, w0),
+        (from, to) => unreachable!("a step cannot move data from {from:?} to {to:?}"),
+    }
+}
+
+fn place_split<'a, C>(
+    output: &'a mut [C],
+    w0: &'a mut [C],
+    w1: &'a mut [C],
+    to: At,
+) -> &'a mut [C] {
+    match to {
+        At::Output => output,
+        At::Work(0) => w0,
+        At::Work(1) => w1,
+        other => unreachable!("no destination {other:?}"),
+    }
+}
+
+/// Where each step leaves the data, and the lengths the two work buffers need.
+///
+/// `moves[i]` says whether step `i` writes a new buffer (the first step, which reads the
+/// caller's input, and every exchange); `lens[i]` is the local length after step `i`. Walking
+/// back from the end, movers alternate between the output and work buffer 0, so a plan needs
+/// only one work buffer, as long as every layout placed in the output fits in it (all of them,
+/// for even splits); otherwise the output is used last only and work buffers 0 and 1
+/// alternate.
+fn schedule(moves: &[bool], lens: &[usize], output_len: usize) -> (Vec<At>, [usize; 2]) {
+    let movers: Vec<usize> = (0..moves.len()).filter(|&i| moves[i]).collect();
+    let assign = |two_buffers: bool| -> Vec<(usize, At)> {
+        movers
+            .iter()
+            .rev()
+            .enumerate()
+            .map(|(k, &i)| {
+                let at = match (two_buffers, k) {
+                    (_, 0) => At::Output,
+                    (true, k) if k % 2 == 0 => At::Output,
+                    (true, _) => At::Work(0),
+                    (false, k) => At::Work((k + 1) % 2),
+                };
+                (i, at)
+            })
+            .collect()
+    };
+    let fits = |a: &[(usize, At)]| {
+        a.iter()
+            .all(|&(i, at)| at != At::Output || lens[i] <= output_len)
+    };
+    let two = assign(true);
+    let assignment = if fits(&two) { two } else { assign(false) };
+    let mut dests = vec![At::Output; moves.len()];
+    let mut work_lens = [0, 0];
+    let mut current = At::Input;
+    let mut next = assignment.iter().rev().peekable();
+    for i in 0..moves.len() {
+        if let Some(&&(j, at)) = next.peek() {
+            if j == i {
+                current = at;
+                next.next();
+            }
+        }
+        dests[i] = current;
+        if let At::Work(k) = current {
+            work_lens[k] = work_lens[k].max(lens[i]);
+        }
+    }
+    (dests, work_lens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_work_buffer_when_the_output_fits_every_layout_it_hosts() {
+        // FFT (reads input), exchange, FFT, exchange: output, work 0, work 0, output.
+        let (dests, lens) = schedule(&[true, true, false, true], &[8, 8, 8, 8], 8);
+        assert_eq!(
+            dests,
+            vec![At::Output, At::Work(0), At::Work(0), At::Output]
+        );
+        assert_eq!(lens, [8, 0]);
+    }
+
+    #[test]
+    fn two_work_buffers_when_an_intermediate_layout_is_bigger_than_the_output() {
+        // A bigger intermediate layout in work buffer 0 is fine...
+        let (dests, lens) = schedule(&[true, true, false, true], &[8, 9, 9, 8], 8);
+        assert_eq!(
+            dests,
+            vec![At::Output, At::Work(0), At::Work(0), At::Output]
+        );
+        assert_eq!(lens, [9, 0]);
+        // ...but one that would have to sit in the output needs the second work buffer.
+        let (dests, lens) = schedule(&[true, true, false, true, true], &[8, 9, 9, 7, 8], 8);
+        assert_eq!(
+            dests,
+            vec![
+                At::Work(0),
+                At::Work(1),
+                At::Work(1),
+                At::Work(0),
+                At::Output
+            ]
+        );
+        assert_eq!(lens, [8, 9]);
+        // Consecutive movers never share a buffer, and the last lands in the output.
+        for moves in [
+            vec![true],
+            vec![true, true],
+            vec![true, false, true, false, true, true],
+        ] {
+            let n = moves.len();
+            for out_len in [1, 5] {
+                let (dests, _) = schedule(&moves, &vec![3; n], out_len);
+                assert_eq!(dests[n - 1], At::Output);
+                let mut prev = At::Input;
+                for i in 0..n {
+                    if moves[i] {
+                        assert_ne!(dests[i], prev, "{moves:?} step {i}");
+                    } else {
+                        assert_eq!(dests[i], prev);
+                    }
+                    prev = dests[i];
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,320 @@
+//! How much memory a plan needs per rank, estimated before anything is allocated, and the
+//! limit it is checked against.
+//!
+//! [`FftPlan::new`](crate::FftPlan::new) refuses a plan whose estimate exceeds the per-rank
+//! limit with [`FftError::InsufficientMemory`], giving both numbers, instead of letting one
+//! rank die of an out-of-memory kill in the middle of a collective. The estimate
+//! ([`estimate_memory`]) is pure and uses global arguments only (the largest block over all
+//! ranks), so it is the same on every rank; the limit ([`local_memory_limit`]) is read on each
+//! node and the smallest over all ranks is used, so every rank takes the same decision.
+//!
+//! The limit per rank is, in order of preference:
+//! * `DFFT_MEMORY_LIMIT` (bytes, with an optional `K`, `M`, `G` or `T` suffix, powers of 1024;
+//!   `none` or `0` disables the check), or
+//! * the smaller of `MemAvailable` in `/proc/meminfo` and the cgroup memory limit (v2
+//!   `memory.max` minus `memory.current`, or v1 `memory.limit_in_bytes` minus usage), divided
+//!   by the number of ranks on the node (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`).
+//!
+//! When neither can be read there is no limit.
+
+use crate::error::{FftError, Result};
+use crate::stages::Pipeline;
+use mpi::collective::SystemOperation;
+use mpi::topology::Communicator;
+use mpi::traits::CommunicatorCollectives;
+
+/// The environment variable that overrides the per-rank memory limit.
+pub const MEMORY_LIMIT_ENV: &str = "DFFT_MEMORY_LIMIT";
+
+/// Lines of the strided FFT sweeps' tiles (as in the local FFT kernels), plus headroom for
+/// rustfft's own scratch (at most a few times the axis length, e.g. Bluestein's inner FFT).
+const SCRATCH_LINES_PER_AXIS: u64 = 16 + 8;
+
+/// What a plan needs per rank, in bytes, by purpose. Every field is the maximum over ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MemoryEstimate {
+    /// The plan's two work buffers (the largest local block over the pipeline's layouts).
+    pub work_bytes: u64,
+    /// Send and receive buffers of the exchanges (bounded by the largest block each).
+    pub message_bytes: u64,
+    /// Per-thread FFT scratch.
+    pub scratch_bytes: u64,
+    /// The caller's input and output blocks, which a transform needs as well.
+    pub data_bytes: u64,
+}
+
+impl MemoryEstimate {
+    /// The sum of all parts.
+    pub fn total(&self) -> u64 {
+        self.work_bytes
+            .saturating_add(self.message_bytes)
+            .saturating_add(self.scratch_bytes)
+            .saturating_add(self.data_bytes)
+    }
+}
+
+impl std::fmt::Display for MemoryEstimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} = work {} + messages {} + FFT scratch {} + input/output {}",
+            format_bytes(self.total()),
+            format_bytes(self.work_bytes),
+            format_bytes(self.message_bytes),
+            format_bytes(self.scratch_bytes),
+            format_bytes(self.data_bytes)
+        )
+    }
+}
+
+/// Estimates the memory per rank of a plan over `pipeline` with elements of `element_bytes`
+/// bytes and `threads` FFT threads per rank. Pure, global arguments only: an upper bound of
+/// what [`FftPlan::work_len`](crate::FftPlan::work_len) reports, plus the caller's blocks.
+pub fn estimate_memory(
+    pipeline: &Pipeline,
+    element_bytes: usize,
+    threads: usize,
+) -> MemoryEstimate {
+    let bytes = |elements: usize| (elements as u64).saturating_mul(element_bytes as u64);
+    let max_block = pipeline
+        .layouts
+        .iter()
+        .map(|l| l.max_local_len())
+        .max()
+        .unwrap_or(0);
+    let shape = pipeline
+        .layouts
+        .first()
+        .map(|l| l.global_shape())
+        .unwrap_or(&[]);
+    let ranks = pipeline
+        .layouts
+        .first()
+        .map(|l| l.grid().ranks())
+        .unwrap_or(1);
+    let longest_axis = shape.iter().copied().max().unwrap_or(0) as u64;
+    let input = pipeline.layouts[pipeline.input].max_local_len();
+    let output = pipeline.layouts[pipeline.output].max_local_len();
+    MemoryEstimate {
+        work_bytes: bytes(max_block).saturating_mul(2),
+        message_bytes: if ranks > 1 {
+            bytes(max_block).saturating_mul(2)
+        } else {
+            0
+        },
+        scratch_bytes: (threads.max(1) as u64)
+            .saturating_mul(SCRATCH_LINES_PER_AXIS)
+            .saturating_mul(longest_axis)
+            .saturating_mul(element_bytes as u64),
+        data_bytes: bytes(input).saturating_add(bytes(output)),
+    }
+}
+
+/// Formats a byte count with a binary unit, e.g. `1.50 GiB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
+}
+
+/// Parses a byte count such as `1000`, `512M`, `8G`, `1.5T` (powers of 1024; an optional
+/// trailing `B` or `iB` is accepted). `None` if malformed.
+///
+/// ```
+/// use fft_core::memory::parse_bytes;
+/// assert_eq!(parse_bytes("512M"), Some(512 << 20));
+/// assert_eq!(parse_bytes("2GiB"), Some(2 << 30));
+/// assert_eq!(parse_bytes("lots"), None);
+/// ```
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim().to_ascii_uppercase();
+    let t = t
+        .strip_suffix("IB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(&t);
+    let (number, scale) = match t.chars().last()? {
+        'K' => (&t[..t.len() - 1], 1u64 << 10),
+        'M' => (&t[..t.len() - 1], 1 << 20),
+        'G' => (&t[..t.len() - 1], 1 << 30),
+        'T' => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    let value: f64 = number.trim().parse().ok()?;
+    if !value.is_finite() || value < 0.0 {
+        return None;
+    }
+    let bytes = value * scale as f64;
+    (bytes < u64::MAX as f64).then_some(bytes as u64)
+}
+
+/// Reads `MemAvailable` (bytes) from the text of `/proc/meminfo`.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    meminfo.lines().find_map(|line| {
+        let rest = line.strip_prefix("MemAvailable:")?;
+        let kib: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(kib.saturating_mul(1024))
+    })
+}
+
+/// Memory left under this process's cgroup limit, if there is one.
+fn cgroup_available() -> Option<u64> {
+    let read = |p: &str| std::fs::read_to_string(p).ok()?.trim().parse::<u64>().ok();
+    // cgroup v2: the process's own group.
+    let group = std::fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("0::").map(str::to_string))
+        })
+        .unwrap_or_default();
+    for dir in [
+        format!("/sys/fs/cgroup{group}"),
+        "/sys/fs/cgroup".to_string(),
+    ] {
+        if let Some(max) = read(&format!("{dir}/memory.max")) {
+            let current = read(&format!("{dir}/memory.current")).unwrap_or(0);
+            return Some(max.saturating_sub(current));
+        }
+    }
+    // cgroup v1 (an unlimited group reports a huge number).
+    let max = read("/sys/fs/cgroup/memory/memory.limit_in_bytes")?;
+    if max >= 1 << 60 {
+        return None;
+    }
+    let used = read("/sys/fs/cgroup/memory/memory.usage_in_bytes").unwrap_or(0);
+    Some(max.saturating_sub(used))
+}
+
+/// The memory limit per rank on this node and where it comes from: the override in
+/// [`MEMORY_LIMIT_ENV`], else available memory (and cgroup limit) divided by
+/// `ranks_on_node`. `Ok(None)`: no limit. `Err(text)`: a malformed override.
+pub fn local_memory_limit(
+    ranks_on_node: usize,
+) -> std::result::Result<Option<(u64, String)>, String> {
+    if let Ok(value) = std::env::var(MEMORY_LIMIT_ENV) {
+        let v = value.trim();
+        if v.eq_ignore_ascii_case("none") || v.eq_ignore_ascii_case("off") {
+            return Ok(None);
+        }
+        return match parse_bytes(v) {
+            Some(0) => Ok(None),
+            Some(bytes) => Ok(Some((bytes, format!("{MEMORY_LIMIT_ENV}={v}")))),
+            None => Err(value),
+        };
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| mem_available(&s));
+    let (available, source) = match (meminfo, cgroup_available()) {
+        (Some(m), Some(c)) if c < m => (c, "cgroup memory limit"),
+        (Some(m), _) => (m, "MemAvailable"),
+        (None, Some(c)) => (c, "cgroup memory limit"),
+        (None, None) => return Ok(None),
+    };
+    let ranks = ranks_on_node.max(1);
+    Ok(Some((
+        available / ranks as u64,
+        format!(
+            "{source} {} / {ranks} rank(s) on the node",
+            format_bytes(available)
+        ),
+    )))
+}
+
+/// Checks the estimate of a plan over `pipeline` against the smallest per-rank limit over all
+/// ranks of `comm`; collective. Every rank returns the same result.
+pub(crate) fn check_plan_memory<C: Communicator>(
+    comm: &C,
+    pipeline: &Pipeline,
+    element_bytes: usize,
+) -> Result<()> {
+    let estimate = estimate_memory(pipeline, element_bytes, rayon::current_num_threads());
+    let ranks_on_node = comm.split_shared(0).size() as usize;
+    let local = local_memory_limit(ranks_on_node);
+    // [limit (u64::MAX for none), malformed override (1) or not (0)], agreed over all ranks.
+    let mine = match &local {
+        Ok(Some((bytes, _))) => [*bytes, 0],
+        Ok(None) => [u64::MAX, 0],
+        Err(_) => [u64::MAX, 1],
+    };
+    let mut limit = 0u64;
+    comm.all_reduce_into(&mine[0], &mut limit, SystemOperation::min());
+    let mut malformed = 0u64;
+    comm.all_reduce_into(&mine[1], &mut malformed, SystemOperation::max());
+    if malformed != 0 {
+        return Err(FftError::BadMemoryLimit {
+            value: local
+                .err()
+                .unwrap_or_else(|| "(on another rank)".to_string()),
+        });
+    }
+    if estimate.total() > limit {
+        let source = match local {
+            Ok(Some((bytes, source))) if bytes == limit => source,
+            _ => "the smallest over all ranks".to_string(),
+        };
+        return Err(FftError::InsufficientMemory {
+            need: estimate.total(),
+            limit,
+            detail: format!(
+                "needs {estimate} per rank, limit {} per rank ({source})",
+                format_bytes(limit)
+            ),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stages::pipeline;
+    use redist::GridShape;
+
+    #[test]
+    fn byte_counts_parse_and_print() {
+        assert_eq!(parse_bytes("1000"), Some(1000));
+        assert_eq!(parse_bytes("4k"), Some(4096));
+        assert_eq!(parse_bytes("1.5G"), Some(3 << 29));
+        assert_eq!(parse_bytes(" 2 TiB "), Some(2 << 40));
+        assert_eq!(parse_bytes("-1G"), None);
+        assert_eq!(parse_bytes(""), None);
+        assert_eq!(parse_bytes("G"), None);
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(3 << 29), "1.50 GiB");
+    }
+
+    #[test]
+    fn meminfo_is_read() {
+        let text = "MemTotal:       16000000 kB\nMemFree:  100 kB\nMemAvailable:    8000000 kB\n";
+        assert_eq!(mem_available(text), Some(8_000_000 * 1024));
+        assert_eq!(mem_available("MemTotal: 5 kB\n"), None);
+    }
+
+    #[test]
+    fn estimate_scales_with_blocks_and_ranks() {
+        let one = pipeline(&[64, 64, 64], GridShape::new(vec![1]).unwrap(), false).unwrap();
+        let e1 = estimate_memory(&one, 16, 1);
+        let block = 64 * 64 * 64 * 16;
+        assert_eq!(e1.work_bytes, 2 * block);
+        assert_eq!(e1.message_bytes, 0, "no messages on one rank");
+        assert_eq!(e1.data_bytes, 2 * block);
+        let four = pipeline(&[64, 64, 64], GridShape::new(vec![2, 2]).unwrap(), false).unwrap();
+        let e4 = estimate_memory(&four, 16, 1);
+        assert_eq!(e4.work_bytes, 2 * block / 4);
+        assert_eq!(e4.message_bytes, 2 * block / 4);
+        assert!(e4.total() < e1.total());
+        // Huge shapes saturate instead of overflowing.
+        let huge = pipeline(&[1 << 31, 1 << 31], GridShape::new(vec![1]).unwrap(), false).unwrap();
+        assert!(estimate_memory(&huge, 16, 64).total() >= 1 << 62);
+    }
+}
