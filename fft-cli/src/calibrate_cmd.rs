@@ -352,14 +352,26 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
     }
     world.process_at_rank(0).broadcast_into(&mut local[..]);
 
-    // Columns: collective calls (all-to-all only), messages per rank, bytes per rank.
+    // Columns: collective calls (all-to-all only), messages per rank, bytes per rank. With a
+    // single group size (2 ranks) calls and messages are collinear: ts only, no call column.
+    let mut group_sizes: Vec<usize> = samples
+        .iter()
+        .filter(|s| s.kind == "alltoall")
+        .map(|s| s.group)
+        .collect();
+    group_sizes.dedup();
+    let separable = group_sizes.len() > 1;
     let rows = |kind: Option<&str>| -> Vec<([f64; 3], f64)> {
         samples
             .iter()
             .filter(|s| kind.is_none_or(|k| s.kind == k))
             .map(|s| {
                 let peers = (s.group - 1) as f64;
-                let calls = if s.kind == "alltoall" { 1.0 } else { 0.0 };
+                let calls = if s.kind == "alltoall" && separable {
+                    1.0
+                } else {
+                    0.0
+                };
                 ([calls, peers, peers * s.bytes as f64], s.seconds)
             })
             .collect()
