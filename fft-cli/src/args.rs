@@ -98,6 +98,33 @@ pub fn parse_shape(s: &str) -> Result<ShapeArg, String> {
     Ok(ShapeArg(shape))
 }
 
+impl Cli {
+    /// Usage checks clap cannot express: `dfft run` needs `--shape` or `--input`.
+    pub fn check(self) -> Result<Self, clap::Error> {
+        if let Command::Run(run) = &self.command {
+            if run.shape.is_none() && run.input.is_none() {
+                return Err(<Cli as clap::CommandFactory>::command().error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "the argument '--shape <SHAPE>' is required unless --input gives the array",
+                ));
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// A clap usage error as one line: `dfft: error: <clap's first line> (see --help)`.
+pub fn one_line_error(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let first = rendered
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    format!("dfft: error: {first} (see --help)")
+}
+
 /// This process's rank as the launcher announced it (OpenMPI, PMIx, Slurm), if any; used to
 /// print usage errors once, before MPI is initialized.
 pub fn launcher_rank() -> Option<usize> {

@@ -17,12 +17,22 @@ use mpi::topology::Communicator;
 fn main() {
     // Parse before MPI starts so a usage error is printed once (by rank 0 of the launch)
     // and exits with status 2 on every rank, without any communication.
-    let cli = match args::Cli::try_parse() {
+    let cli = match args::Cli::try_parse().and_then(args::Cli::check) {
         Ok(cli) => cli,
         Err(e) => {
             let code = e.exit_code();
             if args::launcher_rank().unwrap_or(0) == 0 {
-                let _ = e.print();
+                if e.use_stderr() {
+                    // One line naming the argument, e.g. "dfft: error: invalid value '0,4'
+                    // for '--shape <SHAPE>': ...", instead of clap's multi-line block.
+                    eprintln!("{}", args::one_line_error(&e));
+                } else {
+                    let _ = e.print(); // --help, --version
+                }
+            } else if code != 0 {
+                // mpirun ends the job at the first non-zero exit; give rank 0's message time
+                // to reach the launcher before this rank's exit can cut it off.
+                std::thread::sleep(std::time::Duration::from_millis(300));
             }
             std::process::exit(code);
         }

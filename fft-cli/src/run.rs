@@ -38,6 +38,19 @@ pub enum RunError {
     /// The input file has fewer than 2 dimensions.
     #[error("{path}: a distributed FFT needs at least 2 axes, the file has shape {shape:?}")]
     InputRank { path: String, shape: Vec<usize> },
+    /// The input file's header could not be read on some rank (but could on rank 0).
+    #[error("{path}: the input file could not be read on {ranks} rank(s) (is it on a file system every node sees?)")]
+    InputUnreadable { path: String, ranks: u64 },
+    /// The input file's shape is not a valid global shape.
+    #[error("{path}: {source}")]
+    InputShape {
+        path: String,
+        source: redist::RedistError,
+    },
+    /// The input holds NaN or Inf values: the transforms ran (IEEE propagation) but cannot be
+    /// verified.
+    #[error("the input has {count} non-finite values (NaN or Inf): the transforms ran{written} but their results cannot be verified")]
+    NonFinite { count: u64, written: &'static str },
     /// Verification failed.
     #[error("verification failed: {what} error {error:.3e} exceeds {limit:.0e}")]
     Verification {
@@ -47,11 +60,34 @@ pub enum RunError {
     },
 }
 
+/// The maximum over all ranks; a NaN anywhere becomes +Inf (MPI_MAX may drop NaN).
 fn max_over_ranks(world: &SimpleCommunicator, x: f64) -> f64 {
+    let x = if x.is_nan() { f64::INFINITY } else { x };
     let mut out = 0.0;
     world.all_reduce_into(&x, &mut out, SystemOperation::max());
     out
 }
+
+fn sum_over_ranks(world: &SimpleCommunicator, x: u64) -> u64 {
+    let mut out = 0;
+    world.all_reduce_into(&x, &mut out, SystemOperation::sum());
+    out
+}
+
+/// The largest value, NaN if any value is NaN (`f64::max` would skip NaN silently).
+fn max_or_nan(values: impl Iterator<Item = f64>) -> f64 {
+    values.fold(0.0, |m, v| {
+        if m.is_nan() || v.is_nan() {
+            f64::NAN
+        } else {
+            m.max(v)
+        }
+    })
+}
+
+/// Test-only fault injection: `DFFT_TEST_PANIC_RANK=<rank>` makes that rank panic in the
+/// middle of the timed loop, so tests can check that the job ends through MPI_Abort.
+const TEST_PANIC_ENV: &str = "DFFT_TEST_PANIC_RANK";
 
 fn peak_rss_bytes() -> u64 {
     // SAFETY: getrusage writes into the struct we own.
@@ -109,11 +145,43 @@ fn read_input(
     }
 }
 
+/// Writes `--output` (if given): the forward transform as a C-order complex128 .npy file.
+fn write_output(
+    world: &SimpleCommunicator,
+    args: &RunArgs,
+    shape: &[usize],
+    out_layout: &redist::Layout,
+    spectrum: &[Complex<f64>],
+) -> Result<(), RunError> {
+    if let Some(path) = &args.output {
+        let rank = world.rank() as usize;
+        let starts = out_layout.global_offsets(rank);
+        let counts = out_layout.local_shape(rank);
+        npyio::write_block(world, path, shape, &starts, &counts, spectrum)?;
+    }
+    Ok(())
+}
+
 /// Runs `dfft run`; prints the report on rank 0.
 pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
     let rank = world.rank() as usize;
+    // Every rank reads the header; all agree on the outcome before anything collective, so
+    // a file missing on one node fails the job on every rank instead of hanging it.
     let header = match &args.input {
-        Some(path) => Some(npyio::read_header(path)?),
+        Some(path) => {
+            let header = npyio::read_header(path);
+            let failed = sum_over_ranks(world, header.is_err() as u64);
+            match header {
+                Err(e) => return Err(e.into()),
+                Ok(_) if failed > 0 => {
+                    return Err(RunError::InputUnreadable {
+                        path: path.display().to_string(),
+                        ranks: failed,
+                    })
+                }
+                Ok(h) => Some(h),
+            }
+        }
         None => None,
     };
     let shape = match (&args.shape, &header) {
@@ -131,6 +199,10 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
                     shape: h.shape.clone(),
                 });
             }
+            redist::layout::check_shape(&h.shape).map_err(|source| RunError::InputShape {
+                path: args.input.as_ref().unwrap().display().to_string(),
+                source,
+            })?;
             h.shape.clone()
         }
         (Some(s), None) => s.0.clone(),
@@ -156,10 +228,24 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
         (Some(path), Some(h)) => read_input(world, path, h, &starts, &counts, &mut input)?,
         _ => waves.fill(&in_layout, rank, &mut input),
     }
+    // NaN and Inf pass through the transforms (IEEE arithmetic); they are counted here so the
+    // run can say why it cannot be verified.
+    let nonfinite = sum_over_ranks(
+        world,
+        input
+            .iter()
+            .filter(|v| !(v.re.is_finite() && v.im.is_finite()))
+            .count() as u64,
+    );
+    let panic_rank: Option<usize> = std::env::var(TEST_PANIC_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok());
     let mut spectrum: Vec<Complex<f64>> = redist::alloc::huge_vec(plan.output_len());
     let mut back: Vec<Complex<f64>> = redist::alloc::huge_vec(plan.input_len());
 
-    // The forward transform once, checked and (if asked) written before any timing.
+    // The forward transform once, checked before any timing. --output is written at the end,
+    // after every iteration and the verification, so a run that fails or is killed leaves
+    // no file (npyio writes a temporary name and renames it when every rank finished).
     plan.forward(&input, &mut spectrum)?;
     let reference_error = match &args.input {
         Some(_) => None,
@@ -168,10 +254,6 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
             waves.forward_error(&out_layout, rank, &spectrum),
         )),
     };
-    if let Some(path) = &args.output {
-        npyio::write_block(world, path, &shape, &starts, &counts, &spectrum)?;
-    }
-
     for _ in 0..args.warmup {
         plan.forward(&input, &mut spectrum)?;
         plan.backward(&spectrum, &mut back)?;
@@ -179,7 +261,10 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
     plan.reset_times();
     let mut pair_times = Vec::with_capacity(args.iters as usize);
     let bar = crate::progress::bar(args.iters, rank == 0 && !args.json, "dfft run");
-    for _ in 0..args.iters {
+    for iter in 0..args.iters {
+        if panic_rank == Some(rank) && iter == args.iters / 2 {
+            panic!("{TEST_PANIC_ENV}={rank}: deliberate panic on rank {rank} (test-only)");
+        }
         world.barrier();
         let t = Instant::now();
         plan.forward(&input, &mut spectrum)?;
@@ -201,13 +286,9 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
         unpack_s: per_pair(times.unpack),
     };
 
-    let local_max = input.iter().map(|v| v.norm()).fold(0.0, f64::max);
+    let local_max = max_or_nan(input.iter().map(|v| v.norm()));
     let global_max = max_over_ranks(world, local_max);
-    let local_rt = back
-        .iter()
-        .zip(&input)
-        .map(|(a, b)| (a - b).norm())
-        .fold(0.0, f64::max);
+    let local_rt = max_or_nan(back.iter().zip(&input).map(|(a, b)| (a - b).norm()));
     let roundtrip_error = max_over_ranks(world, local_rt) / global_max.max(f64::MIN_POSITIVE);
 
     pair_times.sort_by(f64::total_cmp);
@@ -246,6 +327,19 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
             print!("{}", report.to_table());
         }
     }
+    // Non-finite input: the transform is still IEEE-exact, so the output is written, but the
+    // run cannot be verified and fails. Finite input that fails verification writes nothing.
+    if nonfinite > 0 {
+        write_output(world, args, &shape, &out_layout, &spectrum)?;
+        return Err(RunError::NonFinite {
+            count: nonfinite,
+            written: if args.output.is_some() {
+                " and --output was written"
+            } else {
+                ""
+            },
+        });
+    }
     for (what, error) in [
         ("round-trip", Some(roundtrip_error)),
         ("reference", reference_error),
@@ -260,5 +354,6 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
             }
         }
     }
+    write_output(world, args, &shape, &out_layout, &spectrum)?;
     Ok(())
 }

@@ -1,0 +1,509 @@
+//! Fault tests (issue 6): every bad input gets one clear error (printed once, by rank 0) and
+//! the right exit status on 1, 2 and 4 ranks; a rank killed with SIGKILL or a panicking rank
+//! ends the job promptly and leaves no output file. Every launch runs under a timeout, so a
+//! hang fails the test instead of blocking the suite.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
+const RANKS: [usize; 3] = [1, 2, 4];
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+struct Outcome {
+    code: i32,
+    stderr: String,
+    timed_out: bool,
+}
+
+fn dfft(ranks: usize, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+    let mut cmd = mpi_harness::mpirun_command(ranks);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.arg(DFFT).args(args);
+    let (out, timed_out) = mpi_harness::run_command_timed(cmd, TIMEOUT);
+    Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        timed_out,
+    }
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dfft-faults-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A .npy file with a hand-made header (as numpy writes it) and `data_bytes` of data.
+fn npy(path: &Path, descr: &str, fortran: bool, shape: &[usize], data_bytes: usize) {
+    let shape_text = match shape {
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let fortran = if fortran { "True" } else { "False" };
+    let mut header =
+        format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape_text}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend(std::iter::repeat_n(0u8, data_bytes));
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A float64 file of `shape` with the given values at the start (the rest 1.0).
+fn npy_f64(path: &Path, shape: &[usize], first: &[f64]) {
+    let n: usize = shape.iter().product();
+    let mut bytes = npyio::encode_header(npyio::Dtype::F64, shape);
+    for i in 0..n {
+        bytes.extend_from_slice(&first.get(i).copied().unwrap_or(1.0).to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Asserts the outcome: status, the message exactly once, no panic, no hang.
+fn expect(ranks: usize, args: &[&str], env: &[(&str, &str)], code: i32, needle: &str) -> String {
+    let start = Instant::now();
+    let out = dfft(ranks, args, env);
+    let what = format!("dfft {args:?} {env:?} on {ranks} rank(s)");
+    assert!(!out.timed_out, "{what}: hung\n{}", out.stderr);
+    assert_eq!(out.code, code, "{what}: exit status\n{}", out.stderr);
+    assert_eq!(
+        out.stderr.matches(needle).count(),
+        1,
+        "{what}: '{needle}' printed once (rank 0 only)\n{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("panicked"), "{what}\n{}", out.stderr);
+    assert!(start.elapsed() < Duration::from_secs(30), "{what}: slow");
+    out.stderr
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_line_naming_the_argument() {
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["run", "--shape", "0,4"],
+            "dfft: error: invalid value '0,4' for '--shape <SHAPE>': axis lengths must be at least 1, got 0 in '0,4' (see --help)",
+        ),
+        (
+            &["run", "--shape", "64"],
+            "invalid value '64' for '--shape <SHAPE>': a distributed FFT needs at least 2 axes",
+        ),
+        (
+            &["run", "--shape", "4,4", "--grid", "2x"],
+            "invalid value '2x' for '--grid <GRID>': malformed grid choice '2x'",
+        ),
+        (
+            &["run", "--shape", "4,4", "--method", "smoke"],
+            "invalid value 'smoke' for '--method <METHOD>': unknown exchange method 'smoke' (expected one of: alltoallv, pairwise)",
+        ),
+        (
+            &["run", "--shape", "4,4", "--iters", "0"],
+            "invalid value '0' for '--iters <ITERS>'",
+        ),
+        (&["run", "--shape", "4,4", "--bogus"], "unexpected argument '--bogus'"),
+        (
+            &["run"],
+            "the argument '--shape <SHAPE>' is required unless --input gives the array",
+        ),
+    ];
+    for ranks in RANKS {
+        for (args, needle) in cases {
+            let stderr = expect(ranks, args, &[], 2, needle);
+            let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("dfft:")).collect();
+            assert_eq!(lines.len(), 1, "one line: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn bad_input_files_are_rejected_before_any_transform() {
+    let dir = scratch_dir("inputs");
+    let p = |name: &str| dir.join(name);
+    npy(&p("i8.npy"), "<i8", false, &[8, 6, 5], 8 * 240);
+    npy(&p("be.npy"), ">f8", false, &[8, 6, 5], 8 * 240);
+    npy(&p("fortran.npy"), "<f8", true, &[8, 6, 5], 8 * 240);
+    npy(&p("one_axis.npy"), "<f8", false, &[10], 80);
+    npy(&p("zero.npy"), "<f8", false, &[8, 0, 5], 0);
+    npy(&p("truncated.npy"), "<f8", false, &[8, 6, 5], 8 * 240 - 100);
+    npy_f64(&p("ok.npy"), &[8, 6, 5], &[]);
+    std::fs::write(p("text.npy"), "hello, not numpy\n").unwrap();
+    std::fs::write(p("empty.npy"), "").unwrap();
+    let path = |name: &str| p(name).display().to_string();
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            vec![path("missing.npy")],
+            format!(
+                "{}: failed to open: No such file or directory",
+                path("missing.npy")
+            ),
+        ),
+        (
+            vec![path("truncated.npy")],
+            format!(
+                "{}: file is truncated: header says 1920 bytes of data, file has 1820",
+                path("truncated.npy")
+            ),
+        ),
+        (
+            vec![path("text.npy")],
+            format!("{}: not a .npy file (bad magic bytes)", path("text.npy")),
+        ),
+        (
+            vec![path("empty.npy")],
+            format!(
+                "{}: header is truncated: it needs 10 bytes, only 0 are present",
+                path("empty.npy")
+            ),
+        ),
+        (
+            vec![path("i8.npy")],
+            format!("{}: dtype '<i8' is not supported", path("i8.npy")),
+        ),
+        (
+            vec![path("be.npy")],
+            format!("{}: dtype '>f8' is big-endian", path("be.npy")),
+        ),
+        (
+            vec![path("fortran.npy")],
+            format!("{}: array is stored in Fortran order", path("fortran.npy")),
+        ),
+        (
+            vec![path("one_axis.npy")],
+            format!(
+                "{}: a distributed FFT needs at least 2 axes, the file has shape [10]",
+                path("one_axis.npy")
+            ),
+        ),
+        (
+            vec![path("zero.npy")],
+            format!(
+                "{}: every axis of the global shape must be at least 1, got [8, 0, 5]",
+                path("zero.npy")
+            ),
+        ),
+        (
+            vec![path("ok.npy"), "--shape".into(), "8,6,4".into()],
+            format!(
+                "--shape [8, 6, 4] disagrees with the shape [8, 6, 5] of {}",
+                path("ok.npy")
+            ),
+        ),
+    ];
+    for ranks in RANKS {
+        for (extra, needle) in &cases {
+            let out = p(&format!("out-{ranks}.npy"));
+            let mut args = vec!["run", "--iters", "1", "--input"];
+            args.extend(extra.iter().map(String::as_str));
+            args.extend(["--output", out.to_str().unwrap()]);
+            let stderr = expect(ranks, &args, &[], 1, needle);
+            assert!(
+                !stderr.contains("dfft run: shape"),
+                "rejected before planning: {stderr}"
+            );
+            assert!(!out.exists(), "no output after a failed run");
+        }
+    }
+    let left: Vec<_> = files_in(&dir)
+        .into_iter()
+        .filter(|f| f.starts_with("out") || f.contains("tmp"))
+        .collect();
+    assert!(left.is_empty(), "no output or temporary files: {left:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Extra arguments, environment, expected message.
+type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, String);
+
+#[test]
+fn bad_shapes_grids_and_memory_limits_fail_on_every_rank() {
+    for ranks in RANKS {
+        let mismatch = if ranks == 4 { "3x3" } else { "2x2" };
+        let positions = if ranks == 4 { 9 } else { 4 };
+        let grid_msg = format!(
+            "the grid [{0}] has {positions} positions but there are {ranks} processes",
+            mismatch.replace('x', ", ")
+        );
+        let cases: Vec<Case> = vec![
+            (
+                vec!["--shape", "99999999999,99999999999,99999999999"],
+                vec![],
+                "the global shape [99999999999, 99999999999, 99999999999] has more elements than fit in a usize".into(),
+            ),
+            (vec!["--shape", "16,16,16", "--grid", mismatch], vec![], grid_msg),
+            (
+                vec!["--shape", "8,8", "--grid", "3"],
+                vec![],
+                "a grid of rank 3 cannot distribute a 2-dimensional array (need 1 <= r < d)".into(),
+            ),
+            (
+                vec!["--shape", "64,64,64"],
+                vec![("DFFT_MEMORY_LIMIT", "1M")],
+                "per rank, limit 1.00 MiB per rank (DFFT_MEMORY_LIMIT=1M); use more ranks or nodes".into(),
+            ),
+            (
+                vec!["--shape", "100000,100000,100000"],
+                vec![],
+                "dfft: error: not enough memory for the plan: needs ".into(),
+            ),
+            (
+                vec!["--shape", "8,8"],
+                vec![("DFFT_MEMORY_LIMIT", "lots")],
+                "malformed DFFT_MEMORY_LIMIT 'lots'".into(),
+            ),
+        ];
+        for (extra, env, needle) in &cases {
+            let mut args = vec!["run", "--iters", "1"];
+            args.extend(extra);
+            let stderr = expect(ranks, &args, env, 1, needle);
+            assert!(!stderr.contains("dfft run: shape"), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn output_into_a_missing_directory_fails_cleanly() {
+    for ranks in RANKS {
+        expect(
+            ranks,
+            &[
+                "run",
+                "--shape",
+                "8,6",
+                "--iters",
+                "1",
+                "--output",
+                "/nonexistent-dfft-dir/out.npy",
+            ],
+            &[],
+            1,
+            "/nonexistent-dfft-dir/out.npy: MPI_File_open failed",
+        );
+    }
+}
+
+/// NaN and Inf pass through the transforms without a crash; the output is written (IEEE
+/// propagation is the right answer) and the run exits 1 because it cannot be verified.
+#[test]
+fn nan_and_inf_pass_through_and_fail_verification() {
+    let dir = scratch_dir("nan");
+    let input = dir.join("nan.npy");
+    npy_f64(
+        &input,
+        &[8, 6, 5],
+        &[f64::INFINITY, 2.0, f64::NAN, f64::NEG_INFINITY],
+    );
+    for ranks in RANKS {
+        let out = dir.join(format!("out-{ranks}.npy"));
+        let args = [
+            "run",
+            "--iters",
+            "1",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+        ];
+        expect(
+            ranks,
+            &args,
+            &[],
+            1,
+            "dfft: error: the input has 3 non-finite values (NaN or Inf): the transforms ran and --output was written but their results cannot be verified",
+        );
+        let header = npyio::read_header(&out).expect("output written");
+        assert_eq!(header.shape, vec![8, 6, 5]);
+    }
+    assert!(!files_in(&dir).iter().any(|f| f.contains("tmp")));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A rank that panics mid-run (test-only `DFFT_TEST_PANIC_RANK`) ends the job through
+/// MPI_Abort, promptly, and no output file appears.
+#[test]
+fn a_panicking_rank_aborts_the_job_and_leaves_no_output() {
+    let dir = scratch_dir("panic");
+    for ranks in RANKS {
+        let out = dir.join(format!("out-{ranks}.npy"));
+        let victim = (ranks - 1).to_string();
+        let start = Instant::now();
+        let o = dfft(
+            ranks,
+            &[
+                "run",
+                "--shape",
+                "32,32,32",
+                "--iters",
+                "1000",
+                "--output",
+                out.to_str().unwrap(),
+            ],
+            &[("DFFT_TEST_PANIC_RANK", &victim)],
+        );
+        assert!(!o.timed_out, "{ranks} ranks: hung\n{}", o.stderr);
+        assert_ne!(o.code, 0, "{}", o.stderr);
+        assert!(
+            o.stderr
+                .contains(&format!("deliberate panic on rank {victim}")),
+            "{}",
+            o.stderr
+        );
+        assert!(
+            o.stderr
+                .contains(&format!("dfft: rank {victim} panicked; calling MPI_Abort")),
+            "{}",
+            o.stderr
+        );
+        assert!(start.elapsed() < Duration::from_secs(30));
+        assert!(!out.exists());
+    }
+    assert!(files_in(&dir).is_empty(), "{:?}", files_in(&dir));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Processes whose parent is `pid` (from /proc).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+        let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+        let ppid = after.split_whitespace().nth(1).and_then(|s| s.parse().ok());
+        if ppid == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for c in children(p) {
+            all.push(c);
+            todo.push(c);
+        }
+    }
+    all
+}
+
+fn is_dfft(pid: u32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .map(|p| p.file_name() == Path::new(DFFT).file_name())
+        .unwrap_or(false)
+}
+
+/// One rank SIGKILLed in the middle of a long run: the job ends non-zero within seconds and
+/// leaves neither the output file nor a temporary file.
+#[test]
+fn a_killed_rank_ends_the_job_and_leaves_no_output() {
+    let dir = scratch_dir("kill");
+    for ranks in RANKS {
+        let out = dir.join(format!("out-{ranks}.npy"));
+        let mut cmd = mpi_harness::mpirun_command(ranks);
+        cmd.arg(DFFT).args([
+            "run",
+            "--shape",
+            "128,128,128",
+            "--iters",
+            "100000",
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd.spawn().expect("mpirun starts");
+        let mpirun = child.id();
+        // Wait for every rank to start, then let them get into the timed loop.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let ranks_pids = loop {
+            let found: Vec<u32> = descendants(mpirun)
+                .into_iter()
+                .filter(|&p| is_dfft(p))
+                .collect();
+            if found.len() == ranks || Instant::now() > deadline {
+                break found;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(ranks_pids.len(), ranks, "ranks of {ranks} found");
+        std::thread::sleep(Duration::from_millis(2000));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "still running before the kill"
+        );
+        let victim = ranks_pids[ranks_pids.len() - 1];
+        // SAFETY: plain kill(2) on a process this test started.
+        unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+        let killed_at = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if killed_at.elapsed() > Duration::from_secs(30) {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let elapsed = killed_at.elapsed();
+        if status.is_none() {
+            for p in descendants(mpirun) {
+                // SAFETY: as above.
+                unsafe { libc::kill(p as i32, libc::SIGKILL) };
+            }
+            // SAFETY: as above.
+            unsafe { libc::kill(mpirun as i32, libc::SIGKILL) };
+            let _ = child.wait();
+            panic!("{ranks} ranks: the job still ran 30 s after a rank was killed");
+        }
+        let status = status.unwrap();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).ok();
+        assert!(
+            !status.success(),
+            "{ranks} ranks: killed job exits non-zero"
+        );
+        assert!(
+            elapsed < Duration::from_secs(15),
+            "{ranks} ranks: ended {elapsed:?} after the kill\n{stderr}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let left: Vec<u32> = ranks_pids.iter().copied().filter(|&p| is_dfft(p)).collect();
+        assert!(left.is_empty(), "ranks left running: {left:?}");
+        assert!(!out.exists(), "no output file after a killed run");
+        eprintln!("{ranks} rank(s): job ended {elapsed:?} after SIGKILL, status {status}");
+    }
+    assert!(files_in(&dir).is_empty(), "{:?}", files_in(&dir));
+    std::fs::remove_dir_all(&dir).ok();
+}
