@@ -24,6 +24,8 @@ pub enum Command {
     Run(RunArgs),
     /// Time two complete sweeps of redistribution (2r+1 exchanges), seed 000 §6.
     BenchRedist(crate::bench_redist::BenchRedistArgs),
+    /// Redistribute between two block-cyclic distributions (any grids), verify and time it.
+    Redist(crate::redist_cmd::RedistArgs),
     /// Predict every candidate processor grid with the complexity model (no MPI needed).
     Plan(crate::plan_cmd::PlanArgs),
     /// Measure ts, tw, the FFT and copy rates under mpirun/srun; write a machine profile.

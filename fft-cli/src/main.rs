@@ -8,6 +8,7 @@ mod logging;
 mod plan_cmd;
 mod planewave;
 mod progress;
+mod redist_cmd;
 mod report;
 mod run;
 
@@ -48,6 +49,18 @@ fn main() {
             }
         }
     }
+    // `dfft redist` checks its SPECs before MPI starts: a usage error, printed once, status 2.
+    if let args::Command::Redist(a) = &cli.command {
+        if let Err(e) = redist_cmd::validate(a, redist_cmd::launcher_size()) {
+            if args::launcher_rank().unwrap_or(0) == 0 {
+                eprintln!("dfft: error: {e}");
+            } else {
+                // Let rank 0's message reach the launcher before this exit ends the job.
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            }
+            std::process::exit(2);
+        }
+    }
     let code = {
         let universe = match mpi::initialize() {
             Some(u) => u,
@@ -67,6 +80,7 @@ fn main() {
             args::Command::BenchRedist(a) => {
                 bench_redist::bench_redist(&world, a).map_err(|e| e.to_string())
             }
+            args::Command::Redist(a) => redist_cmd::redist(&world, a),
         };
         match result {
             Ok(()) => 0,

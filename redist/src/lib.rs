@@ -9,6 +9,9 @@
 //!   [`layout::Layout`] (who owns what, in which memory order), [`plan::ExchangePlan`] (per
 //!   peer what to send and where it lands), [`chain::plan_chain`] (several exchanges), and the
 //!   strided copy kernels of [`pack`];
+//! * block-cyclic distributions and general redistribution (seeds 001-003): [`dist`]
+//!   (per-axis maps and [`dist::DistArray`]), [`redistribute::RedistPlan`] (pure),
+//!   [`redistribution::Redistribution`] (MPI schedules) and [`thakur`] (cyclic(x) → cyclic(y));
 //! * MPI: [`comm::ProcessGrid`] (Cartesian communicator plus one sub-communicator per grid
 //!   dimension) and [`exchange::Exchange`] (pack, `MPI_Alltoallv` or pairwise, unpack).
 //!
@@ -28,6 +31,7 @@
 pub mod alloc;
 pub mod chain;
 pub mod comm;
+pub mod dist;
 pub mod element;
 pub mod error;
 pub mod exchange;
@@ -35,7 +39,10 @@ pub mod grid;
 pub mod layout;
 pub mod pack;
 pub mod plan;
+pub mod redistribute;
+pub mod redistribution;
 pub mod split;
+pub mod thakur;
 
 pub use comm::ProcessGrid;
 pub use element::Element;

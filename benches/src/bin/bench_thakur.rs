@@ -1,0 +1,143 @@
+//! Thakur, Choudhary and Ramanujam's cyclic(x) → cyclic(y) comparisons (seed 002, Figs. 3, 6,
+//! 9, 10) on this machine: run under `mpirun -n P` (scripts/bench-thakur sweeps P = 1..8).
+//!
+//! For cyclic(4)→cyclic(2), cyclic(2)→cyclic(4), cyclic(15)→cyclic(10) and
+//! cyclic(11)→cyclic(3) of `--n` 32-bit integers (default 1M, as in the paper) it times every
+//! applicable method of `redist::thakur` with synchronous and asynchronous receive (each call
+//! computes its communication sets, as the paper's timings do), and dfft's general planner
+//! (`RedistPlan` + `Redistribution`, async schedule) both planning each call (`planner`) and
+//! with the plan made once (`planner-reuse`). Each time is the max over ranks of one call; the
+//! minimum over `--iters` calls is printed, one JSON line per measurement on rank 0. Every
+//! result is checked exactly.
+//!
+//! Usage: `mpirun -n P bench_thakur [--n 1048576] [--iters 10]`.
+
+use mpi::collective::SystemOperation;
+use mpi::topology::Communicator;
+use mpi::traits::*;
+use redist::dist::{AxisDist, AxisMap, DistArray};
+use redist::redistribute::RedistPlan;
+use redist::redistribution::{Redistribution, Schedule};
+use redist::thakur::{self, Receive, ThakurMethod};
+use redist::StageTimes;
+use std::time::Instant;
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse().expect("a positive integer"))
+        .unwrap_or(default)
+}
+
+fn main() {
+    let n = arg("--n", 1 << 20);
+    let iters = arg("--iters", 10).max(1);
+    let universe = mpi::initialize().expect("MPI initializes");
+    redist::comm::abort_on_panic();
+    let world = universe.world();
+    let (p, me) = (world.size() as usize, world.rank() as usize);
+    let max_over = |x: f64| {
+        let mut m = 0.0;
+        world.all_reduce_into(&x, &mut m, SystemOperation::max());
+        m
+    };
+    let report = |case: &str, method: &str, receive: &str, times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        if me == 0 {
+            println!(
+                "{{\"case\":\"{case}\",\"ranks\":{p},\"n\":{n},\"method\":\"{method}\",\"receive\":\"{receive}\",\"min_s\":{:.9},\"median_s\":{:.9}}}",
+                times[0],
+                times[times.len() / 2]
+            );
+        }
+    };
+    for (x, y) in [(4, 2), (2, 4), (15, 10), (11, 3)] {
+        let case = format!("cyclic({x})->cyclic({y})");
+        let from = AxisMap::new(AxisDist::BlockCyclic(x), n, p).unwrap();
+        let to = AxisMap::new(AxisDist::BlockCyclic(y), n, p).unwrap();
+        let src: Vec<i32> = (0..from.local_len(me))
+            .map(|l| from.global_index(me, l) as i32)
+            .collect();
+        let want: Vec<i32> = (0..to.local_len(me))
+            .map(|l| to.global_index(me, l) as i32)
+            .collect();
+        let mut dst = vec![0i32; want.len()];
+        for method in ThakurMethod::ALL {
+            if !method.applies(x, y) {
+                continue;
+            }
+            for receive in [Receive::Sync, Receive::Async] {
+                let mut times = Vec::with_capacity(iters);
+                for it in 0..=iters {
+                    dst.fill(-1);
+                    world.barrier();
+                    let t = Instant::now();
+                    thakur::redistribute(&world, method, receive, n, x, y, &src, &mut dst).unwrap();
+                    let s = max_over(t.elapsed().as_secs_f64());
+                    assert_eq!(dst, want, "{case} {method} {receive:?}");
+                    if it > 0 {
+                        times.push(s);
+                    }
+                }
+                let r = match receive {
+                    Receive::Sync => "sync",
+                    Receive::Async => "async",
+                };
+                report(&case, method.name(), r, &mut times);
+            }
+        }
+        // dfft's general planner: per call (plan + execute) and with the plan reused.
+        let spec = |b: usize| DistArray::parse_spec(&format!("grid={p},dist=cyclic({b})"), &[n]);
+        let (fa, ta) = (spec(x).unwrap(), spec(y).unwrap());
+        let mut send = Vec::new();
+        let mut recv = Vec::new();
+        let mut per_call = Vec::new();
+        for it in 0..=iters {
+            dst.fill(-1);
+            world.barrier();
+            let t = Instant::now();
+            let plan = RedistPlan::new(&fa, &ta, p).unwrap();
+            let mut r = Redistribution::new(&world, &plan, Schedule::Async).unwrap();
+            send.resize(r.send_len(), 0);
+            recv.resize(r.recv_len(), 0);
+            r.execute(
+                &src,
+                &mut dst,
+                &mut send,
+                &mut recv,
+                &mut StageTimes::default(),
+            )
+            .unwrap();
+            let s = max_over(t.elapsed().as_secs_f64());
+            assert_eq!(dst, want);
+            if it > 0 {
+                per_call.push(s);
+            }
+        }
+        report(&case, "planner", "async", &mut per_call);
+        let plan = RedistPlan::new(&fa, &ta, p).unwrap();
+        let mut r = Redistribution::new(&world, &plan, Schedule::Async).unwrap();
+        let mut reuse = Vec::new();
+        for it in 0..=iters {
+            dst.fill(-1);
+            world.barrier();
+            let t = Instant::now();
+            r.execute(
+                &src,
+                &mut dst,
+                &mut send,
+                &mut recv,
+                &mut StageTimes::default(),
+            )
+            .unwrap();
+            let s = max_over(t.elapsed().as_secs_f64());
+            assert_eq!(dst, want);
+            if it > 0 {
+                reuse.push(s);
+            }
+        }
+        report(&case, "planner-reuse", "async", &mut reuse);
+    }
+}

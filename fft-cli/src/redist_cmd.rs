@@ -1,0 +1,252 @@
+//! `dfft redist`: redistribute an index-valued array between two block-cyclic distributions
+//! (seeds 001-003), verify it exactly on every rank and time it.
+//!
+//! A SPEC is `grid=AxB…,order=row|col,dist=D0,D1,…` with one distribution per axis
+//! (`block`, `balanced`, `cyclic`, `cyclic(r)`, `*`) and one grid dimension per distributed
+//! axis; see `redist::dist::DistArray::parse_spec`. Validation depends only on the command
+//! line, so it runs before MPI starts ([`validate`]) and every rank agrees.
+
+use clap::Args;
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use num_complex::Complex;
+use redist::dist::DistArray;
+use redist::redistribute::RedistPlan;
+use redist::redistribution::{Redistribution, Schedule, DEFAULT_PACKET};
+use redist::{Element, RedistError, StageTimes};
+use serde::Serialize;
+use std::time::Instant;
+
+/// Element type of `dfft redist`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    /// 64-bit floats (ScaLAPACK's `pdgemr2d`).
+    F64,
+    /// Complex 128-bit.
+    C128,
+}
+
+/// Arguments of `dfft redist`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "SPEC: comma-separated key=value items\n  grid=AxB...        one dimension per \
+distributed axis (default all 1; ranks beyond the grid own nothing)\n  order=row|col      how \
+ranks fill the grid (default row; BLACS' default is row)\n  dist=D0,D1,...     per axis: \
+block (L=ceil(M/P)), balanced, cyclic, cyclic(r), * (not distributed); one entry applies to \
+every axis\nLocal arrays are C order over local indices (ScaLAPACK local layout per axis).\n\n\
+Examples:\n  mpirun -n 2 dfft redist --shape 8192,8192 --from 'grid=2x1,dist=cyclic(36)' --to \
+'grid=1x2,dist=cyclic(128)'\n  mpirun -n 6 dfft redist --shape 1000,1000 --from \
+'grid=2x3,order=col,dist=cyclic(4),block' --to 'grid=6,dist=cyclic(16),*' --method async --json\n  \
+mpirun -n 4 dfft redist --shape 4096,4096 --from 'grid=1x1,dist=block' --to \
+'grid=2x2,dist=cyclic(64)'   # scatter from rank 0"
+)]
+pub struct RedistArgs {
+    /// Global shape, comma-separated (axis 0 slowest), e.g. 8192,8192; one axis is allowed.
+    #[arg(long, value_parser = parse_shape_1d)]
+    pub shape: Shape,
+    /// Source distribution SPEC, e.g. 'grid=2x3,order=row,dist=cyclic(36),cyclic(36)'.
+    #[arg(long)]
+    pub from: String,
+    /// Destination distribution SPEC.
+    #[arg(long)]
+    pub to: String,
+    /// Schedule: alltoallv, caterpillar, async or pipelined.
+    #[arg(long, default_value = "alltoallv")]
+    pub method: Schedule,
+    /// Packet length in elements of the pipelined schedule.
+    #[arg(long, default_value_t = DEFAULT_PACKET, value_parser = clap::value_parser!(usize))]
+    pub packet: usize,
+    /// Timed redistributions.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub iters: u64,
+    /// Untimed redistributions before timing.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u64,
+    /// Element type.
+    #[arg(long, value_enum, default_value = "f64")]
+    pub dtype: Dtype,
+    /// Print one JSON object on one line (rank 0) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A global shape of any number of axes (one is allowed, unlike `dfft run`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape(pub Vec<usize>);
+
+/// Parses `8192,8192` or `1000000` (also `AxB`).
+fn parse_shape_1d(s: &str) -> Result<Shape, String> {
+    s.split([',', 'x'])
+        .map(|p| match p.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!(
+                "'{p}' is not a positive integer; expected a shape such as 8192,8192"
+            )),
+        })
+        .collect::<Result<_, _>>()
+        .map(Shape)
+}
+
+/// Resolves both SPECs against the shape and, when `ranks` is known, checks that both grids
+/// fit in it. Depends only on the command line, so every rank gets the same answer.
+pub fn validate(
+    args: &RedistArgs,
+    ranks: Option<usize>,
+) -> Result<(DistArray, DistArray), RedistError> {
+    let from = DistArray::parse_spec(&args.from, &args.shape.0)?;
+    let to = DistArray::parse_spec(&args.to, &args.shape.0)?;
+    if let Some(ranks) = ranks {
+        RedistPlan::new(&from, &to, ranks)?;
+    }
+    Ok((from, to))
+}
+
+/// The process count the launcher announced, if any (to validate before MPI starts).
+pub fn launcher_size() -> Option<usize> {
+    [
+        "OMPI_COMM_WORLD_SIZE",
+        "PMIX_SIZE",
+        "SLURM_NTASKS",
+        "PMI_SIZE",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// What `dfft redist --json` prints.
+#[derive(Debug, Serialize)]
+pub struct RedistReport {
+    /// Always "redist".
+    pub command: &'static str,
+    /// MPI processes.
+    pub ranks: usize,
+    /// Global shape.
+    pub shape: Vec<usize>,
+    /// Source SPEC (normalized).
+    pub from: String,
+    /// Destination SPEC (normalized).
+    pub to: String,
+    /// Schedule.
+    pub method: String,
+    /// Element type.
+    pub dtype: Dtype,
+    /// Timed iterations.
+    pub iters: u64,
+    /// Fastest redistribution, max over ranks.
+    pub min_s: f64,
+    /// Median redistribution, max over ranks.
+    pub median_s: f64,
+    /// Bytes that change rank (own parts excluded), summed over ranks.
+    pub bytes_moved: usize,
+    /// Misplaced elements after the last iteration, summed over ranks.
+    pub wrong: u64,
+    /// Mean seconds per redistribution packing, max over ranks.
+    pub pack_s: f64,
+    /// Mean seconds per redistribution in MPI calls, max over ranks.
+    pub comm_s: f64,
+    /// Mean seconds per redistribution unpacking (and copying the own part), max over ranks.
+    pub unpack_s: f64,
+    /// Seconds to plan (per-axis merge scans and copy maps), max over ranks.
+    pub plan_s: f64,
+}
+
+/// Runs `dfft redist` on `world`.
+pub fn redist(world: &SimpleCommunicator, args: &RedistArgs) -> Result<(), String> {
+    match args.dtype {
+        Dtype::F64 => run::<f64>(world, args, |g| g as f64),
+        Dtype::C128 => run::<Complex<f64>>(world, args, |g| Complex::new(g as f64, -(g as f64))),
+    }
+}
+
+fn run<T: Element + PartialEq>(
+    world: &SimpleCommunicator,
+    args: &RedistArgs,
+    value: impl Fn(u64) -> T + Copy,
+) -> Result<(), String> {
+    let (size, rank) = (world.size() as usize, world.rank() as usize);
+    let (from, to) = validate(args, Some(size)).map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let plan = RedistPlan::new(&from, &to, size).map_err(|e| e.to_string())?;
+    let mut r = Redistribution::new(world, &plan, args.method)
+        .map_err(|e| e.to_string())?
+        .with_packet_len(args.packet);
+    let plan_s = max_over(world, t.elapsed().as_secs_f64());
+    let huge = |n: usize| redist::alloc::huge_vec::<T>(n);
+    let mut src = huge(r.src_len());
+    from.fill_index_valued(rank, &mut src, value);
+    let (mut dst, mut send, mut recv) = (huge(r.dst_len()), huge(r.send_len()), huge(r.recv_len()));
+    let mut times = StageTimes::default();
+    for _ in 0..args.warmup {
+        r.execute(&src, &mut dst, &mut send, &mut recv, &mut times)
+            .map_err(|e| e.to_string())?;
+    }
+    let mut times = StageTimes::default();
+    let mut samples = Vec::with_capacity(args.iters as usize);
+    for _ in 0..args.iters {
+        world.barrier();
+        let t = Instant::now();
+        r.execute(&src, &mut dst, &mut send, &mut recv, &mut times)
+            .map_err(|e| e.to_string())?;
+        samples.push(max_over(world, t.elapsed().as_secs_f64()));
+    }
+    // Exact check: every element must hold its own global index.
+    let mut want = vec![T::default(); r.dst_len()];
+    to.fill_index_valued(rank, &mut want, value);
+    let local_wrong = dst.iter().zip(&want).filter(|(a, b)| a != b).count() as u64;
+    let mut wrong = 0u64;
+    world.all_reduce_into(&local_wrong, &mut wrong, SystemOperation::sum());
+    samples.sort_by(f64::total_cmp);
+    let n = args.iters as f64;
+    let report = RedistReport {
+        command: "redist",
+        ranks: size,
+        shape: args.shape.0.clone(),
+        from: from.spec(),
+        to: to.spec(),
+        method: args.method.to_string(),
+        dtype: args.dtype,
+        iters: args.iters,
+        min_s: samples[0],
+        median_s: samples[samples.len() / 2],
+        bytes_moved: plan.bytes_moved(std::mem::size_of::<T>()),
+        wrong,
+        pack_s: max_over(world, times.pack / n),
+        comm_s: max_over(world, times.comm / n),
+        unpack_s: max_over(world, times.unpack / n),
+        plan_s,
+    };
+    if rank == 0 {
+        if args.json {
+            println!("{}", serde_json::to_string(&report).expect("serializes"));
+        } else {
+            println!(
+                "dfft redist: shape {:?} on {} rank(s), {} -> {}, {} ({:?})",
+                report.shape, size, report.from, report.to, report.method, report.dtype
+            );
+            println!(
+                "  min {:.6} s   median {:.6} s   ({} timed)   plan {:.6} s",
+                report.min_s, report.median_s, report.iters, report.plan_s
+            );
+            println!(
+                "  pack {:.6} s   comm {:.6} s   unpack {:.6} s   moved {:.1} MiB   wrong {}",
+                report.pack_s,
+                report.comm_s,
+                report.unpack_s,
+                report.bytes_moved as f64 / (1 << 20) as f64,
+                report.wrong
+            );
+        }
+    }
+    if wrong > 0 {
+        return Err(format!("verification failed: {wrong} element(s) misplaced"));
+    }
+    Ok(())
+}
+
+fn max_over(world: &SimpleCommunicator, x: f64) -> f64 {
+    let mut m = 0.0;
+    world.all_reduce_into(&x, &mut m, SystemOperation::max());
+    m
+}

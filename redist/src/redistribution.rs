@@ -1,0 +1,641 @@
+//! Executing a [`RedistPlan`] over MPI with a choice of schedules (seed 001 §3.3).
+//!
+//! A [`Redistribution`] is built once (collective: it duplicates the communicator) and owns
+//! this rank's copy maps, the MPI count arrays and its request arrays, so
+//! [`Redistribution::execute`] allocates nothing. Every schedule gives identical results:
+//!
+//! * [`Schedule::Alltoallv`]: pack everything, one `MPI_Alltoallv`, unpack everything;
+//! * [`Schedule::Caterpillar`]: seed 001's synchronous "rolling caterpillar": at step `d`
+//!   process `i` exchanges with `(P − i − d) mod P` (a process paired with itself has only
+//!   its own part, which is always copied directly), unpacking after each step;
+//! * [`Schedule::Async`]: post every receive, then pack and send each message in turn, and
+//!   unpack each incoming message as soon as `MPI_Waitany` reports it;
+//! * [`Schedule::Pipelined`]: the caterpillar with each message cut into packets of
+//!   [`Redistribution::packet_len`] elements; the next packet is packed while earlier ones
+//!   travel, and each packet is unpacked as it arrives.
+
+use crate::element::Element;
+use crate::error::{RedistError, Result};
+use crate::exchange::StageTimes;
+use crate::redistribute::{RankRedist, RedistPlan};
+use mpi::ffi;
+use mpi::raw::AsRaw;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use std::ffi::c_void;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Instant;
+
+/// How the messages of a redistribution travel. See the module documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Schedule {
+    /// One `MPI_Alltoallv`.
+    #[default]
+    Alltoallv,
+    /// Synchronous caterpillar pairs (seed 001, Fig. 2).
+    Caterpillar,
+    /// Receives posted first, unpack in arrival order (`MPI_Waitany`).
+    Async,
+    /// Caterpillar in fixed-size packets, pack and unpack overlapped with communication.
+    Pipelined,
+}
+
+impl Schedule {
+    /// Every schedule, for tests and sweeps.
+    pub const ALL: [Schedule; 4] = [
+        Schedule::Alltoallv,
+        Schedule::Caterpillar,
+        Schedule::Async,
+        Schedule::Pipelined,
+    ];
+
+    /// The name the command line uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Alltoallv => "alltoallv",
+            Schedule::Caterpillar => "caterpillar",
+            Schedule::Async => "async",
+            Schedule::Pipelined => "pipelined",
+        }
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Schedule {
+    type Err = RedistError;
+
+    /// ```
+    /// use redist::redistribution::Schedule;
+    /// assert_eq!("caterpillar".parse::<Schedule>().unwrap(), Schedule::Caterpillar);
+    /// assert!("telepathy".parse::<Schedule>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "alltoallv" | "alltoall" => Ok(Schedule::Alltoallv),
+            "caterpillar" | "sync" | "synchronous" => Ok(Schedule::Caterpillar),
+            "async" | "asynchronous" => Ok(Schedule::Async),
+            "pipelined" | "pipeline" => Ok(Schedule::Pipelined),
+            _ => Err(RedistError::UnknownName {
+                what: "schedule",
+                name: s.to_string(),
+                expected: "alltoallv, caterpillar, async, pipelined",
+            }),
+        }
+    }
+}
+
+/// Default packet length of the pipelined schedule, in elements (64 Ki elements).
+pub const DEFAULT_PACKET: usize = 1 << 16;
+
+const TAG: i32 = 71;
+
+/// A redistribution ready to run on this rank. See the module documentation.
+///
+/// ```no_run
+/// use redist::dist::DistArray;
+/// use redist::redistribute::RedistPlan;
+/// use redist::redistribution::{Redistribution, Schedule};
+/// use redist::StageTimes;
+/// use mpi::topology::Communicator;
+/// let universe = mpi::initialize().unwrap();
+/// let world = universe.world();
+/// let p = world.size() as usize;
+/// let from = DistArray::parse_spec(&format!("grid={p},dist=cyclic(36),*"), &[1000, 1000]).unwrap();
+/// let to = DistArray::parse_spec(&format!("grid=1x{p},dist=cyclic(128)"), &[1000, 1000]).unwrap();
+/// let plan = RedistPlan::new(&from, &to, p).unwrap();
+/// let mut r = Redistribution::new(&world, &plan, Schedule::Async).unwrap();
+/// let src = vec![0.0f64; r.src_len()];
+/// let mut dst = vec![0.0; r.dst_len()];
+/// let (mut send, mut recv) = (vec![0.0; r.send_len()], vec![0.0; r.recv_len()]);
+/// r.execute(&src, &mut dst, &mut send, &mut recv, &mut StageTimes::default()).unwrap();
+/// ```
+pub struct Redistribution {
+    part: RankRedist,
+    schedule: Schedule,
+    comm: SimpleCommunicator,
+    size: usize,
+    packet: usize,
+    send_counts: Vec<i32>,
+    send_displs: Vec<i32>,
+    recv_counts: Vec<i32>,
+    recv_displs: Vec<i32>,
+    /// Index into `part.sends` / `part.recvs` per peer (usize::MAX = none).
+    send_of_peer: Vec<usize>,
+    recv_of_peer: Vec<usize>,
+    requests: Vec<ffi::MPI_Request>,
+    send_requests: Vec<ffi::MPI_Request>,
+    /// Which transfer (or packet) each receive request belongs to.
+    request_owner: Vec<usize>,
+}
+
+impl fmt::Debug for Redistribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Redistribution")
+            .field("rank", &self.part.rank)
+            .field("schedule", &self.schedule)
+            .field("sends", &self.part.sends.len())
+            .field("recvs", &self.part.recvs.len())
+            .finish()
+    }
+}
+
+fn count(n: usize) -> Result<i32> {
+    i32::try_from(n).map_err(|_| RedistError::CountOverflow {
+        elements: n,
+        limit: i32::MAX as usize,
+    })
+}
+
+fn check(call: &'static str, code: i32) -> Result<()> {
+    if code == ffi::MPI_SUCCESS as i32 {
+        Ok(())
+    } else {
+        Err(RedistError::Mpi { call, code })
+    }
+}
+
+fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()> {
+    if actual < expected {
+        return Err(RedistError::BufferLength {
+            buffer,
+            expected,
+            actual,
+        });
+    }
+    Ok(())
+}
+
+impl Redistribution {
+    /// Prepares this rank's part of `plan` on `comm` (whose size must be `plan.ranks()`);
+    /// collective (duplicates `comm`). Checks use global arguments only.
+    pub fn new<C: Communicator>(comm: &C, plan: &RedistPlan, schedule: Schedule) -> Result<Self> {
+        let size = comm.size() as usize;
+        if size != plan.ranks() {
+            return Err(RedistError::DistMismatch {
+                what: format!(
+                    "the plan is for {} processes but the communicator has {size}",
+                    plan.ranks()
+                ),
+            });
+        }
+        // Every rank checks the largest local array of either side, so all agree.
+        let biggest = (0..size)
+            .map(|r| plan.from().local_len(r).max(plan.to().local_len(r)))
+            .max()
+            .unwrap_or(0);
+        count(biggest)?;
+        let rank = comm.rank() as usize;
+        let part = plan.for_rank(rank);
+        let mut send_counts = vec![0; size];
+        let mut send_displs = vec![0; size];
+        let mut recv_counts = vec![0; size];
+        let mut recv_displs = vec![0; size];
+        let mut send_of_peer = vec![usize::MAX; size];
+        let mut recv_of_peer = vec![usize::MAX; size];
+        for (i, t) in part.sends.iter().enumerate() {
+            send_counts[t.peer] = count(t.map.len())?;
+            send_displs[t.peer] = count(t.offset)?;
+            send_of_peer[t.peer] = i;
+        }
+        for (i, t) in part.recvs.iter().enumerate() {
+            recv_counts[t.peer] = count(t.map.len())?;
+            recv_displs[t.peer] = count(t.offset)?;
+            recv_of_peer[t.peer] = i;
+        }
+        let comm = comm.duplicate();
+        let mut this = Self {
+            part,
+            schedule,
+            comm,
+            size,
+            packet: DEFAULT_PACKET,
+            send_counts,
+            send_displs,
+            recv_counts,
+            recv_displs,
+            send_of_peer,
+            recv_of_peer,
+            requests: Vec::new(),
+            send_requests: Vec::new(),
+            request_owner: Vec::new(),
+        };
+        this.size_requests();
+        Ok(this)
+    }
+
+    /// Sets the packet length (elements, at least 1) of the pipelined schedule.
+    pub fn with_packet_len(mut self, elements: usize) -> Self {
+        self.packet = elements.max(1);
+        self.size_requests();
+        self
+    }
+
+    fn size_requests(&mut self) {
+        let packets = |n: usize| n.div_ceil(self.packet);
+        let most = |ts: &[crate::redistribute::Transfer]| {
+            ts.iter().map(|t| packets(t.map.len())).max().unwrap_or(0)
+        };
+        let recvs = self.part.recvs.len().max(most(&self.part.recvs));
+        let sends = self.part.sends.len().max(most(&self.part.sends));
+        self.requests = vec![unsafe { ffi::RSMPI_REQUEST_NULL }; recvs];
+        self.request_owner = vec![0; recvs];
+        self.send_requests = vec![unsafe { ffi::RSMPI_REQUEST_NULL }; sends];
+    }
+
+    /// The schedule in use.
+    pub fn schedule(&self) -> Schedule {
+        self.schedule
+    }
+
+    /// The pipelined schedule's packet length in elements.
+    pub fn packet_len(&self) -> usize {
+        self.packet
+    }
+
+    /// Elements of this rank's source array.
+    pub fn src_len(&self) -> usize {
+        self.part.src_len
+    }
+
+    /// Elements of this rank's destination array.
+    pub fn dst_len(&self) -> usize {
+        self.part.dst_len
+    }
+
+    /// Minimum send-buffer length.
+    pub fn send_len(&self) -> usize {
+        self.part.send_len
+    }
+
+    /// Minimum receive-buffer length.
+    pub fn recv_len(&self) -> usize {
+        self.part.recv_len
+    }
+
+    /// This rank's part of the plan.
+    pub fn rank_part(&self) -> &RankRedist {
+        &self.part
+    }
+
+    /// Redistributes `src` (this rank's source array) into `dst` through the caller's message
+    /// buffers (at least [`Redistribution::send_len`] and [`Redistribution::recv_len`] long),
+    /// adding stage times to `times` (for the overlapped schedules, time spent inside MPI
+    /// calls counts as communication and the rest as pack or unpack).
+    pub fn execute<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
+        check_len("source", self.part.src_len, src.len())?;
+        check_len("destination", self.part.dst_len, dst.len())?;
+        check_len("send", self.part.send_len, send.len())?;
+        check_len("receive", self.part.recv_len, recv.len())?;
+        let t0 = Instant::now();
+        self.part.copy_own(src, dst);
+        times.unpack += t0.elapsed().as_secs_f64();
+        match self.schedule {
+            Schedule::Alltoallv => self.alltoallv(src, dst, send, recv, times),
+            Schedule::Caterpillar => self.caterpillar(src, dst, send, recv, times),
+            Schedule::Async => self.asynchronous(src, dst, send, recv, times),
+            Schedule::Pipelined => self.pipelined(src, dst, send, recv, times),
+        }
+    }
+
+    fn alltoallv<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
+        let t0 = Instant::now();
+        self.part.pack_all(src, send);
+        let t1 = Instant::now();
+        if self.size > 1 {
+            // SAFETY: counts and displacements lie inside the buffers (lengths checked).
+            let code = unsafe {
+                ffi::MPI_Alltoallv(
+                    send.as_ptr() as *const c_void,
+                    self.send_counts.as_ptr(),
+                    self.send_displs.as_ptr(),
+                    T::mpi_datatype(),
+                    recv.as_mut_ptr() as *mut c_void,
+                    self.recv_counts.as_ptr(),
+                    self.recv_displs.as_ptr(),
+                    T::mpi_datatype(),
+                    self.comm.as_raw(),
+                )
+            };
+            check("MPI_Alltoallv", code)?;
+        }
+        let t2 = Instant::now();
+        self.part.unpack_all(recv, dst);
+        times.pack += (t1 - t0).as_secs_f64();
+        times.comm += (t2 - t1).as_secs_f64();
+        times.unpack += t2.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// The caterpillar partner of this rank at step `d`.
+    fn partner(&self, d: usize) -> usize {
+        let (p, i) = (self.size, self.part.rank);
+        (2 * p - i - d) % p
+    }
+
+    fn caterpillar<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
+        let t0 = Instant::now();
+        self.part.pack_all(src, send);
+        times.pack += t0.elapsed().as_secs_f64();
+        let dt = T::mpi_datatype();
+        let comm = self.comm.as_raw();
+        for d in 0..self.size {
+            let peer = self.partner(d);
+            if peer == self.part.rank {
+                continue;
+            }
+            let t1 = Instant::now();
+            let mut reqs = [unsafe { ffi::RSMPI_REQUEST_NULL }; 2];
+            // SAFETY: counts and displacements lie inside the checked buffers; both requests
+            // complete before the buffers are touched again.
+            unsafe {
+                if self.recv_counts[peer] > 0 {
+                    check(
+                        "MPI_Irecv",
+                        ffi::MPI_Irecv(
+                            recv.as_mut_ptr().add(self.recv_displs[peer] as usize) as *mut c_void,
+                            self.recv_counts[peer],
+                            dt,
+                            peer as i32,
+                            TAG,
+                            comm,
+                            &mut reqs[0],
+                        ),
+                    )?;
+                }
+                if self.send_counts[peer] > 0 {
+                    check(
+                        "MPI_Isend",
+                        ffi::MPI_Isend(
+                            send.as_ptr().add(self.send_displs[peer] as usize) as *const c_void,
+                            self.send_counts[peer],
+                            dt,
+                            peer as i32,
+                            TAG,
+                            comm,
+                            &mut reqs[1],
+                        ),
+                    )?;
+                }
+                check(
+                    "MPI_Waitall",
+                    ffi::MPI_Waitall(2, reqs.as_mut_ptr(), ffi::RSMPI_STATUSES_IGNORE),
+                )?;
+            }
+            let t2 = Instant::now();
+            if let Some(t) = self.part.recvs.get(self.recv_of_peer[peer]) {
+                t.map
+                    .unpack_range(0..t.map.len(), &recv[t.offset..t.offset + t.map.len()], dst);
+            }
+            times.comm += (t2 - t1).as_secs_f64();
+            times.unpack += t2.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+
+    fn asynchronous<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
+        let dt = T::mpi_datatype();
+        let comm = self.comm.as_raw();
+        let t0 = Instant::now();
+        let nrecv = self.part.recvs.len();
+        for (i, t) in self.part.recvs.iter().enumerate() {
+            // SAFETY: the message lies inside the checked receive buffer; completed below.
+            unsafe {
+                check(
+                    "MPI_Irecv",
+                    ffi::MPI_Irecv(
+                        recv.as_mut_ptr().add(t.offset) as *mut c_void,
+                        t.map.len() as i32,
+                        dt,
+                        t.peer as i32,
+                        TAG,
+                        comm,
+                        &mut self.requests[i],
+                    ),
+                )?;
+            }
+        }
+        let mut comm_s = t0.elapsed().as_secs_f64();
+        let mut pack_s = 0.0;
+        for (i, t) in self.part.sends.iter().enumerate() {
+            let t1 = Instant::now();
+            let msg = &mut send[t.offset..t.offset + t.map.len()];
+            t.map.pack_range(0..t.map.len(), src, msg);
+            let t2 = Instant::now();
+            // SAFETY: the packed message stays untouched until MPI_Waitall below.
+            unsafe {
+                check(
+                    "MPI_Isend",
+                    ffi::MPI_Isend(
+                        msg.as_ptr() as *const c_void,
+                        t.map.len() as i32,
+                        dt,
+                        t.peer as i32,
+                        TAG,
+                        comm,
+                        &mut self.send_requests[i],
+                    ),
+                )?;
+            }
+            pack_s += (t2 - t1).as_secs_f64();
+            comm_s += t2.elapsed().as_secs_f64();
+        }
+        let mut unpack_s = 0.0;
+        for _ in 0..nrecv {
+            let t1 = Instant::now();
+            let mut index = 0i32;
+            // SAFETY: the first nrecv requests are live or null.
+            unsafe {
+                check(
+                    "MPI_Waitany",
+                    ffi::MPI_Waitany(
+                        nrecv as i32,
+                        self.requests.as_mut_ptr(),
+                        &mut index,
+                        ffi::RSMPI_STATUS_IGNORE,
+                    ),
+                )?;
+            }
+            let t2 = Instant::now();
+            let t = &self.part.recvs[index as usize];
+            t.map
+                .unpack_range(0..t.map.len(), &recv[t.offset..t.offset + t.map.len()], dst);
+            comm_s += (t2 - t1).as_secs_f64();
+            unpack_s += t2.elapsed().as_secs_f64();
+        }
+        let t3 = Instant::now();
+        // SAFETY: every send request is live or null.
+        unsafe {
+            check(
+                "MPI_Waitall",
+                ffi::MPI_Waitall(
+                    self.part.sends.len() as i32,
+                    self.send_requests.as_mut_ptr(),
+                    ffi::RSMPI_STATUSES_IGNORE,
+                ),
+            )?;
+        }
+        comm_s += t3.elapsed().as_secs_f64();
+        times.pack += pack_s;
+        times.comm += comm_s;
+        times.unpack += unpack_s;
+        Ok(())
+    }
+
+    fn pipelined<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
+        let dt = T::mpi_datatype();
+        let comm = self.comm.as_raw();
+        let s = self.packet;
+        let (mut pack_s, mut comm_s, mut unpack_s) = (0.0, 0.0, 0.0);
+        for d in 0..self.size {
+            let peer = self.partner(d);
+            if peer == self.part.rank {
+                continue;
+            }
+            let t0 = Instant::now();
+            // Post every packet receive from the partner.
+            let mut nrecv = 0;
+            if let Some(t) = self.part.recvs.get(self.recv_of_peer[peer]) {
+                let mut start = 0;
+                while start < t.map.len() {
+                    let n = s.min(t.map.len() - start);
+                    // SAFETY: the packet lies inside the message inside the checked buffer.
+                    unsafe {
+                        check(
+                            "MPI_Irecv",
+                            ffi::MPI_Irecv(
+                                recv.as_mut_ptr().add(t.offset + start) as *mut c_void,
+                                n as i32,
+                                dt,
+                                peer as i32,
+                                TAG,
+                                comm,
+                                &mut self.requests[nrecv],
+                            ),
+                        )?;
+                    }
+                    self.request_owner[nrecv] = start;
+                    nrecv += 1;
+                    start += n;
+                }
+            }
+            comm_s += t0.elapsed().as_secs_f64();
+            // Pack and send packet by packet: packet k+1 is packed while k travels.
+            let mut nsend = 0;
+            if let Some(t) = self.part.sends.get(self.send_of_peer[peer]) {
+                let mut start = 0;
+                while start < t.map.len() {
+                    let n = s.min(t.map.len() - start);
+                    let t1 = Instant::now();
+                    let msg = &mut send[t.offset + start..t.offset + start + n];
+                    t.map.pack_range(start..start + n, src, msg);
+                    let t2 = Instant::now();
+                    // SAFETY: each packet is written once and then only read by MPI.
+                    unsafe {
+                        check(
+                            "MPI_Isend",
+                            ffi::MPI_Isend(
+                                msg.as_ptr() as *const c_void,
+                                n as i32,
+                                dt,
+                                peer as i32,
+                                TAG,
+                                comm,
+                                &mut self.send_requests[nsend],
+                            ),
+                        )?;
+                    }
+                    pack_s += (t2 - t1).as_secs_f64();
+                    comm_s += t2.elapsed().as_secs_f64();
+                    nsend += 1;
+                    start += n;
+                }
+            }
+            // Unpack packets as they arrive.
+            if let Some(t) = self.part.recvs.get(self.recv_of_peer[peer]) {
+                for _ in 0..nrecv {
+                    let t1 = Instant::now();
+                    let mut index = 0i32;
+                    // SAFETY: the first nrecv requests are live or null.
+                    unsafe {
+                        check(
+                            "MPI_Waitany",
+                            ffi::MPI_Waitany(
+                                nrecv as i32,
+                                self.requests.as_mut_ptr(),
+                                &mut index,
+                                ffi::RSMPI_STATUS_IGNORE,
+                            ),
+                        )?;
+                    }
+                    let t2 = Instant::now();
+                    let start = self.request_owner[index as usize];
+                    let n = s.min(t.map.len() - start);
+                    t.map.unpack_range(
+                        start..start + n,
+                        &recv[t.offset + start..t.offset + start + n],
+                        dst,
+                    );
+                    comm_s += (t2 - t1).as_secs_f64();
+                    unpack_s += t2.elapsed().as_secs_f64();
+                }
+            }
+            let t3 = Instant::now();
+            // SAFETY: the first nsend send requests are live or null.
+            unsafe {
+                check(
+                    "MPI_Waitall",
+                    ffi::MPI_Waitall(
+                        nsend as i32,
+                        self.send_requests.as_mut_ptr(),
+                        ffi::RSMPI_STATUSES_IGNORE,
+                    ),
+                )?;
+            }
+            comm_s += t3.elapsed().as_secs_f64();
+        }
+        times.pack += pack_s;
+        times.comm += comm_s;
+        times.unpack += unpack_s;
+        Ok(())
+    }
+}

@@ -1,0 +1,634 @@
+//! Thakur, Choudhary and Ramanujam's cyclic(x) → cyclic(y) methods for one axis (seed 002).
+//!
+//! Each method computes, at redistribution time, what this process sends to and receives
+//! from every other process (the paper's timings include that address calculation, and so do
+//! the `thakur` benchmark's), then exchanges one packed message per peer:
+//!
+//! * [`ThakurMethod::KyToY`] (`x = k·y`): every local block of `x` splits into `k` sub-blocks
+//!   going to the stored destination sequence `(k·p + i) mod P`; the receiver finds the
+//!   source of its `y`-block `l` as `⌊(l·P + q)/k⌋ mod P`, a sequence of period `k` stored
+//!   once when `k ≤ P` and `P mod k = 0`.
+//! * [`ThakurMethod::XToKx`] (`y = k·x`): the reverse; the receiver's `k` sub-blocks of each
+//!   `y`-block come from the stored sequence `(k·q + i) mod P`.
+//! * [`ThakurMethod::Gcd`] / [`ThakurMethod::Lcm`]: two phases through cyclic(m) with
+//!   `m = gcd(x, y)` (KY_TO_Y then X_TO_KX) or `m = lcm(x, y)` (X_TO_KX then KY_TO_Y).
+//! * [`ThakurMethod::General`]: the destination (source) of every element computed from its
+//!   global index.
+//!
+//! Receives are [`Receive::Sync`] (wait for every message, then unpack) or
+//! [`Receive::Async`] (unpack each message as `MPI_Waitany` reports it). Local storage is the
+//! block-cyclic local layout of [`crate::dist`]; all methods give identical results, equal to
+//! the general planner's ([`crate::redistribute::RedistPlan`]).
+//!
+//! ```
+//! use redist::thakur::{simulate, ThakurMethod};
+//! use redist::dist::{AxisDist, AxisMap};
+//! let (n, p) = (100, 3);
+//! let from = AxisMap::new(AxisDist::BlockCyclic(15), n, p).unwrap();
+//! let to = AxisMap::new(AxisDist::BlockCyclic(10), n, p).unwrap();
+//! let src: Vec<Vec<u32>> = (0..p)
+//!     .map(|q| (0..from.local_len(q)).map(|l| from.global_index(q, l) as u32).collect())
+//!     .collect();
+//! for method in [ThakurMethod::Gcd, ThakurMethod::Lcm, ThakurMethod::General] {
+//!     let dst = simulate(method, n, p, 15, 10, &src).unwrap();
+//!     for q in 0..p {
+//!         assert!(dst[q].iter().enumerate().all(|(l, &g)| g as usize == to.global_index(q, l)));
+//!     }
+//! }
+//! ```
+
+use crate::dist::{AxisDist, AxisMap};
+use crate::element::Element;
+use crate::error::{RedistError, Result};
+use mpi::ffi;
+use mpi::topology::Communicator;
+use std::ffi::c_void;
+use std::fmt;
+use std::str::FromStr;
+
+/// Thakur et al.'s redistribution methods (seed 002).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ThakurMethod {
+    /// `x = k·y` (Fig. 2).
+    KyToY,
+    /// `y = k·x` (Fig. 5).
+    XToKx,
+    /// Two phases through cyclic(gcd(x, y)) (Fig. 8).
+    Gcd,
+    /// Two phases through cyclic(lcm(x, y)) (Fig. 8).
+    Lcm,
+    /// Element-wise address calculation (§5.1).
+    General,
+}
+
+impl ThakurMethod {
+    /// Every method.
+    pub const ALL: [ThakurMethod; 5] = [
+        ThakurMethod::KyToY,
+        ThakurMethod::XToKx,
+        ThakurMethod::Gcd,
+        ThakurMethod::Lcm,
+        ThakurMethod::General,
+    ];
+
+    /// The paper's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThakurMethod::KyToY => "ky_to_y",
+            ThakurMethod::XToKx => "x_to_kx",
+            ThakurMethod::Gcd => "gcd",
+            ThakurMethod::Lcm => "lcm",
+            ThakurMethod::General => "general",
+        }
+    }
+
+    /// Whether the method applies to cyclic(x) → cyclic(y).
+    pub fn applies(self, x: usize, y: usize) -> bool {
+        match self {
+            ThakurMethod::KyToY => x.is_multiple_of(y),
+            ThakurMethod::XToKx => y.is_multiple_of(x),
+            _ => true,
+        }
+    }
+}
+
+impl fmt::Display for ThakurMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ThakurMethod {
+    type Err = RedistError;
+
+    /// ```
+    /// use redist::thakur::ThakurMethod;
+    /// assert_eq!("LCM".parse::<ThakurMethod>().unwrap(), ThakurMethod::Lcm);
+    /// ```
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "ky_to_y" => Ok(ThakurMethod::KyToY),
+            "x_to_kx" => Ok(ThakurMethod::XToKx),
+            "gcd" => Ok(ThakurMethod::Gcd),
+            "lcm" => Ok(ThakurMethod::Lcm),
+            "general" => Ok(ThakurMethod::General),
+            _ => Err(RedistError::UnknownName {
+                what: "Thakur method",
+                name: s.to_string(),
+                expected: "ky_to_y, x_to_kx, gcd, lcm, general",
+            }),
+        }
+    }
+}
+
+/// Synchronous or asynchronous receive (seed 002 §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Receive {
+    /// Wait for every message, then unpack.
+    Sync,
+    /// Unpack each message as it arrives.
+    Async,
+}
+
+/// One phase for one process: per peer, the local runs `(start, len)` sent (in the source
+/// array) and received (in the destination array), in message order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phase {
+    /// Block size of the source distribution.
+    pub x: usize,
+    /// Block size of the destination distribution.
+    pub y: usize,
+    /// Local length of the source array.
+    pub src_len: usize,
+    /// Local length of the destination array.
+    pub dst_len: usize,
+    /// Per peer, runs of the source array it receives.
+    pub sends: Vec<Vec<(usize, usize)>>,
+    /// Per peer, runs of the destination array it sends.
+    pub recvs: Vec<Vec<(usize, usize)>>,
+}
+
+fn push(list: &mut Vec<(usize, usize)>, start: usize, len: usize) {
+    if let Some(last) = list.last_mut() {
+        if last.0 + last.1 == start {
+            last.1 += len;
+            return;
+        }
+    }
+    list.push((start, len));
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn maps(n: usize, procs: usize, x: usize, y: usize) -> Result<(AxisMap, AxisMap)> {
+    Ok((
+        AxisMap::new(AxisDist::BlockCyclic(x), n, procs)?,
+        AxisMap::new(AxisDist::BlockCyclic(y), n, procs)?,
+    ))
+}
+
+/// KY_TO_Y (x = k·y) for process `p` (Fig. 2).
+fn ky_to_y(n: usize, procs: usize, x: usize, y: usize, p: usize) -> Result<Phase> {
+    let (from, to) = maps(n, procs, x, y)?;
+    let k = x / y;
+    let (ls, ld) = (from.local_len(p), to.local_len(p));
+    let mut sends = vec![Vec::new(); procs];
+    let mut recvs = vec![Vec::new(); procs];
+    // Send: the destination sequence of one x-block is stored and reused for every block.
+    let dest: Vec<usize> = (0..k).map(|i| (k * p + i) % procs).collect();
+    for j in 0..ls.div_ceil(x) {
+        for (i, &d) in dest.iter().enumerate() {
+            let start = j * x + i * y;
+            if start >= ls {
+                break;
+            }
+            push(&mut sends[d], start, y.min(ls - start));
+        }
+    }
+    // Receive: sources of consecutive y-blocks repeat with period k when P mod k = 0.
+    let stored = k <= procs && procs.is_multiple_of(k);
+    let seq: Vec<usize> = if stored {
+        (0..k).map(|i| (p / k + i * (procs / k)) % procs).collect()
+    } else {
+        Vec::new()
+    };
+    for l in 0..ld.div_ceil(y) {
+        let s = if stored {
+            seq[l % k]
+        } else {
+            ((l * procs + p) / k) % procs
+        };
+        push(&mut recvs[s], l * y, y.min(ld - l * y));
+    }
+    Ok(Phase {
+        x,
+        y,
+        src_len: ls,
+        dst_len: ld,
+        sends,
+        recvs,
+    })
+}
+
+/// X_TO_KX (y = k·x) for process `p` (Fig. 5).
+fn x_to_kx(n: usize, procs: usize, x: usize, y: usize, p: usize) -> Result<Phase> {
+    let (from, to) = maps(n, procs, x, y)?;
+    let k = y / x;
+    let (ls, ld) = (from.local_len(p), to.local_len(p));
+    let mut sends = vec![Vec::new(); procs];
+    let mut recvs = vec![Vec::new(); procs];
+    let stored = k <= procs && procs.is_multiple_of(k);
+    let seq: Vec<usize> = if stored {
+        (0..k).map(|i| (p / k + i * (procs / k)) % procs).collect()
+    } else {
+        Vec::new()
+    };
+    for j in 0..ls.div_ceil(x) {
+        let d = if stored {
+            seq[j % k]
+        } else {
+            ((j * procs + p) / k) % procs
+        };
+        push(&mut sends[d], j * x, x.min(ls - j * x));
+    }
+    let src: Vec<usize> = (0..k).map(|i| (k * p + i) % procs).collect();
+    for l in 0..ld.div_ceil(y) {
+        for (i, &s) in src.iter().enumerate() {
+            let start = l * y + i * x;
+            if start >= ld {
+                break;
+            }
+            push(&mut recvs[s], start, x.min(ld - start));
+        }
+    }
+    Ok(Phase {
+        x,
+        y,
+        src_len: ls,
+        dst_len: ld,
+        sends,
+        recvs,
+    })
+}
+
+/// The general method: per element, global index then owner (§5.1).
+fn general(n: usize, procs: usize, x: usize, y: usize, p: usize) -> Result<Phase> {
+    let (from, to) = maps(n, procs, x, y)?;
+    let (ls, ld) = (from.local_len(p), to.local_len(p));
+    let mut sends = vec![Vec::new(); procs];
+    let mut recvs = vec![Vec::new(); procs];
+    for i in 0..ls {
+        let g = i % x + ((i / x) * procs + p) * x;
+        push(&mut sends[(g / y) % procs], i, 1);
+    }
+    for i in 0..ld {
+        let g = i % y + ((i / y) * procs + p) * y;
+        push(&mut recvs[(g / x) % procs], i, 1);
+    }
+    Ok(Phase {
+        x,
+        y,
+        src_len: ls,
+        dst_len: ld,
+        sends,
+        recvs,
+    })
+}
+
+/// The phases of `method` for process `p` of `procs`, redistributing `n` items from
+/// cyclic(x) to cyclic(y).
+pub fn plan_phases(
+    method: ThakurMethod,
+    n: usize,
+    procs: usize,
+    x: usize,
+    y: usize,
+    p: usize,
+) -> Result<Vec<Phase>> {
+    if x == 0 || y == 0 || n == 0 || procs == 0 || p >= procs {
+        return Err(RedistError::BadDistribution {
+            reason: format!(
+                "cyclic({x}) -> cyclic({y}) of {n} items on process {p} of {procs}: sizes must be ≥ 1"
+            ),
+        });
+    }
+    if !method.applies(x, y) {
+        return Err(RedistError::BadDistribution {
+            reason: format!(
+                "{method} needs {} but got cyclic({x}) -> cyclic({y})",
+                if method == ThakurMethod::KyToY {
+                    "x = k·y"
+                } else {
+                    "y = k·x"
+                }
+            ),
+        });
+    }
+    Ok(match method {
+        ThakurMethod::KyToY => vec![ky_to_y(n, procs, x, y, p)?],
+        ThakurMethod::XToKx => vec![x_to_kx(n, procs, x, y, p)?],
+        ThakurMethod::General => vec![general(n, procs, x, y, p)?],
+        ThakurMethod::Gcd => {
+            let m = gcd(x, y);
+            vec![ky_to_y(n, procs, x, m, p)?, x_to_kx(n, procs, m, y, p)?]
+        }
+        ThakurMethod::Lcm => {
+            let m = x / gcd(x, y) * y;
+            vec![x_to_kx(n, procs, x, m, p)?, ky_to_y(n, procs, m, y, p)?]
+        }
+    })
+}
+
+fn runs_len(runs: &[(usize, usize)]) -> usize {
+    runs.iter().map(|r| r.1).sum()
+}
+
+fn pack<T: Copy>(runs: &[(usize, usize)], src: &[T], out: &mut [T]) {
+    let mut pos = 0;
+    for &(s, n) in runs {
+        out[pos..pos + n].copy_from_slice(&src[s..s + n]);
+        pos += n;
+    }
+}
+
+fn unpack<T: Copy>(runs: &[(usize, usize)], msg: &[T], dst: &mut [T]) {
+    let mut pos = 0;
+    for &(s, n) in runs {
+        dst[s..s + n].copy_from_slice(&msg[pos..pos + n]);
+        pos += n;
+    }
+}
+
+/// Runs `method` for every process inside one process: `src[p]` is process p's cyclic(x)
+/// local array; returns every cyclic(y) local array.
+pub fn simulate<T: Copy + Default>(
+    method: ThakurMethod,
+    n: usize,
+    procs: usize,
+    x: usize,
+    y: usize,
+    src: &[Vec<T>],
+) -> Result<Vec<Vec<T>>> {
+    let plans: Vec<Vec<Phase>> = (0..procs)
+        .map(|p| plan_phases(method, n, procs, x, y, p))
+        .collect::<Result<_>>()?;
+    let mut cur: Vec<Vec<T>> = src.to_vec();
+    for phase in 0..plans[0].len() {
+        let mut next: Vec<Vec<T>> = plans
+            .iter()
+            .map(|pl| vec![T::default(); pl[phase].dst_len])
+            .collect();
+        for (q, pl) in plans.iter().enumerate() {
+            for (s, plan_s) in plans.iter().enumerate() {
+                let runs = &plan_s[phase].sends[q];
+                let mut msg = vec![T::default(); runs_len(runs)];
+                pack(runs, &cur[s], &mut msg);
+                assert_eq!(msg.len(), runs_len(&pl[phase].recvs[s]));
+                unpack(&pl[phase].recvs[s], &msg, &mut next[q]);
+            }
+        }
+        cur = next;
+    }
+    Ok(cur)
+}
+
+/// Redistributes this process's cyclic(x) local array `src` of an `n`-item array into its
+/// cyclic(y) local array `dst` on `comm` with `method` and `receive`, computing the
+/// communication sets on the way (as the paper does; this allocates its message buffers).
+/// Collective over `comm`.
+#[allow(clippy::too_many_arguments)]
+pub fn redistribute<T: Element, C: Communicator>(
+    comm: &C,
+    method: ThakurMethod,
+    receive: Receive,
+    n: usize,
+    x: usize,
+    y: usize,
+    src: &[T],
+    dst: &mut [T],
+) -> Result<()> {
+    let (procs, p) = (comm.size() as usize, comm.rank() as usize);
+    let phases = plan_phases(method, n, procs, x, y, p)?;
+    let last = phases.len() - 1;
+    let mut tmp: Vec<T> = Vec::new();
+    for (i, ph) in phases.iter().enumerate() {
+        let input: &[T] = if i == 0 { src } else { &tmp };
+        if input.len() != ph.src_len {
+            return Err(RedistError::BufferLength {
+                buffer: "source",
+                expected: ph.src_len,
+                actual: input.len(),
+            });
+        }
+        if i == last {
+            if dst.len() != ph.dst_len {
+                return Err(RedistError::BufferLength {
+                    buffer: "destination",
+                    expected: ph.dst_len,
+                    actual: dst.len(),
+                });
+            }
+            exchange(comm, ph, receive, input, dst)?;
+        } else {
+            let mut out = vec![T::default(); ph.dst_len];
+            exchange(comm, ph, receive, input, &mut out)?;
+            tmp = out;
+        }
+    }
+    Ok(())
+}
+
+fn check(call: &'static str, code: i32) -> Result<()> {
+    if code == ffi::MPI_SUCCESS as i32 {
+        Ok(())
+    } else {
+        Err(RedistError::Mpi { call, code })
+    }
+}
+
+fn exchange<T: Element, C: Communicator>(
+    comm: &C,
+    ph: &Phase,
+    receive: Receive,
+    src: &[T],
+    dst: &mut [T],
+) -> Result<()> {
+    let (procs, me) = (comm.size() as usize, comm.rank() as usize);
+    let raw = comm.as_raw();
+    let dt = T::mpi_datatype();
+    let send_offsets: Vec<usize> = ph
+        .sends
+        .iter()
+        .scan(0, |acc, r| {
+            let o = *acc;
+            *acc += runs_len(r);
+            Some(o)
+        })
+        .collect();
+    let recv_offsets: Vec<usize> = ph
+        .recvs
+        .iter()
+        .scan(0, |acc, r| {
+            let o = *acc;
+            *acc += runs_len(r);
+            Some(o)
+        })
+        .collect();
+    let mut send = vec![T::default(); ph.sends.iter().map(|r| runs_len(r)).sum()];
+    let mut recv = vec![T::default(); ph.recvs.iter().map(|r| runs_len(r)).sum()];
+    let mut rreq = Vec::new();
+    let mut rpeer = Vec::new();
+    for q in (0..procs).filter(|&q| q != me) {
+        let len = runs_len(&ph.recvs[q]);
+        if len > 0 {
+            let mut r = unsafe { ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: the message lies in `recv`, which outlives the wait below.
+            unsafe {
+                check(
+                    "MPI_Irecv",
+                    ffi::MPI_Irecv(
+                        recv.as_mut_ptr().add(recv_offsets[q]) as *mut c_void,
+                        len as i32,
+                        dt,
+                        q as i32,
+                        72,
+                        raw,
+                        &mut r,
+                    ),
+                )?;
+            }
+            rreq.push(r);
+            rpeer.push(q);
+        }
+    }
+    let mut sreq = Vec::new();
+    for q in 0..procs {
+        let len = runs_len(&ph.sends[q]);
+        let out = &mut send[send_offsets[q]..send_offsets[q] + len];
+        pack(&ph.sends[q], src, out);
+        if q == me {
+            unpack(&ph.recvs[q], out, dst);
+        } else if len > 0 {
+            let mut r = unsafe { ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: `send` is not touched until the Waitall below.
+            unsafe {
+                check(
+                    "MPI_Isend",
+                    ffi::MPI_Isend(
+                        out.as_ptr() as *const c_void,
+                        len as i32,
+                        dt,
+                        q as i32,
+                        72,
+                        raw,
+                        &mut r,
+                    ),
+                )?;
+            }
+            sreq.push(r);
+        }
+    }
+    match receive {
+        Receive::Sync => {
+            // SAFETY: all requests are live.
+            unsafe {
+                check(
+                    "MPI_Waitall",
+                    ffi::MPI_Waitall(
+                        rreq.len() as i32,
+                        rreq.as_mut_ptr(),
+                        ffi::RSMPI_STATUSES_IGNORE,
+                    ),
+                )?;
+            }
+            for &q in &rpeer {
+                let len = runs_len(&ph.recvs[q]);
+                unpack(
+                    &ph.recvs[q],
+                    &recv[recv_offsets[q]..recv_offsets[q] + len],
+                    dst,
+                );
+            }
+        }
+        Receive::Async => {
+            for _ in 0..rreq.len() {
+                let mut index = 0i32;
+                // SAFETY: requests are live or null.
+                unsafe {
+                    check(
+                        "MPI_Waitany",
+                        ffi::MPI_Waitany(
+                            rreq.len() as i32,
+                            rreq.as_mut_ptr(),
+                            &mut index,
+                            ffi::RSMPI_STATUS_IGNORE,
+                        ),
+                    )?;
+                }
+                let q = rpeer[index as usize];
+                let len = runs_len(&ph.recvs[q]);
+                unpack(
+                    &ph.recvs[q],
+                    &recv[recv_offsets[q]..recv_offsets[q] + len],
+                    dst,
+                );
+            }
+        }
+    }
+    // SAFETY: all send requests are live.
+    unsafe {
+        check(
+            "MPI_Waitall",
+            ffi::MPI_Waitall(
+                sreq.len() as i32,
+                sreq.as_mut_ptr(),
+                ffi::RSMPI_STATUSES_IGNORE,
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::DistArray;
+    use crate::redistribute::RedistPlan;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Every applicable method agrees with the general planner, for random (n, P, x, y).
+        #[test]
+        fn methods_agree_with_general_planner(
+            n in 1usize..400, procs in 1usize..9, x in 1usize..16, k in 1usize..6, mult in any::<bool>(),
+            y0 in 1usize..16,
+        ) {
+            // Half the cases have x, y multiples of each other, so KY_TO_Y / X_TO_KX apply.
+            let y = if mult { x * k } else { y0 };
+            let spec = |b: usize| DistArray::parse_spec(&format!("grid={procs},dist=cyclic({b})"), &[n]).unwrap();
+            let (from, to) = (spec(x), spec(y));
+            let src: Vec<Vec<u32>> = (0..procs).map(|r| {
+                let mut v = vec![0; from.local_len(r)];
+                from.fill_index_valued(r, &mut v, |g| g as u32);
+                v
+            }).collect();
+            let want = RedistPlan::new(&from, &to, procs).unwrap().simulate(&src);
+            for m in ThakurMethod::ALL {
+                for (a, b) in [(x, y), (y, x)] {
+                    if !m.applies(a, b) { continue; }
+                    let (sa, sb) = (spec(a), spec(b));
+                    let src: Vec<Vec<u32>> = (0..procs).map(|r| {
+                        let mut v = vec![0; sa.local_len(r)];
+                        sa.fill_index_valued(r, &mut v, |g| g as u32);
+                        v
+                    }).collect();
+                    let got = simulate(m, n, procs, a, b, &src).unwrap();
+                    let want_ab = if (a, b) == (x, y) { want.clone() } else {
+                        RedistPlan::new(&sa, &sb, procs).unwrap().simulate(&src)
+                    };
+                    prop_assert_eq!(got, want_ab, "{} cyclic({})->cyclic({}) n={} P={}", m, a, b, n, procs);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn inapplicable_methods_are_errors() {
+        assert!(plan_phases(ThakurMethod::KyToY, 100, 4, 3, 2, 0).is_err());
+        assert!(plan_phases(ThakurMethod::XToKx, 100, 4, 3, 2, 0).is_err());
+        assert!(plan_phases(ThakurMethod::Lcm, 100, 4, 3, 2, 0).is_ok());
+        assert_eq!(
+            plan_phases(ThakurMethod::Gcd, 100, 4, 15, 10, 1)
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+}

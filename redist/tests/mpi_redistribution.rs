@@ -1,0 +1,166 @@
+//! General redistribution (block-cyclic, different grids, row/column order, scatter/gather)
+//! and Thakur's cyclic(x) → cyclic(y) methods under real MPI on 1..=8 ranks, for every
+//! schedule, checked exactly with index-valued data on every rank.
+use mpi::topology::Communicator;
+use redist::dist::{AxisDist, AxisMap, DistArray};
+use redist::redistribute::RedistPlan;
+use redist::redistribution::{Redistribution, Schedule};
+use redist::thakur::{self, Receive, ThakurMethod};
+use redist::StageTimes;
+
+const BODY: &str = "redistribution_body";
+
+macro_rules! launches {
+    ($($name:ident => $ranks:expr),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            mpi_harness::Launch::new(BODY, $ranks).timeout_secs(240).run();
+        }
+    )*};
+}
+
+launches!(redistribution_np1 => 1, redistribution_np2 => 2, redistribution_np3 => 3,
+          redistribution_np4 => 4, redistribution_np5 => 5, redistribution_np6 => 6,
+          redistribution_np7 => 7, redistribution_np8 => 8);
+
+/// Pairs of (shape, source spec, destination spec) for `p` ranks: grids of different shapes
+/// and sizes, both orders, scatter from and gather to one rank, grids using only some ranks.
+fn cases(p: usize) -> Vec<(Vec<usize>, String, String)> {
+    let a = (1..=p)
+        .filter(|&d| p.is_multiple_of(d) && d * d <= p)
+        .max()
+        .unwrap();
+    let b = p / a;
+    let sub = p.saturating_sub(1).max(1);
+    vec![
+        (
+            vec![37, 23],
+            format!("grid={a}x{b},dist=cyclic(3),cyclic(2)"),
+            format!("grid={b}x{a},order=col,dist=cyclic(5),block"),
+        ),
+        (
+            vec![37, 23],
+            format!("grid={p}x1,dist=balanced,cyclic(4)"),
+            format!("grid=1x{p},dist=cyclic(7),cyclic"),
+        ),
+        (
+            vec![37, 23],
+            "grid=1x1,dist=block,block".into(),
+            format!("grid={a}x{b},order=col,dist=cyclic(2),cyclic(3)"),
+        ),
+        (
+            vec![37, 23],
+            format!("grid={b}x{a},dist=cyclic(4),balanced"),
+            "grid=1x1,dist=block,block".into(),
+        ),
+        (
+            vec![37, 23],
+            format!("grid={sub},dist=cyclic(3),*"),
+            format!("grid={p},dist=*,cyclic(2)"),
+        ),
+        (
+            vec![9, 7, 5],
+            format!("grid={p},dist=cyclic(2),*,*"),
+            format!("grid=1x{p},dist=*,block,cyclic"),
+        ),
+        (
+            vec![1000],
+            format!("grid={p},dist=cyclic(4)"),
+            format!("grid={p},dist=cyclic(2)"),
+        ),
+        (
+            vec![1000],
+            format!("grid={p},dist=cyclic(11)"),
+            format!("grid={sub},dist=cyclic(3)"),
+        ),
+    ]
+}
+
+fn index_block(a: &DistArray, rank: usize) -> Vec<u64> {
+    let mut v = vec![u64::MAX; a.local_len(rank)];
+    a.fill_index_valued(rank, &mut v, |g| g);
+    v
+}
+
+#[test]
+#[ignore = "MPI body: run by the redistribution_np* launchers under mpirun"]
+fn redistribution_body() {
+    if !mpi_harness::is_child() {
+        return;
+    }
+    let universe = mpi::initialize().expect("MPI initializes");
+    redist::comm::abort_on_panic();
+    let world = universe.world();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    mpi_harness::mark_reached(BODY, rank, size);
+
+    let mut checked = 0;
+    for (shape, f, t) in cases(size) {
+        let from = DistArray::parse_spec(&f, &shape).unwrap();
+        let to = DistArray::parse_spec(&t, &shape).unwrap();
+        for (src_d, dst_d) in [(&from, &to), (&to, &from)] {
+            let plan = RedistPlan::new(src_d, dst_d, size).unwrap();
+            let src = index_block(src_d, rank);
+            let want = index_block(dst_d, rank);
+            for schedule in Schedule::ALL {
+                for packet in [redist::redistribution::DEFAULT_PACKET, 5] {
+                    if packet != redist::redistribution::DEFAULT_PACKET
+                        && schedule != Schedule::Pipelined
+                    {
+                        continue;
+                    }
+                    let mut r = Redistribution::new(&world, &plan, schedule)
+                        .unwrap()
+                        .with_packet_len(packet);
+                    let mut dst = vec![u64::MAX; r.dst_len()];
+                    let mut send = vec![u64::MAX; r.send_len()];
+                    let mut recv = vec![u64::MAX; r.recv_len()];
+                    let mut times = StageTimes::default();
+                    r.execute(&src, &mut dst, &mut send, &mut recv, &mut times)
+                        .unwrap();
+                    assert_eq!(
+                        dst,
+                        want,
+                        "{} -> {} {schedule} packet {packet}",
+                        src_d.spec(),
+                        dst_d.spec()
+                    );
+                    // Again with dirty buffers: no hidden state.
+                    dst.fill(7);
+                    send.fill(9);
+                    recv.fill(11);
+                    r.execute(&src, &mut dst, &mut send, &mut recv, &mut times)
+                        .unwrap();
+                    assert_eq!(dst, want);
+                    checked += 1;
+                }
+            }
+        }
+    }
+
+    // Thakur's methods, both receive modes, against the definition of cyclic(y).
+    let n = 10_007;
+    for (x, y) in [(4, 2), (2, 4), (15, 10), (11, 3)] {
+        let from = AxisMap::new(AxisDist::BlockCyclic(x), n, size).unwrap();
+        let to = AxisMap::new(AxisDist::BlockCyclic(y), n, size).unwrap();
+        let src: Vec<u64> = (0..from.local_len(rank))
+            .map(|l| from.global_index(rank, l) as u64)
+            .collect();
+        let want: Vec<u64> = (0..to.local_len(rank))
+            .map(|l| to.global_index(rank, l) as u64)
+            .collect();
+        for method in ThakurMethod::ALL {
+            if !method.applies(x, y) {
+                continue;
+            }
+            for receive in [Receive::Sync, Receive::Async] {
+                let mut dst = vec![u64::MAX; want.len()];
+                thakur::redistribute(&world, method, receive, n, x, y, &src, &mut dst).unwrap();
+                assert_eq!(dst, want, "{method} {receive:?} cyclic({x})->cyclic({y})");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0);
+    mpi_harness::mark_passed(BODY, rank, size);
+}
