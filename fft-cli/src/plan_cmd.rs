@@ -36,6 +36,9 @@ pub struct PlanArgs {
     /// Inverse bandwidth between nodes only, seconds per byte.
     #[arg(long)]
     pub tw_inter: Option<f64>,
+    /// Fixed cost of one exchange (collective call), seconds.
+    #[arg(long)]
+    pub exchange_overhead: Option<f64>,
     /// Local 1-D FFT cost, seconds per element·log2(n) on one core.
     #[arg(long)]
     pub fft_rate: Option<f64>,
@@ -77,6 +80,7 @@ fn profile_from(args: &PlanArgs) -> fft_core::Result<MachineProfile> {
         args.tw.is_some(),
         args.ts_inter.is_some(),
         args.tw_inter.is_some(),
+        args.exchange_overhead.is_some(),
         args.fft_rate.is_some(),
         args.copy_bw.is_some(),
         args.cores_per_node.is_some(),
@@ -98,6 +102,9 @@ fn profile_from(args: &PlanArgs) -> fft_core::Result<MachineProfile> {
     }
     if let Some(v) = args.tw_inter {
         p.tw_inter_s_per_byte = v;
+    }
+    if let Some(v) = args.exchange_overhead {
+        p.exchange_overhead_s = v;
     }
     if let Some(v) = args.fft_rate {
         p.fft_s_per_element_log2 = v;
