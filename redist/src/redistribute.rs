@@ -700,10 +700,12 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// Random shapes (1-3 axes), random distributions and grids (up to 4 per axis, both
+        /// orders, possibly smaller than the communicator) on P up to 64.
         #[test]
         fn random_pairs_simulated_for_all_ranks(
-            (_shape, ranks, from, to) in (prop::collection::vec(1usize..14, 1..4), 1usize..9)
+            (_shape, ranks, from, to) in (prop::collection::vec(1usize..14, 1..4), 1usize..65)
                 .prop_flat_map(|(shape, ranks)| (
                     Just(shape.clone()), Just(ranks),
                     any_array(shape.clone(), ranks), any_array(shape, ranks)))
