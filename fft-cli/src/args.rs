@@ -71,6 +71,10 @@ pub struct RunArgs {
     /// Seed of the random input (sum of plane waves) when there is no --input.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Leave the forward output in the last pencil layout (skip the exchanges back), like
+    /// FFTW-MPI's TRANSPOSED_OUT; backward takes that layout. --output still writes C order.
+    #[arg(long)]
+    pub transposed_out: bool,
 }
 
 /// A global shape given on the command line.

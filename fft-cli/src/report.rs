@@ -23,6 +23,8 @@ pub struct RunReport {
     /// The complexity model's forward+backward time for this grid (compare with `min_s`).
     pub predicted_s: Option<f64>,
     pub method: String,
+    /// Whether the forward output stayed in the last pencil layout.
+    pub transposed_out: bool,
     pub iters: u64,
     pub warmup: u64,
     /// Fastest forward+backward pair, max over ranks.

@@ -22,6 +22,9 @@ pub enum RunError {
     /// Planning failed.
     #[error(transparent)]
     Fft(#[from] FftError),
+    /// A layout computation failed.
+    #[error(transparent)]
+    Redist(#[from] redist::RedistError),
     /// Reading or writing a .npy file failed.
     #[error(transparent)]
     Npy(#[from] NpyError),
@@ -153,11 +156,25 @@ fn write_output(
     out_layout: &redist::Layout,
     spectrum: &[Complex<f64>],
 ) -> Result<(), RunError> {
+    let rank = world.rank() as usize;
     if let Some(path) = &args.output {
-        let rank = world.rank() as usize;
-        let starts = out_layout.global_offsets(rank);
-        let counts = out_layout.local_shape(rank);
-        npyio::write_block(world, path, shape, &starts, &counts, spectrum)?;
+        // The file is C order; a transposed output block is put in C order first.
+        let out_starts = out_layout.global_offsets(rank);
+        let out_counts = out_layout.local_shape(rank);
+        if out_layout.memory_order().is_natural() {
+            npyio::write_block(world, path, shape, &out_starts, &out_counts, spectrum)?;
+        } else {
+            let natural =
+                out_layout.with_memory_order(redist::MemoryOrder::natural(shape.len()))?;
+            let mut block = vec![Complex::new(0.0, 0.0); spectrum.len()];
+            redist::pack::CopyPlan::new(
+                &out_counts,
+                &out_layout.local_strides(rank),
+                &natural.local_strides(rank),
+            )
+            .run(spectrum, 0, &mut block, 0);
+            npyio::write_block(world, path, shape, &out_starts, &out_counts, &block)?;
+        }
     }
     Ok(())
 }
@@ -211,7 +228,8 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
     let mut options = FftOptions::default()
         .grid(args.grid.clone())
         .method(args.method)
-        .normalization(Normalization::Backward);
+        .normalization(Normalization::Backward)
+        .transposed_out(args.transposed_out);
     // `--grid auto`: the complexity model picks the grid (the same on every rank).
     let model;
     (options, model) =
@@ -305,6 +323,7 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
         },
         predicted_s: model.predicted_s(plan.grid().shape()),
         method: args.method.to_string(),
+        transposed_out: args.transposed_out,
         iters: args.iters,
         warmup: args.warmup,
         min_s: pair_times[0],

@@ -20,11 +20,14 @@ fn dfft(ranks: usize, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn json_run(ranks: usize, shape: &str, grid: &str, method: &str) -> Value {
-    let args = [
+fn json_run(ranks: usize, shape: &str, grid: &str, method: &str, transposed: bool) -> Value {
+    let mut args = vec![
         "run", "--shape", shape, "--grid", grid, "--method", method, "--iters", "2", "--warmup",
         "1", "--json",
     ];
+    if transposed {
+        args.push("--transposed-out");
+    }
     let (code, stdout, stderr) = dfft(ranks, &args);
     assert_eq!(
         code, 0,
@@ -71,7 +74,7 @@ fn sweep(ranks: usize) {
         let d = shape.split(',').count();
         for r in 1..d {
             let method = ["alltoallv", "pairwise"][(i + r) % 2];
-            let v = json_run(ranks, shape, &r.to_string(), method);
+            let v = json_run(ranks, shape, &r.to_string(), method, (i + r) % 3 == 0);
             check_report(&v, ranks, shape, r);
         }
     }
@@ -193,12 +196,14 @@ fn serial_fft(
 #[test]
 fn npy_input_output_matches_serial_transform() {
     let dir = scratch_dir("npy");
-    for (ranks, shape, grid) in [
-        (1, vec![6, 5, 4], "auto"),
-        (3, vec![7, 5, 6], "1"),
-        (4, vec![9, 7, 5, 6], "2x2"),
-        (4, vec![3, 10, 6], "2"),
-        (6, vec![5, 11], "auto"),
+    for (ranks, shape, grid, transposed) in [
+        (1, vec![6, 5, 4], "auto", false),
+        (3, vec![7, 5, 6], "1", false),
+        (3, vec![7, 5, 6], "1", true),
+        (4, vec![9, 7, 5, 6], "2x2", false),
+        (4, vec![9, 7, 5, 6], "2x2", true),
+        (4, vec![3, 10, 6], "2", false),
+        (6, vec![5, 11], "auto", true),
     ] {
         let n: usize = shape.iter().product();
         let data: Vec<_> = (0..n)
@@ -208,21 +213,23 @@ fn npy_input_output_matches_serial_transform() {
         let output = dir.join(format!("out-{ranks}.npy"));
         let _ = std::fs::remove_file(&output);
         write_npy_c128(&input, &shape, &data);
-        let (code, stdout, stderr) = dfft(
-            ranks,
-            &[
-                "run",
-                "--input",
-                input.to_str().unwrap(),
-                "--output",
-                output.to_str().unwrap(),
-                "--grid",
-                grid,
-                "--iters",
-                "1",
-                "--json",
-            ],
-        );
+        let mut args = vec![
+            "run",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            output.to_str().unwrap(),
+            "--grid",
+            grid,
+            "--iters",
+            "1",
+            "--json",
+        ];
+        if transposed {
+            // The spectrum stays in the last pencil; the file must still be C order.
+            args.push("--transposed-out");
+        }
+        let (code, stdout, stderr) = dfft(ranks, &args);
         assert_eq!(code, 0, "{stdout}\n{stderr}");
         let (out_shape, got) = read_npy_c128(&output);
         assert_eq!(out_shape, shape);
@@ -234,7 +241,10 @@ fn npy_input_output_matches_serial_transform() {
             .map(|(a, b)| (a - b).norm())
             .fold(0.0, f64::max)
             / scale;
-        assert!(err < 1e-13, "{ranks} ranks {shape:?}: error {err:e}");
+        assert!(
+            err < 1e-13,
+            "{ranks} ranks {shape:?} transposed={transposed}: error {err:e}"
+        );
         // No temporary file left beside the output.
         let leftovers: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()

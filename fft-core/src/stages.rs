@@ -71,6 +71,23 @@ pub fn pipeline(shape: &[usize], grid: GridShape, transposed_out: bool) -> Resul
     let d = shape.len();
     let r = grid.rank();
     let l0 = Layout::pencil(shape, grid.clone())?;
+    if grid.ranks() == 1 && !transposed_out {
+        // One process and the natural layout out: every axis is local, so transform each in
+        // place (strided where needed) instead of transposing there and back.
+        return Ok(Pipeline {
+            layouts: vec![l0],
+            forward: (0..d)
+                .rev()
+                .map(|axis| Stage::Fft { layout: 0, axis })
+                .collect(),
+            backward: (0..d)
+                .rev()
+                .map(|axis| Stage::Fft { layout: 0, axis })
+                .collect(),
+            input: 0,
+            output: 0,
+        });
+    }
     let mut layouts = vec![l0];
     for k in 1..=r {
         let j = r - k;
@@ -251,34 +268,41 @@ mod tests {
             for r in 1..d {
                 for transposed in [false, true] {
                     let shape: Vec<usize> = (0..d).map(|i| 3 + i).collect();
-                    let grid = GridShape::new(vec![2; r]).unwrap();
-                    let p = pipeline(&shape, grid, transposed).unwrap();
-                    for (stages, start, end) in [
-                        (&p.forward, p.input, p.output),
-                        (&p.backward, p.output, p.input),
-                    ] {
-                        let mut at = start;
-                        let mut seen = vec![0; d];
-                        for s in stages.iter() {
-                            match *s {
-                                Stage::Fft { layout, axis } => {
-                                    assert_eq!(layout, at);
-                                    assert!(p.layouts[layout].is_local(axis));
-                                    if layout != 0 {
-                                        assert!(is_contiguous(&p.layouts[layout], axis));
+                    for ranks_per_dim in [1, 2] {
+                        let grid = GridShape::new(vec![ranks_per_dim; r]).unwrap();
+                        let p = pipeline(&shape, grid, transposed).unwrap();
+                        for (stages, start, end) in [
+                            (&p.forward, p.input, p.output),
+                            (&p.backward, p.output, p.input),
+                        ] {
+                            let mut at = start;
+                            let mut seen = vec![0; d];
+                            for s in stages.iter() {
+                                match *s {
+                                    Stage::Fft { layout, axis } => {
+                                        assert_eq!(layout, at);
+                                        // Every rank holds the whole axis (it is local, or
+                                        // split over a grid dimension of size one).
+                                        let l = &p.layouts[layout];
+                                        assert!((0..l.grid().ranks()).all(|rank| {
+                                            l.global_range(rank, axis).len() == shape[axis]
+                                        }));
+                                        if layout != 0 {
+                                            assert!(is_contiguous(&p.layouts[layout], axis));
+                                        }
+                                        seen[axis] += 1;
                                     }
-                                    seen[axis] += 1;
-                                }
-                                Stage::Exchange { from, to } => {
-                                    assert_eq!(from, at);
-                                    redist::ExchangePlan::new(&p.layouts[from], &p.layouts[to])
-                                        .unwrap();
-                                    at = to;
+                                    Stage::Exchange { from, to } => {
+                                        assert_eq!(from, at);
+                                        redist::ExchangePlan::new(&p.layouts[from], &p.layouts[to])
+                                            .unwrap();
+                                        at = to;
+                                    }
                                 }
                             }
+                            assert_eq!(at, end);
+                            assert!(seen.iter().all(|&c| c == 1), "{seen:?}");
                         }
-                        assert_eq!(at, end);
-                        assert!(seen.iter().all(|&c| c == 1), "{seen:?}");
                     }
                 }
             }
