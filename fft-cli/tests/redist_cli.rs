@@ -33,12 +33,7 @@ fn every_schedule_and_grid_change_verifies() {
             "grid=4x1,order=col,dist=cyclic(3)",
         ),
         (3, "97,45", "grid=1x1,dist=block", "grid=3,dist=cyclic(4),*"), // scatter
-        (
-            3,
-            "97,45",
-            "grid=3,dist=*,cyclic(5)",
-            "grid=1x1,dist=block",
-        ), // gather
+        (3, "97,45", "grid=3,dist=*,cyclic(5)", "grid=1x1,dist=block"), // gather
         (
             2,
             "100000",
