@@ -321,11 +321,13 @@ impl RedistPlan {
         let (mut send_len, mut recv_len) = (0, 0);
         for peer in 0..self.ranks {
             if let Some(m) = self.message(rank, peer) {
-                let map = CopyMap::new(&m, &src_shape, Side::Src);
                 if peer == rank {
-                    let dst = CopyMap::new(&m, &dst_shape, Side::Dst);
-                    own = Some((map, dst));
+                    // The direct copy pairs source and destination runs one to one.
+                    let src = CopyMap::new(&m, &src_shape, Side::Src, false);
+                    let dst = CopyMap::new(&m, &dst_shape, Side::Dst, false);
+                    own = Some((src, dst));
                 } else {
+                    let map = CopyMap::new(&m, &src_shape, Side::Src, true);
                     let len = map.len;
                     sends.push(Transfer {
                         peer,
@@ -339,7 +341,7 @@ impl RedistPlan {
                 continue;
             }
             if let Some(m) = self.message(peer, rank) {
-                let map = CopyMap::new(&m, &dst_shape, Side::Dst);
+                let map = CopyMap::new(&m, &dst_shape, Side::Dst, true);
                 let len = map.len;
                 recvs.push(Transfer {
                     peer,
@@ -420,7 +422,7 @@ pub struct CopyMap {
 }
 
 impl CopyMap {
-    fn new(m: &Message<'_>, local_shape: &[usize], side: Side) -> Self {
+    fn new(m: &Message<'_>, local_shape: &[usize], side: Side, merge: bool) -> Self {
         let d = local_shape.len();
         let mut strides = vec![1; d];
         for a in (0..d - 1).rev() {
@@ -439,10 +441,16 @@ impl CopyMap {
                     .collect()
             })
             .collect();
-        let mut runs = Vec::with_capacity(m.axes[d - 1].len());
+        // Runs of the last axis. The message side is always contiguous, so with `merge` a run
+        // that continues the previous one in local memory joins it (e.g. cyclic(11) blocks of
+        // one process, consecutive locally but not on the other side): fewer, longer copies.
+        let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(m.axes[d - 1].len());
         let mut pos = 0;
         for iv in m.axes[d - 1] {
-            runs.push((pick(iv), pos, iv.len));
+            match runs.last_mut() {
+                Some(last) if merge && last.0 + last.2 == pick(iv) => last.2 += iv.len,
+                _ => runs.push((pick(iv), pos, iv.len)),
+            }
             pos += iv.len;
         }
         let rows = outer.iter().map(Vec::len).product();
