@@ -169,3 +169,78 @@ pub fn planners(bytes: &[u8]) {
         }
     }
 }
+
+/// Index data (global C-order index plus one) of every rank's block of `array` on `ranks`
+/// processes.
+fn dist_index_blocks(array: &redist::dist::DistArray, ranks: usize) -> Vec<Vec<u64>> {
+    let shape = array.shape().to_vec();
+    let mut blocks: Vec<Vec<u64>> = (0..ranks).map(|r| vec![0; array.local_len(r)]).collect();
+    let total: usize = shape.iter().product();
+    let mut index = vec![0; shape.len()];
+    for global in 0..total {
+        let mut rest = global;
+        for k in (0..shape.len()).rev() {
+            index[k] = rest % shape[k];
+            rest /= shape[k];
+        }
+        let (rank, offset) = array.owner(&index);
+        blocks[rank][offset] = global as u64 + 1;
+    }
+    blocks
+}
+
+/// The distribution-spec parser (`dfft redist` SPECs: grid, order, block-cyclic
+/// distributions) never panics on arbitrary text; two random valid specs give a plan (or an
+/// error) and every plan moves each element exactly once to its owner (simulated for all
+/// ranks in one process). Returns whether a plan was checked.
+pub fn dist_specs(bytes: &[u8]) -> bool {
+    use redist::dist::DistArray;
+    use redist::redistribute::RedistPlan;
+    let mut b = Bytes(bytes);
+    let d = b.range(1, 3);
+    let shape: Vec<usize> = (0..d).map(|_| b.range(1, 12)).collect();
+    let text = String::from_utf8_lossy(b.0);
+    let _ = DistArray::parse_spec(&text, &shape);
+    // Two specs from pieces, so that most are valid.
+    let spec = |b: &mut Bytes| {
+        let dist = [
+            "block",
+            "balanced",
+            "cyclic",
+            "cyclic(1)",
+            "cyclic(2)",
+            "cyclic(5)",
+            "*",
+        ];
+        let dims: Vec<String> = (0..d).map(|_| b.range(1, 3).to_string()).collect();
+        let dists: Vec<&str> = (0..d).map(|_| dist[b.range(0, dist.len() - 1)]).collect();
+        let order = if b.byte().is_multiple_of(2) {
+            "row"
+        } else {
+            "col"
+        };
+        format!(
+            "grid={},order={order},dist={}",
+            dims.join("x"),
+            dists.join(",")
+        )
+    };
+    let (from_spec, to_spec) = (spec(&mut b), spec(&mut b));
+    let (Ok(from), Ok(to)) = (
+        DistArray::parse_spec(&from_spec, &shape),
+        DistArray::parse_spec(&to_spec, &shape),
+    ) else {
+        return false;
+    };
+    let ranks = from.grid_size().max(to.grid_size()) + b.range(0, 2);
+    let Ok(plan) = RedistPlan::new(&from, &to, ranks) else {
+        return false;
+    };
+    let dst = plan.simulate(&dist_index_blocks(&from, ranks));
+    assert_eq!(
+        dst,
+        dist_index_blocks(&to, ranks),
+        "{from_spec} -> {to_spec} on {ranks} ranks, shape {shape:?}"
+    );
+    true
+}

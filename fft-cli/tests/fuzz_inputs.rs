@@ -116,3 +116,46 @@ fn fuzz_planners() {
         checks::planners(&bytes);
     }
 }
+
+#[test]
+fn fuzz_dist_specs() {
+    let mut rng = rng(4);
+    let n = iterations(3_000);
+    let mut checked = 0;
+    for _ in 0..n {
+        let mut bytes = vec![0u8; rng.gen_range(16..80)];
+        rng.fill_bytes(&mut bytes);
+        if rng.gen_bool(0.5) {
+            // Text that looks like a SPEC after the 12 structure bytes.
+            let pieces = [
+                "grid=",
+                "2x3",
+                "x",
+                ",",
+                "order=",
+                "row",
+                "col",
+                "dist=",
+                "cyclic(",
+                ")",
+                "*",
+                "block",
+                "0",
+                "99999999999999999999",
+                "=",
+                "(",
+            ];
+            let mut text = String::new();
+            for _ in 0..rng.gen_range(0..12) {
+                text.push_str(pieces[rng.gen_range(0..pieces.len())]);
+            }
+            bytes.truncate(12);
+            bytes.extend_from_slice(text.as_bytes());
+        }
+        checked += checks::dist_specs(&bytes) as usize;
+    }
+    assert!(
+        checked * 4 > n,
+        "only {checked} of {n} inputs gave a plan to check"
+    );
+}
