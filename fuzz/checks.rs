@@ -69,24 +69,10 @@ impl Bytes<'_> {
 
 /// Global indices plus one in every rank's block of `layout` (0 means "never written").
 fn index_blocks(layout: &Layout) -> Vec<Vec<u64>> {
-    let shape = layout.global_shape();
     (0..layout.grid().ranks())
         .map(|rank| {
-            let ranges = layout.global_ranges(rank);
-            let strides = layout.local_strides(rank);
             let mut block = vec![0u64; layout.local_len(rank)];
-            let total: usize = ranges.iter().map(|r| r.len()).product();
-            for mut lin in 0..total {
-                let (mut offset, mut global, mut scale) = (0, 0u64, 1u64);
-                for k in (0..shape.len()).rev() {
-                    let i = lin % ranges[k].len();
-                    lin /= ranges[k].len();
-                    offset += i * strides[k];
-                    global += (ranges[k].start + i) as u64 * scale;
-                    scale *= shape[k] as u64;
-                }
-                block[offset] = global + 1;
-            }
+            layout.fill_index_valued(rank, &mut block, |g| g + 1);
             block
         })
         .collect()

@@ -314,6 +314,42 @@ impl Layout {
         (rank, offset)
     }
 
+    /// Fills `rank`'s block (in this layout's memory order) with each element's global C-order
+    /// linear index, converted by `f`: the index-valued test data of DESIGN §5, which makes any
+    /// redistribution checkable exactly on every rank without a gather (as
+    /// [`crate::dist::DistArray::fill_index_valued`] does for block-cyclic arrays).
+    ///
+    /// ```
+    /// use redist::{grid::GridShape, layout::{Layout, MemoryOrder}};
+    /// let l = Layout::pencil(&[2, 3], GridShape::new(vec![1]).unwrap()).unwrap();
+    /// let t = l.with_memory_order(MemoryOrder::new(vec![1, 0]).unwrap()).unwrap();
+    /// let mut block = vec![0u64; 6];
+    /// t.fill_index_valued(0, &mut block, |g| g);
+    /// assert_eq!(block, vec![0, 3, 1, 4, 2, 5]); // column-major in memory
+    /// ```
+    pub fn fill_index_valued<T>(&self, rank: usize, local: &mut [T], f: impl Fn(u64) -> T) {
+        let shape = &self.global_shape;
+        let ranges = self.global_ranges(rank);
+        let strides = self.local_strides(rank);
+        assert_eq!(
+            local.len(),
+            self.local_len(rank),
+            "block length of rank {rank}"
+        );
+        for lin in 0..local.len() {
+            let mut rest = lin;
+            let (mut offset, mut global, mut scale) = (0, 0u64, 1u64);
+            for k in (0..shape.len()).rev() {
+                let i = rest % ranges[k].len();
+                rest /= ranges[k].len();
+                offset += i * strides[k];
+                global += (ranges[k].start + i) as u64 * scale;
+                scale *= shape[k] as u64;
+            }
+            local[offset] = f(global);
+        }
+    }
+
     /// Whether this layout and `other` describe the same global array on the same grid.
     pub fn check_compatible(&self, other: &Layout) -> Result<()> {
         if self.global_shape != other.global_shape {
@@ -382,6 +418,27 @@ mod tests {
                 }
                 assert!(hits.iter().flatten().all(|&h| h == 1));
             }
+        }
+    }
+
+    #[test]
+    fn index_valued_blocks_agree_with_locate() {
+        let shape = [5, 3, 4];
+        let grid = GridShape::new(vec![2, 3]).unwrap();
+        let layout = Layout::pencil(&shape, grid.clone())
+            .unwrap()
+            .with_memory_order(MemoryOrder::new(vec![2, 0, 1]).unwrap())
+            .unwrap();
+        let blocks: Vec<Vec<u64>> = (0..grid.ranks())
+            .map(|r| {
+                let mut b = vec![u64::MAX; layout.local_len(r)];
+                layout.fill_index_valued(r, &mut b, |g| g);
+                b
+            })
+            .collect();
+        for (linear, idx) in all_indices(&shape).into_iter().enumerate() {
+            let (rank, offset) = layout.locate(&idx);
+            assert_eq!(blocks[rank][offset], linear as u64);
         }
     }
 

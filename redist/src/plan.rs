@@ -340,24 +340,10 @@ pub(crate) mod tests_support {
 
     /// Fills each rank's block of `layout` with global linear indices (exactly representable).
     pub(crate) fn index_valued(layout: &Layout) -> Vec<Vec<u64>> {
-        let shape = layout.global_shape();
         (0..layout.grid().ranks())
             .map(|rank| {
                 let mut buf = vec![u64::MAX; layout.local_len(rank)];
-                let ranges = layout.global_ranges(rank);
-                let strides = layout.local_strides(rank);
-                let total: usize = ranges.iter().map(|r| r.len()).product();
-                for mut lin in 0..total {
-                    let (mut off, mut global, mut scale) = (0, 0u64, 1u64);
-                    for k in (0..shape.len()).rev() {
-                        let i = lin % ranges[k].len();
-                        lin /= ranges[k].len();
-                        off += i * strides[k];
-                        global += (ranges[k].start + i) as u64 * scale;
-                        scale *= shape[k] as u64;
-                    }
-                    buf[off] = global;
-                }
+                layout.fill_index_valued(rank, &mut buf, |g| g);
                 buf
             })
             .collect()

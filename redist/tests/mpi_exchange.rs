@@ -21,22 +21,8 @@ launches!(exchange_np1 => 1, exchange_np2 => 2, exchange_np3 => 3, exchange_np4 
 
 /// This rank's block of `layout` filled with global linear indices.
 fn index_block(layout: &Layout, rank: usize) -> Vec<u64> {
-    let shape = layout.global_shape();
-    let ranges = layout.global_ranges(rank);
-    let strides = layout.local_strides(rank);
     let mut out = vec![u64::MAX; layout.local_len(rank)];
-    for (lin, _) in out.clone().iter().enumerate() {
-        let mut rest = lin;
-        let (mut off, mut global, mut scale) = (0, 0u64, 1u64);
-        for k in (0..shape.len()).rev() {
-            let i = rest % ranges[k].len();
-            rest /= ranges[k].len();
-            off += i * strides[k];
-            global += (ranges[k].start + i) as u64 * scale;
-            scale *= shape[k] as u64;
-        }
-        out[off] = global;
-    }
+    layout.fill_index_valued(rank, &mut out, |g| g);
     out
 }
 
