@@ -15,17 +15,9 @@ use rustfft::FftDirection;
 
 const BODY: &str = "fft_body";
 
-macro_rules! launches {
-    ($($name:ident => $ranks:expr),* $(,)?) => {$(
-        #[test]
-        fn $name() {
-            mpi_harness::Launch::new(BODY, $ranks).timeout_secs(300).run();
-        }
-    )*};
-}
-
-launches!(fft_np1 => 1, fft_np2 => 2, fft_np3 => 3, fft_np4 => 4,
-          fft_np5 => 5, fft_np6 => 6, fft_np7 => 7, fft_np8 => 8);
+mpi_harness::launches!(BODY, 300;
+    fft_np1 => 1, fft_np2 => 2, fft_np3 => 3, fft_np4 => 4,
+    fft_np5 => 5, fft_np6 => 6, fft_np7 => 7, fft_np8 => 8);
 
 /// Grids to try for `ranks` processes and a d-dimensional array: every factorization for
 /// r ≤ 2, the balanced one for higher r.

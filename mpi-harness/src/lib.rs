@@ -537,6 +537,18 @@ impl Launch {
     }
 }
 
+/// Defines one `#[test]` per rank count that launches the MPI body `body` under mpirun with a
+/// timeout in seconds: `launches!("x_body", 300; x_np1 => 1, x_np4 => 4);`.
+#[macro_export]
+macro_rules! launches {
+    ($body:expr, $timeout_secs:expr; $($name:ident => $ranks:expr),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            $crate::Launch::new($body, $ranks).timeout_secs($timeout_secs).run();
+        }
+    )*};
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,16 +8,8 @@ mod block_io;
 
 const BODY: &str = "block_io_body";
 
-macro_rules! launches {
-    ($($name:ident => $ranks:expr),* $(,)?) => {$(
-        #[test]
-        fn $name() {
-            mpi_harness::Launch::new(BODY, $ranks).timeout_secs(240).run();
-        }
-    )*};
-}
-
-launches!(block_io_np1 => 1, block_io_np2 => 2, block_io_np3 => 3, block_io_np4 => 4,
+mpi_harness::launches!(BODY, 240;
+    block_io_np1 => 1, block_io_np2 => 2, block_io_np3 => 3, block_io_np4 => 4,
           block_io_np6 => 6);
 
 #[test]

@@ -7,17 +7,9 @@ use redist::{Exchange, GridShape, Layout, MemoryOrder, Method, ProcessGrid, Stag
 
 const BODY: &str = "exchange_body";
 
-macro_rules! launches {
-    ($($name:ident => $ranks:expr),* $(,)?) => {$(
-        #[test]
-        fn $name() {
-            mpi_harness::Launch::new(BODY, $ranks).timeout_secs(300).run();
-        }
-    )*};
-}
-
-launches!(exchange_np1 => 1, exchange_np2 => 2, exchange_np3 => 3, exchange_np4 => 4,
-          exchange_np5 => 5, exchange_np6 => 6, exchange_np7 => 7, exchange_np8 => 8);
+mpi_harness::launches!(BODY, 300;
+    exchange_np1 => 1, exchange_np2 => 2, exchange_np3 => 3, exchange_np4 => 4,
+    exchange_np5 => 5, exchange_np6 => 6, exchange_np7 => 7, exchange_np8 => 8);
 
 /// This rank's block of `layout` filled with global linear indices.
 fn index_block(layout: &Layout, rank: usize) -> Vec<u64> {

@@ -10,16 +10,8 @@ use redist::StageTimes;
 
 const BODY: &str = "redistribution_body";
 
-macro_rules! launches {
-    ($($name:ident => $ranks:expr),* $(,)?) => {$(
-        #[test]
-        fn $name() {
-            mpi_harness::Launch::new(BODY, $ranks).timeout_secs(240).run();
-        }
-    )*};
-}
-
-launches!(redistribution_np1 => 1, redistribution_np2 => 2, redistribution_np3 => 3,
+mpi_harness::launches!(BODY, 240;
+    redistribution_np1 => 1, redistribution_np2 => 2, redistribution_np3 => 3,
           redistribution_np4 => 4, redistribution_np5 => 5, redistribution_np6 => 6,
           redistribution_np7 => 7, redistribution_np8 => 8);
 
