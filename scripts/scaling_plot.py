@@ -55,7 +55,9 @@ def to_rows(results, model):
         grid = dims(v["grid"])
         key = (shape, int(v["ranks"]), grid)
         rows.append({
-            "command": v.get("command", v.get("kind", "run")),
+            # `dfft run` lines carry the transform in "kind" (c2c, r2c, ...); bench-redist
+            # lines say "kind": "bench-redist".
+            "command": v.get("command") or ("bench-redist" if v.get("kind") == "bench-redist" else "run"),
             "shape": shape,
             "n": v["shape"][0],
             "d": len(v["shape"]),

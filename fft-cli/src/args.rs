@@ -60,12 +60,14 @@ pub struct RunArgs {
     /// default $DFFT_MACHINE, else the model's built-in defaults.
     #[arg(long)]
     pub machine: Option<PathBuf>,
-    /// Read the input array from a C-order .npy file (float64 or complex128; float32 and
-    /// complex64 are widened). Each rank reads only its own block.
+    /// Read the forward input from a C-order .npy file whose dtype matches --kind and
+    /// --precision (c2c: complex128/complex64, or real of the precision; r2c, r2r: float64/
+    /// float32; c2r: the complex half spectrum). Each rank reads only its own block.
     #[arg(long)]
     pub input: Option<PathBuf>,
-    /// Write the unnormalized forward transform as a complex128 C-order .npy file. Each rank
-    /// writes its own block; the file appears complete or not at all.
+    /// Write the forward output (scaled as --normalization says) as a C-order .npy file of the
+    /// run's precision (complex for c2c and r2c, real for c2r and r2r). Each rank writes its
+    /// own block; the file appears complete or not at all.
     #[arg(long)]
     pub output: Option<PathBuf>,
     /// Seed of the random input (sum of plane waves) when there is no --input.
@@ -75,6 +77,16 @@ pub struct RunArgs {
     /// FFTW-MPI's TRANSPOSED_OUT; backward takes that layout. --output still writes C order.
     #[arg(long)]
     pub transposed_out: bool,
+    /// Transform kind: c2c.
+    #[arg(long, default_value = "c2c")]
+    pub kind: crate::kind::Kind,
+    /// Precision of the transforms and of the .npy files: f32 or f64.
+    #[arg(long, value_enum, default_value_t = crate::kind::Precision::F64)]
+    pub precision: crate::kind::Precision,
+    /// Scaling: none (neither direction), backward (1/N on backward, numpy's default) or
+    /// ortho (1/sqrt(N) both ways). N counts elements (logical sizes for r2r axes).
+    #[arg(long, default_value = "backward")]
+    pub normalization: fft_core::Normalization,
 }
 
 /// A global shape given on the command line.

@@ -4,13 +4,15 @@
 mod args;
 mod bench_redist;
 mod calibrate_cmd;
+mod kind;
 mod logging;
 mod plan_cmd;
-mod planewave;
 mod progress;
 mod redist_cmd;
 mod report;
 mod run;
+mod synthetic;
+mod transform;
 
 use clap::Parser;
 use mpi::topology::Communicator;

@@ -260,6 +260,7 @@ impl RunModel {
         shape: &[usize],
         mut options: fft_core::FftOptions,
         machine: Option<&PathBuf>,
+        element_bytes: usize,
     ) -> fft_core::Result<(fft_core::FftOptions, RunModel)> {
         use mpi::collective::SystemOperation;
         use mpi::traits::*;
@@ -277,7 +278,7 @@ impl RunModel {
         let problem = Problem {
             shape: shape.to_vec(),
             ranks: world.size() as usize,
-            element_bytes: 16,
+            element_bytes,
             transposed_out: options.transposed_out,
         };
         let auto = options.grid == fft_core::GridChoice::Auto;

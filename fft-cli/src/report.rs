@@ -25,6 +25,14 @@ pub struct RunReport {
     pub method: String,
     /// Whether the forward output stayed in the last pencil layout.
     pub transposed_out: bool,
+    /// `--kind`: c2c, r2c, c2r or r2r:<types>.
+    pub kind: String,
+    /// `--precision`: f32 or f64.
+    pub precision: String,
+    /// Fields transformed together; times are per transform of all of them.
+    pub batch: usize,
+    /// `--normalization`: none, backward or ortho.
+    pub normalization: String,
     pub iters: u64,
     pub warmup: u64,
     /// Fastest forward+backward pair, max over ranks.
@@ -32,13 +40,16 @@ pub struct RunReport {
     /// Median forward+backward pair, max over ranks.
     pub median_s: f64,
     pub stages: Stages,
-    /// max |backward(forward(x)) − x| / max |x|, max over ranks.
+    /// max |backward(forward(x)) − c·x| / (c·max |x|) (c = N with `--normalization none`,
+    /// else 1),
+    /// max over ranks and fields; for c2r taken on the real side.
     pub roundtrip_error: f64,
-    /// Forward result against the exact transform of the plane-wave input (null with --input).
+    /// Forward result against the exact transform of the synthetic input, relative to the
+    /// largest exact value, max over ranks and fields (null with --input).
     pub reference_error: Option<f64>,
     /// Peak resident set size, max over ranks.
     pub peak_rss_bytes: u64,
-    /// Work memory the plan holds per rank (elements × 16 bytes), max over ranks.
+    /// Work memory the plan holds per rank in bytes, max over ranks.
     pub plan_work_bytes: u64,
     pub input: Option<String>,
     pub output: Option<String>,
@@ -58,6 +69,22 @@ impl RunReport {
         s.push_str(&format!(
             "dfft run: shape {:?} on {} rank(s) x {} thread(s), grid {:?}, method {}\n",
             self.shape, self.ranks, self.threads_per_rank, self.grid, self.method
+        ));
+        s.push_str(&format!(
+            "  transform          {} {}{}, normalization {}{}\n",
+            self.kind,
+            self.precision,
+            if self.batch > 1 {
+                format!(", batch of {}", self.batch)
+            } else {
+                String::new()
+            },
+            self.normalization,
+            if self.transposed_out {
+                ", transposed output"
+            } else {
+                ""
+            }
         ));
         s.push_str(&format!(
             "  forward+backward   min {:.6} s   median {:.6} s   ({} timed, {} warm-up)\n",

@@ -1,20 +1,29 @@
 //! `dfft run`: plan, fill or read the input, time forward+backward pairs, verify, report.
+//!
+//! One code path for every `--kind` and `--precision`: [`run`] checks the global arguments
+//! (the same outcome on every rank), makes the plan of the kind in the precision asked for,
+//! and hands it to [`execute`], which only sees a [`RunPlan`].
 
 use crate::args::RunArgs;
-use crate::planewave::PlaneWaves;
+use crate::kind::{Kind, Precision};
 use crate::report::{RunReport, Stages};
-use fft_core::{FftError, FftOptions, FftPlan, Normalization};
+use crate::synthetic::Reference;
+use crate::transform::{RunPlan, Sample};
+use fft_core::{FftError, FftOptions, FftPlan, Real};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
-use npyio::{Dtype, NpyError};
+use npyio::{Dtype, NpyError, NpyHeader};
 use num_complex::Complex;
+use redist::{Element, Layout, MemoryOrder};
 use std::path::Path;
 use std::time::Instant;
 use thiserror::Error;
 
-/// Largest accepted verification error (f64 transforms are ~1e-15 here).
-const VERIFY_LIMIT: f64 = 1e-10;
+/// Largest accepted verification error in f64 (f64 transforms are ~1e-15 here).
+const VERIFY_LIMIT_F64: f64 = 1e-10;
+/// Largest accepted verification error in f32 (f32 transforms are ~1e-7 here).
+const VERIFY_LIMIT_F32: f64 = 1e-4;
 
 /// Why `dfft run` failed. Every variant is reached identically on every rank.
 #[derive(Debug, Error)]
@@ -28,6 +37,9 @@ pub enum RunError {
     /// Reading or writing a .npy file failed.
     #[error(transparent)]
     Npy(#[from] NpyError),
+    /// `--kind` does not fit the shape.
+    #[error(transparent)]
+    Kind(#[from] crate::kind::KindError),
     /// Neither --shape nor --input.
     #[error("--shape is required unless --input gives the array")]
     MissingShape,
@@ -37,6 +49,15 @@ pub enum RunError {
         given: Vec<usize>,
         file: Vec<usize>,
         path: String,
+    },
+    /// The input file's dtype is not the one the kind and precision read.
+    #[error("{path}: the file holds {found}, but --kind {kind} --precision {precision} reads {expected}")]
+    DtypeMismatch {
+        path: String,
+        found: Dtype,
+        kind: String,
+        precision: Precision,
+        expected: String,
     },
     /// The input file has fewer than 2 dimensions.
     #[error("{path}: a distributed FFT needs at least 2 axes, the file has shape {shape:?}")]
@@ -55,11 +76,13 @@ pub enum RunError {
     #[error("the input has {count} non-finite values (NaN or Inf): the transforms ran{written} but their results cannot be verified")]
     NonFinite { count: u64, written: &'static str },
     /// Verification failed.
-    #[error("verification failed: {what} error {error:.3e} exceeds {limit:.0e}")]
+    #[error("verification failed: {what} error {error:.3e} exceeds {limit:.0e}{field}")]
     Verification {
         what: &'static str,
         error: f64,
         limit: f64,
+        /// Empty, or " (field F of K)" for a batch.
+        field: String,
     },
 }
 
@@ -103,85 +126,116 @@ fn peak_rss_bytes() -> u64 {
     }
 }
 
-/// Reads this rank's block of a .npy file, widening to complex f64.
-fn read_input(
-    world: &SimpleCommunicator,
-    path: &Path,
-    header: &npyio::NpyHeader,
-    starts: &[usize],
-    counts: &[usize],
-    out: &mut [Complex<f64>],
-) -> Result<(), NpyError> {
-    fn widen<T: npyio::NpyElement + Default + Copy>(
-        world: &SimpleCommunicator,
-        path: &Path,
-        header: &npyio::NpyHeader,
-        starts: &[usize],
-        counts: &[usize],
-        out: &mut [Complex<f64>],
-        convert: impl Fn(T) -> Complex<f64>,
-    ) -> Result<(), NpyError> {
-        let mut buf = vec![T::default(); out.len()];
-        npyio::read_block(world, path, header, starts, counts, &mut buf)?;
-        for (o, v) in out.iter_mut().zip(buf) {
-            *o = convert(v);
-        }
-        Ok(())
+/// What [`run`] settled from the global arguments before planning.
+struct Setup {
+    /// The physical (real-space) global shape.
+    shape: Vec<usize>,
+    /// The `--input` header, if any (its dtype already checked).
+    header: Option<NpyHeader>,
+}
+
+/// The block of `rank` in a C-order file holding `batch` fields of `layout`'s global shape
+/// (a leading axis of length `batch` when `batch > 1`): (starts, counts).
+fn file_block(layout: &Layout, rank: usize, batch: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut starts = layout.global_offsets(rank);
+    let mut counts = layout.local_shape(rank);
+    if batch > 1 {
+        starts.insert(0, 0);
+        counts.insert(0, batch);
     }
-    match header.dtype {
-        Dtype::C128 => npyio::read_block(world, path, header, starts, counts, out),
-        Dtype::F64 => widen(world, path, header, starts, counts, out, |v: f64| {
-            Complex::new(v, 0.0)
-        }),
-        Dtype::F32 => widen(world, path, header, starts, counts, out, |v: f32| {
-            Complex::new(v as f64, 0.0)
-        }),
-        Dtype::C64 => widen(
-            world,
-            path,
-            header,
-            starts,
-            counts,
-            out,
-            |v: Complex<f32>| Complex::new(v.re as f64, v.im as f64),
-        ),
+    (starts, counts)
+}
+
+/// The global shape of a file holding `batch` fields of `shape`.
+fn file_shape(shape: &[usize], batch: usize) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    if batch > 1 {
+        s.insert(0, batch);
+    }
+    s
+}
+
+/// Copies `batch` fields of `rank`'s block from the memory order of `from` to that of `to`
+/// (two layouts of one distribution).
+fn reorder<S: Copy + Default + Send + Sync>(
+    from: &Layout,
+    to: &Layout,
+    rank: usize,
+    batch: usize,
+    src: &[S],
+    dst: &mut [S],
+) {
+    let block = from.local_len(rank);
+    let copy = redist::pack::CopyPlan::new(
+        &from.local_shape(rank),
+        &from.local_strides(rank),
+        &to.local_strides(rank),
+    );
+    for f in 0..batch {
+        copy.run(src, f * block, dst, f * block);
     }
 }
 
-/// Writes `--output` (if given): the forward transform as a C-order complex128 .npy file.
-fn write_output(
+/// Reads this rank's blocks of `--input` into `out` (in `layout`'s memory order). The dtype
+/// is `S`'s or, for complex `S`, the real dtype of its precision (widened).
+fn read_input<S: Sample>(
     world: &SimpleCommunicator,
-    args: &RunArgs,
-    shape: &[usize],
-    out_layout: &redist::Layout,
-    spectrum: &[Complex<f64>],
+    path: &Path,
+    header: &NpyHeader,
+    layout: &Layout,
+    batch: usize,
+    out: &mut [S],
 ) -> Result<(), RunError> {
     let rank = world.rank() as usize;
-    if let Some(path) = &args.output {
-        // The file is C order; a transposed output block is put in C order first.
-        let out_starts = out_layout.global_offsets(rank);
-        let out_counts = out_layout.local_shape(rank);
-        if out_layout.memory_order().is_natural() {
-            npyio::write_block(world, path, shape, &out_starts, &out_counts, spectrum)?;
-        } else {
-            let natural =
-                out_layout.with_memory_order(redist::MemoryOrder::natural(shape.len()))?;
-            let mut block = vec![Complex::new(0.0, 0.0); spectrum.len()];
-            redist::pack::CopyPlan::new(
-                &out_counts,
-                &out_layout.local_strides(rank),
-                &natural.local_strides(rank),
-            )
-            .run(spectrum, 0, &mut block, 0);
-            npyio::write_block(world, path, shape, &out_starts, &out_counts, &block)?;
+    let (starts, counts) = file_block(layout, rank, batch);
+    let natural = layout.with_memory_order(MemoryOrder::natural(layout.ndim()))?;
+    if header.dtype == S::DTYPE && layout.memory_order().is_natural() {
+        npyio::read_block(world, path, header, &starts, &counts, out)?;
+        return Ok(());
+    }
+    let mut c_order: Vec<S> = vec![S::default(); out.len()];
+    if header.dtype == S::DTYPE {
+        npyio::read_block(world, path, header, &starts, &counts, &mut c_order)?;
+    } else {
+        let mut real: Vec<S::Real> = vec![S::Real::default(); out.len()];
+        npyio::read_block(world, path, header, &starts, &counts, &mut real)?;
+        for (o, v) in c_order.iter_mut().zip(real) {
+            *o = S::from_real(v);
         }
+    }
+    reorder(&natural, layout, rank, batch, &c_order, out);
+    Ok(())
+}
+
+/// Writes `--output` (if given): the forward output as a C-order .npy file of `S`'s dtype.
+fn write_output<S: Sample>(
+    world: &SimpleCommunicator,
+    args: &RunArgs,
+    layout: &Layout,
+    batch: usize,
+    data: &[S],
+) -> Result<(), RunError> {
+    let Some(path) = &args.output else {
+        return Ok(());
+    };
+    let rank = world.rank() as usize;
+    let shape = file_shape(layout.global_shape(), batch);
+    let (starts, counts) = file_block(layout, rank, batch);
+    // The file is C order; a transposed output block is put in C order first.
+    if layout.memory_order().is_natural() {
+        npyio::write_block(world, path, &shape, &starts, &counts, data)?;
+    } else {
+        let natural = layout.with_memory_order(MemoryOrder::natural(layout.ndim()))?;
+        let mut block = vec![S::default(); data.len()];
+        reorder(layout, &natural, rank, batch, data, &mut block);
+        npyio::write_block(world, path, &shape, &starts, &counts, &block)?;
     }
     Ok(())
 }
 
-/// Runs `dfft run`; prints the report on rank 0.
-pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
-    let rank = world.rank() as usize;
+/// Reads the `--input` header on every rank and agrees on the outcome; checks the dtype and
+/// shape against `--kind`, `--precision`, `--batch` and `--shape`. Global arguments only.
+fn setup(world: &SimpleCommunicator, args: &RunArgs) -> Result<Setup, RunError> {
     // Every rank reads the header; all agree on the outcome before anything collective, so
     // a file missing on one node fails the job on every rank instead of hanging it.
     let header = match &args.input {
@@ -201,178 +255,346 @@ pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
         }
         None => None,
     };
-    let shape = match (&args.shape, &header) {
-        (Some(s), Some(h)) if s.0 != h.shape => {
-            return Err(RunError::ShapeMismatch {
-                given: s.0.clone(),
-                file: h.shape.clone(),
-                path: args.input.as_ref().unwrap().display().to_string(),
-            })
+    let (path, header) = match (&args.input, header) {
+        (Some(path), Some(h)) => (path.display().to_string(), h),
+        _ => {
+            let shape = args.shape.as_ref().ok_or(RunError::MissingShape)?.0.clone();
+            args.kind.check_axes(&shape)?;
+            return Ok(Setup {
+                shape,
+                header: None,
+            });
         }
-        (_, Some(h)) => {
-            if h.shape.len() < 2 {
-                return Err(RunError::InputRank {
-                    path: args.input.as_ref().unwrap().display().to_string(),
-                    shape: h.shape.clone(),
-                });
-            }
-            redist::layout::check_shape(&h.shape).map_err(|source| RunError::InputShape {
-                path: args.input.as_ref().unwrap().display().to_string(),
-                source,
-            })?;
-            h.shape.clone()
-        }
-        (Some(s), None) => s.0.clone(),
-        (None, None) => return Err(RunError::MissingShape),
     };
-    let mut options = FftOptions::default()
-        .grid(args.grid.clone())
-        .method(args.method)
-        .normalization(Normalization::Backward)
-        .transposed_out(args.transposed_out);
-    // `--grid auto`: the complexity model picks the grid (the same on every rank).
-    let model;
-    (options, model) =
-        crate::plan_cmd::RunModel::prepare(world, &shape, options, args.machine.as_ref())?;
-    let mut plan = FftPlan::<f64>::new(world, &shape, options)?;
-    let in_layout = plan.input_layout().clone();
-    let out_layout = plan.output_layout().clone();
-    let starts = in_layout.global_offsets(rank);
-    let counts = in_layout.local_shape(rank);
-
-    let mut input: Vec<Complex<f64>> = redist::alloc::huge_vec(plan.input_len());
-    let waves = PlaneWaves::random(&shape, 8, args.seed);
-    match (&args.input, &header) {
-        (Some(path), Some(h)) => read_input(world, path, h, &starts, &counts, &mut input)?,
-        _ => waves.fill(&in_layout, rank, &mut input),
-    }
-    // NaN and Inf pass through the transforms (IEEE arithmetic); they are counted here so the
-    // run can say why it cannot be verified.
-    let nonfinite = sum_over_ranks(
-        world,
-        input
-            .iter()
-            .filter(|v| !(v.re.is_finite() && v.im.is_finite()))
-            .count() as u64,
-    );
-    let panic_rank: Option<usize> = std::env::var(TEST_PANIC_ENV)
-        .ok()
-        .and_then(|v| v.parse().ok());
-    let mut spectrum: Vec<Complex<f64>> = redist::alloc::huge_vec(plan.output_len());
-    let mut back: Vec<Complex<f64>> = redist::alloc::huge_vec(plan.input_len());
-
-    // The forward transform once, checked before any timing. --output is written at the end,
-    // after every iteration and the verification, so a run that fails or is killed leaves
-    // no file (npyio writes a temporary name and renames it when every rank finished).
-    plan.forward(&input, &mut spectrum)?;
-    let reference_error = match &args.input {
-        Some(_) => None,
-        None => Some(max_over_ranks(
-            world,
-            waves.forward_error(&out_layout, rank, &spectrum),
-        )),
-    };
-    for _ in 0..args.warmup {
-        plan.forward(&input, &mut spectrum)?;
-        plan.backward(&spectrum, &mut back)?;
-    }
-    plan.reset_times();
-    let mut pair_times = Vec::with_capacity(args.iters as usize);
-    let bar = crate::progress::bar(args.iters, rank == 0 && !args.json, "dfft run");
-    for iter in 0..args.iters {
-        if panic_rank == Some(rank) && iter == args.iters / 2 {
-            panic!("{TEST_PANIC_ENV}={rank}: deliberate panic on rank {rank} (test-only)");
-        }
-        world.barrier();
-        let t = Instant::now();
-        plan.forward(&input, &mut spectrum)?;
-        plan.backward(&spectrum, &mut back)?;
-        pair_times.push(max_over_ranks(world, t.elapsed().as_secs_f64()));
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-    }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let times = plan.times();
-    let per_pair = |x: f64| max_over_ranks(world, x / args.iters as f64);
-    let stages = Stages {
-        fft_s: per_pair(times.fft),
-        pack_s: per_pair(times.pack),
-        comm_s: per_pair(times.comm),
-        unpack_s: per_pair(times.unpack),
-    };
-
-    let local_max = max_or_nan(input.iter().map(|v| v.norm()));
-    let global_max = max_over_ranks(world, local_max);
-    let local_rt = max_or_nan(back.iter().zip(&input).map(|(a, b)| (a - b).norm()));
-    let roundtrip_error = max_over_ranks(world, local_rt) / global_max.max(f64::MIN_POSITIVE);
-
-    pair_times.sort_by(f64::total_cmp);
-    let median_s = pair_times[pair_times.len() / 2];
-    let report = RunReport {
-        ranks: world.size() as usize,
-        threads_per_rank: rayon::current_num_threads(),
-        shape: shape.clone(),
-        grid: plan.grid().shape().dims().to_vec(),
-        grid_choice: if model.auto {
-            "auto".to_string()
-        } else {
-            args.grid.to_string()
-        },
-        predicted_s: model.predicted_s(plan.grid().shape()),
-        method: args.method.to_string(),
-        transposed_out: args.transposed_out,
-        iters: args.iters,
-        warmup: args.warmup,
-        min_s: pair_times[0],
-        median_s,
-        stages,
-        roundtrip_error,
-        reference_error,
-        peak_rss_bytes: max_over_ranks(world, peak_rss_bytes() as f64) as u64,
-        plan_work_bytes: max_over_ranks(
-            world,
-            (plan.work_len() * std::mem::size_of::<Complex<f64>>()) as f64,
-        ) as u64,
-        input: args.input.as_ref().map(|p| p.display().to_string()),
-        output: args.output.as_ref().map(|p| p.display().to_string()),
-    };
-    if rank == 0 {
-        if args.json {
-            println!("{}", report.to_json());
-        } else {
-            print!("{}", report.to_table());
-        }
-    }
-    // Non-finite input: the transform is still IEEE-exact, so the output is written, but the
-    // run cannot be verified and fails. Finite input that fails verification writes nothing.
-    if nonfinite > 0 {
-        write_output(world, args, &shape, &out_layout, &spectrum)?;
-        return Err(RunError::NonFinite {
-            count: nonfinite,
-            written: if args.output.is_some() {
-                " and --output was written"
-            } else {
-                ""
+    let expected = args.kind.input_dtype(args.precision);
+    let widened = args.kind.widened_input_dtype(args.precision);
+    if header.dtype != expected && Some(header.dtype) != widened {
+        return Err(RunError::DtypeMismatch {
+            path,
+            found: header.dtype,
+            kind: args.kind.to_string(),
+            precision: args.precision,
+            expected: match widened {
+                Some(w) => format!("{expected} (or {w})"),
+                None => expected.to_string(),
             },
         });
     }
-    for (what, error) in [
-        ("round-trip", Some(roundtrip_error)),
-        ("reference", reference_error),
-    ] {
-        if let Some(error) = error {
-            if error.is_nan() || error > VERIFY_LIMIT {
-                return Err(RunError::Verification {
-                    what,
-                    error,
-                    limit: VERIFY_LIMIT,
-                });
-            }
+    if header.shape.len() < 2 {
+        return Err(RunError::InputRank {
+            path,
+            shape: header.shape.clone(),
+        });
+    }
+    redist::layout::check_shape(&header.shape).map_err(|source| RunError::InputShape {
+        path: path.clone(),
+        source,
+    })?;
+    let file = header.shape.clone();
+    let shape = match &args.shape {
+        Some(s) if s.0 != file => {
+            return Err(RunError::ShapeMismatch {
+                given: s.0.clone(),
+                file,
+                path,
+            })
+        }
+        _ => file,
+    };
+    args.kind.check_axes(&shape)?;
+    Ok(Setup {
+        shape,
+        header: Some(header),
+    })
+}
+
+/// Runs `dfft run`; prints the report on rank 0.
+pub fn run(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
+    let setup = setup(world, args)?;
+    match args.precision {
+        Precision::F32 => run_in::<f32>(world, args, &setup),
+        Precision::F64 => run_in::<f64>(world, args, &setup),
+    }
+}
+
+/// Makes the plan of `--kind` in precision `T` and runs it.
+fn run_in<T>(world: &SimpleCommunicator, args: &RunArgs, setup: &Setup) -> Result<(), RunError>
+where
+    T: Real + Sample<Real = T>,
+    Complex<T>: Element + Sample<Real = T>,
+{
+    let options = FftOptions::default()
+        .grid(args.grid.clone())
+        .method(args.method)
+        .normalization(args.normalization)
+        .transposed_out(args.transposed_out);
+    // `--grid auto`: the complexity model picks the grid (the same on every rank).
+    let (options, model) = crate::plan_cmd::RunModel::prepare(
+        world,
+        &setup.shape,
+        options,
+        args.machine.as_ref(),
+        std::mem::size_of::<Complex<T>>(),
+    )?;
+    let verify_limit = if std::mem::size_of::<T>() == 4 {
+        VERIFY_LIMIT_F32
+    } else {
+        VERIFY_LIMIT_F64
+    };
+    let ctx = Context {
+        world,
+        args,
+        setup,
+        model,
+        verify_limit,
+    };
+    match &args.kind {
+        Kind::C2c => ctx.execute(FftPlan::<T>::new(world, &setup.shape, options)?),
+    }
+}
+
+/// Everything [`Context::execute`] needs besides the plan.
+struct Context<'a> {
+    world: &'a SimpleCommunicator,
+    args: &'a RunArgs,
+    setup: &'a Setup,
+    model: crate::plan_cmd::RunModel,
+    verify_limit: f64,
+}
+
+impl Context<'_> {
+    /// The synthetic input and exact output of field `field` (seed `--seed` + field).
+    fn reference(&self, field: usize, forward_scale: f64) -> Reference {
+        let seed = self.args.seed.wrapping_add(field as u64);
+        let shape = &self.setup.shape;
+        match &self.args.kind {
+            Kind::C2c => Reference::c2c(shape, seed, forward_scale),
         }
     }
-    write_output(world, args, &shape, &out_layout, &spectrum)?;
-    Ok(())
+
+    /// Fills or reads the input, checks one forward transform against the reference, times
+    /// forward+backward pairs, checks the round trip, reports, writes `--output`.
+    fn execute<P: RunPlan>(&self, mut plan: P) -> Result<(), RunError> {
+        let (world, args) = (self.world, self.args);
+        let rank = world.rank() as usize;
+        let in_layout = plan.input_layout().clone();
+        let out_layout = plan.output_layout().clone();
+        let batch = plan.batch();
+        let in_block = in_layout.local_len(rank);
+        let out_block = out_layout.local_len(rank);
+        // Scaling of this run's forward and backward, and of backward(forward(x)) / x.
+        let logical = args.kind.logical_len(&self.setup.shape);
+        let (forward_scale, backward_scale) = args.normalization.factors(logical);
+        let (forward_scale, backward_scale) = if args.kind.forward_is_backward() {
+            (backward_scale, forward_scale)
+        } else {
+            (forward_scale, backward_scale)
+        };
+        let roundtrip_scale = forward_scale * backward_scale * logical as f64;
+
+        let mut input: Vec<P::In> = redist::alloc::huge_vec(in_block * batch);
+        let references: Vec<Reference> = match &self.setup.header {
+            Some(header) => {
+                let path = args.input.as_ref().expect("a header comes from --input");
+                read_input(world, path, header, &in_layout, batch, &mut input)?;
+                Vec::new()
+            }
+            None => (0..batch)
+                .map(|f| {
+                    let r = self.reference(f, forward_scale);
+                    r.input.fill(
+                        &in_layout,
+                        rank,
+                        &mut input[f * in_block..(f + 1) * in_block],
+                    );
+                    r
+                })
+                .collect(),
+        };
+        // NaN and Inf pass through the transforms (IEEE arithmetic); they are counted here so
+        // the run can say why it cannot be verified.
+        let nonfinite = sum_over_ranks(
+            world,
+            input.iter().filter(|v| !v.is_finite()).count() as u64,
+        );
+        let panic_rank: Option<usize> = std::env::var(TEST_PANIC_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok());
+        let mut output: Vec<P::Out> = redist::alloc::huge_vec(out_block * batch);
+        let mut back: Vec<P::In> = redist::alloc::huge_vec(in_block * batch);
+
+        // The forward transform once, checked before any timing. --output is written at the
+        // end, after every iteration and the verification, so a run that fails or is killed
+        // leaves no file (npyio writes a temporary name and renames it when every rank
+        // finished).
+        plan.forward(&input, &mut output)?;
+        // Per field: max over ranks of the relative error of the forward output.
+        let reference_errors: Vec<f64> = references
+            .iter()
+            .enumerate()
+            .map(|(f, r)| {
+                let got = &output[f * out_block..(f + 1) * out_block];
+                let e = r.output.max_error(&out_layout, rank, got) / r.magnitude;
+                max_over_ranks(world, e)
+            })
+            .collect();
+        for _ in 0..args.warmup {
+            plan.forward(&input, &mut output)?;
+            plan.backward(&output, &mut back)?;
+        }
+        plan.reset_times();
+        let mut pair_times = Vec::with_capacity(args.iters as usize);
+        let bar = crate::progress::bar(args.iters, rank == 0 && !args.json, "dfft run");
+        for iter in 0..args.iters {
+            if panic_rank == Some(rank) && iter == args.iters / 2 {
+                panic!("{TEST_PANIC_ENV}={rank}: deliberate panic on rank {rank} (test-only)");
+            }
+            world.barrier();
+            let t = Instant::now();
+            plan.forward(&input, &mut output)?;
+            plan.backward(&output, &mut back)?;
+            pair_times.push(max_over_ranks(world, t.elapsed().as_secs_f64()));
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        }
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        let times = plan.times();
+        let per_pair = |x: f64| max_over_ranks(world, x / args.iters as f64);
+        let stages = Stages {
+            fft_s: per_pair(times.fft),
+            pack_s: per_pair(times.pack),
+            comm_s: per_pair(times.comm),
+            unpack_s: per_pair(times.unpack),
+        };
+
+        // Round trip per field: backward(forward(x)) against roundtrip_scale·x, relative to
+        // roundtrip_scale·max |x|. For c2r the input (a half spectrum) need not be Hermitian, so the round
+        // trip is taken on the real side: forward(backward(y)) against y = forward(x).
+        let roundtrip_errors: Vec<f64> = if args.kind.forward_is_backward() {
+            let mut again: Vec<P::Out> = redist::alloc::huge_vec(out_block * batch);
+            plan.forward(&back, &mut again)?;
+            roundtrip(world, &output, &again, roundtrip_scale, out_block, batch)
+        } else {
+            roundtrip(world, &input, &back, roundtrip_scale, in_block, batch)
+        };
+        let worst = |errors: &[f64]| -> Option<(usize, f64)> {
+            errors
+                .iter()
+                .copied()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+        };
+        let (rt_field, roundtrip_error) = worst(&roundtrip_errors).expect("batch >= 1");
+        let reference = worst(&reference_errors);
+
+        pair_times.sort_by(f64::total_cmp);
+        let median_s = pair_times[pair_times.len() / 2];
+        let report = RunReport {
+            ranks: world.size() as usize,
+            threads_per_rank: rayon::current_num_threads(),
+            shape: self.setup.shape.clone(),
+            grid: plan.grid().shape().dims().to_vec(),
+            grid_choice: if self.model.auto {
+                "auto".to_string()
+            } else {
+                args.grid.to_string()
+            },
+            // The model describes one c2c field.
+            predicted_s: if args.kind == Kind::C2c && batch == 1 {
+                self.model.predicted_s(plan.grid().shape())
+            } else {
+                None
+            },
+            method: args.method.to_string(),
+            transposed_out: args.transposed_out,
+            kind: args.kind.to_string(),
+            precision: args.precision.name().to_string(),
+            batch,
+            normalization: args.normalization.name().to_string(),
+            iters: args.iters,
+            warmup: args.warmup,
+            min_s: pair_times[0],
+            median_s,
+            stages,
+            roundtrip_error,
+            reference_error: reference.map(|r| r.1),
+            peak_rss_bytes: max_over_ranks(world, peak_rss_bytes() as f64) as u64,
+            plan_work_bytes: max_over_ranks(world, plan.work_bytes() as f64) as u64,
+            input: args.input.as_ref().map(|p| p.display().to_string()),
+            output: args.output.as_ref().map(|p| p.display().to_string()),
+        };
+        if rank == 0 {
+            if args.json {
+                println!("{}", report.to_json());
+            } else {
+                print!("{}", report.to_table());
+            }
+        }
+        // Non-finite input: the transform is still IEEE-exact, so the output is written, but
+        // the run cannot be verified and fails. Finite input that fails verification writes
+        // nothing.
+        if nonfinite > 0 {
+            write_output(world, args, &out_layout, batch, &output)?;
+            return Err(RunError::NonFinite {
+                count: nonfinite,
+                written: if args.output.is_some() {
+                    " and --output was written"
+                } else {
+                    ""
+                },
+            });
+        }
+        let field = |f: usize| {
+            if batch > 1 {
+                format!(" (field {f} of {batch})")
+            } else {
+                String::new()
+            }
+        };
+        for (what, worst) in [
+            ("round-trip", Some((rt_field, roundtrip_error))),
+            ("reference", reference),
+        ] {
+            if let Some((f, error)) = worst {
+                if error.is_nan() || error > self.verify_limit {
+                    return Err(RunError::Verification {
+                        what,
+                        error,
+                        limit: self.verify_limit,
+                        field: field(f),
+                    });
+                }
+            }
+        }
+        write_output(world, args, &out_layout, batch, &output)?;
+        Ok(())
+    }
+}
+
+/// Per field: max over ranks of max |got − scale·want| / (scale · max |want|).
+fn roundtrip<S: Sample>(
+    world: &SimpleCommunicator,
+    want: &[S],
+    got: &[S],
+    scale: f64,
+    block: usize,
+    batch: usize,
+) -> Vec<f64> {
+    (0..batch)
+        .map(|f| {
+            let range = f * block..(f + 1) * block;
+            let (want, got) = (&want[range.clone()], &got[range]);
+            let local_max = max_or_nan(want.iter().map(|v| v.to_c64().norm()));
+            let global_max = max_over_ranks(world, local_max);
+            let local = max_or_nan(
+                got.iter()
+                    .zip(want)
+                    .map(|(g, w)| (g.to_c64() - w.to_c64() * scale).norm()),
+            );
+            max_over_ranks(world, local) / (scale * global_max).max(f64::MIN_POSITIVE)
+        })
+        .collect()
 }

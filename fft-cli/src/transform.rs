@@ -1,0 +1,130 @@
+//! One interface over the plans `dfft run` drives, so the run (fill, time, verify, write) is
+//! one code path for every kind and precision.
+
+use fft_core::{FftError, FftPlan, Real};
+use num_complex::Complex;
+use redist::{Element, Layout, ProcessGrid, StageTimes};
+
+/// An element of the arrays `dfft run` moves: `f32`, `f64`, `Complex<f32>` or `Complex<f64>`.
+pub trait Sample: npyio::NpyElement + Copy + Default + Send + Sync + 'static {
+    /// Its real type.
+    type Real: Real + npyio::NpyElement + Default;
+    /// Converts a value computed in complex f64 (a real type keeps the real part).
+    fn from_c64(v: Complex<f64>) -> Self;
+    /// Widens to complex f64.
+    fn to_c64(self) -> Complex<f64>;
+    /// A real value of the same precision, as this type (imaginary part zero).
+    fn from_real(v: Self::Real) -> Self;
+    /// Whether every component is finite.
+    fn is_finite(self) -> bool {
+        let v = self.to_c64();
+        v.re.is_finite() && v.im.is_finite()
+    }
+}
+
+macro_rules! real_sample {
+    ($t:ty) => {
+        impl Sample for $t {
+            type Real = $t;
+            fn from_c64(v: Complex<f64>) -> Self {
+                v.re as $t
+            }
+            fn to_c64(self) -> Complex<f64> {
+                Complex::new(self as f64, 0.0)
+            }
+            fn from_real(v: $t) -> Self {
+                v
+            }
+        }
+    };
+}
+
+macro_rules! complex_sample {
+    ($t:ty) => {
+        impl Sample for Complex<$t> {
+            type Real = $t;
+            fn from_c64(v: Complex<f64>) -> Self {
+                Complex::new(v.re as $t, v.im as $t)
+            }
+            fn to_c64(self) -> Complex<f64> {
+                Complex::new(self.re as f64, self.im as f64)
+            }
+            fn from_real(v: $t) -> Self {
+                Complex::new(v, 0.0)
+            }
+        }
+    };
+}
+
+real_sample!(f32);
+real_sample!(f64);
+complex_sample!(f32);
+complex_sample!(f64);
+
+/// A distributed transform as `dfft run` sees it: `forward` from `In` (in `input_layout`) to
+/// `Out` (in `output_layout`), `backward` back. Lengths include the batch (`batch` blocks one
+/// after another, field-major).
+pub trait RunPlan {
+    /// Forward input element.
+    type In: Sample;
+    /// Forward output element.
+    type Out: Sample;
+    /// The forward transform; allocates nothing.
+    fn forward(&mut self, input: &[Self::In], output: &mut [Self::Out]) -> Result<(), FftError>;
+    /// The backward transform; allocates nothing.
+    fn backward(&mut self, input: &[Self::Out], output: &mut [Self::In]) -> Result<(), FftError>;
+    /// Layout of one field of the forward input.
+    fn input_layout(&self) -> &Layout;
+    /// Layout of one field of the forward output.
+    fn output_layout(&self) -> &Layout;
+    /// Fields transformed together.
+    fn batch(&self) -> usize;
+    /// The processor grid.
+    fn grid(&self) -> &ProcessGrid;
+    /// Seconds per stage since the last reset.
+    fn times(&self) -> StageTimes;
+    /// Zeroes the stage timers.
+    fn reset_times(&mut self);
+    /// Bytes of work memory the plan holds on this rank.
+    fn work_bytes(&self) -> usize;
+}
+
+/// c2c: `FftPlan<T>` as it is.
+impl<T: Real> RunPlan for FftPlan<T>
+where
+    Complex<T>: Element + Sample,
+{
+    type In = Complex<T>;
+    type Out = Complex<T>;
+    fn forward(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<(), FftError> {
+        FftPlan::forward(self, input, output)
+    }
+    fn backward(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<(), FftError> {
+        FftPlan::backward(self, input, output)
+    }
+    fn input_layout(&self) -> &Layout {
+        FftPlan::input_layout(self)
+    }
+    fn output_layout(&self) -> &Layout {
+        FftPlan::output_layout(self)
+    }
+    fn batch(&self) -> usize {
+        1
+    }
+    fn grid(&self) -> &ProcessGrid {
+        FftPlan::grid(self)
+    }
+    fn times(&self) -> StageTimes {
+        FftPlan::times(self)
+    }
+    fn reset_times(&mut self) {
+        FftPlan::reset_times(self)
+    }
+    fn work_bytes(&self) -> usize {
+        self.work_len() * std::mem::size_of::<Complex<T>>()
+    }
+}
