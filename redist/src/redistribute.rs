@@ -313,6 +313,10 @@ impl RedistPlan {
 
     /// This rank's part: what it sends to and receives from every rank, with the copy maps.
     pub fn for_rank(&self, rank: usize) -> RankRedist {
+        self.for_rank_with(rank, RowTables::Auto)
+    }
+
+    fn for_rank_with(&self, rank: usize, tables: RowTables) -> RankRedist {
         let src_shape = self.from.local_shape(rank);
         let dst_shape = self.to.local_shape(rank);
         let mut sends = Vec::new();
@@ -351,23 +355,35 @@ impl RedistPlan {
                 recv_len += len;
             }
         }
+        let src_len: usize = src_shape.iter().product();
+        let dst_len: usize = dst_shape.iter().product();
+        let pack_rows = row_order(&sends, None, src_len, tables);
+        let unpack_rows = row_order(&recvs, own.as_ref().map(|(s, d)| (d, s)), dst_len, tables);
         RankRedist {
             rank,
-            src_len: src_shape.iter().product(),
-            dst_len: dst_shape.iter().product(),
+            src_len,
+            dst_len,
             sends,
             recvs,
             own,
             send_len,
             recv_len,
+            pack_rows,
+            unpack_rows,
         }
     }
 
     /// Runs the plan for every rank in one process: `src[r]` is rank r's source block; returns
     /// every rank's destination block. Uses the pack and unpack kernels of the MPI schedules.
     pub fn simulate<T: Copy + Default>(&self, src: &[Vec<T>]) -> Vec<Vec<T>> {
+        self.simulate_with(src, RowTables::Auto)
+    }
+
+    fn simulate_with<T: Copy + Default>(&self, src: &[Vec<T>], tables: RowTables) -> Vec<Vec<T>> {
         assert_eq!(src.len(), self.ranks);
-        let parts: Vec<RankRedist> = (0..self.ranks).map(|r| self.for_rank(r)).collect();
+        let parts: Vec<RankRedist> = (0..self.ranks)
+            .map(|r| self.for_rank_with(r, tables))
+            .collect();
         let mut dst: Vec<Vec<T>> = parts
             .iter()
             .map(|p| vec![T::default(); p.dst_len])
@@ -381,9 +397,6 @@ impl RedistPlan {
             })
             .collect();
         for p in &parts {
-            if let Some((s, d)) = &p.own {
-                copy_direct(s, d, &src[p.rank], &mut dst[p.rank]);
-            }
             let mut recv = vec![T::default(); p.recv_len];
             for t in &p.recvs {
                 let sender = &parts[t.peer];
@@ -392,7 +405,7 @@ impl RedistPlan {
                 recv[t.offset..t.offset + t.map.len]
                     .copy_from_slice(&sendbufs[t.peer][st.offset..st.offset + st.map.len]);
             }
-            p.unpack_all(&recv, &mut dst[p.rank]);
+            p.unpack_all_and_own(&src[p.rank], &recv, &mut dst[p.rank]);
         }
         dst
     }
@@ -558,6 +571,92 @@ impl CopyMap {
     }
 }
 
+/// One message row (or one row of the own part) in a copy order over the local array: the
+/// row's start in the local array, its start in the message buffer (for the own part: in the
+/// source array) and which transfer it belongs to ([`OWN`] for the own part).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RowCopy {
+    local: usize,
+    buf: usize,
+    transfer: usize,
+}
+
+/// Whether a rank's part keeps row tables ([`row_order`]); tests force both ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowTables {
+    /// When the table is small against the array.
+    Auto,
+    /// Always (tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Always,
+    /// Never (tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Never,
+}
+
+/// `RowCopy::transfer` of the own part.
+const OWN: usize = usize::MAX;
+
+/// Largest row table, in entries per local element: above it (messages of rows shorter than
+/// 8 elements on average) the whole-message copies go message by message, without a table.
+const ROW_TABLE_DENSITY: usize = 8;
+
+/// Every row of every transfer (and of the own part, given as (this side's map, the other
+/// side's map)), sorted by the row's start in the local array, so that copying all messages
+/// walks the local array once in memory order: the rows that several messages share (e.g.
+/// runs of 11 from two senders interleaved in one destination row) are completed while in
+/// cache, instead of each message touching every cache line of a large array in turn. Empty
+/// (message-by-message order) when the table would be large against the array.
+fn row_order(
+    transfers: &[Transfer],
+    own: Option<(&CopyMap, &CopyMap)>,
+    local_len: usize,
+    tables: RowTables,
+) -> Vec<RowCopy> {
+    let rows: usize =
+        transfers.iter().map(|t| t.map.rows).sum::<usize>() + own.map_or(0, |(m, _)| m.rows);
+    let dense = rows.saturating_mul(ROW_TABLE_DENSITY) > local_len.max(1);
+    if rows == 0 || tables == RowTables::Never || (dense && tables == RowTables::Auto) {
+        return Vec::new();
+    }
+    let mut table = Vec::with_capacity(rows);
+    for (i, t) in transfers.iter().enumerate() {
+        for row in 0..t.map.rows {
+            table.push(RowCopy {
+                local: t.map.row_base(row),
+                buf: t.offset + row * t.map.inner,
+                transfer: i,
+            });
+        }
+    }
+    if let Some((here, other)) = own {
+        for row in 0..here.rows {
+            table.push(RowCopy {
+                local: here.row_base(row),
+                buf: other.row_base(row),
+                transfer: OWN,
+            });
+        }
+    }
+    // Stable: rows that start together keep transfer order.
+    table.sort_by_key(|r| r.local);
+    table
+}
+
+/// Copies one message row between `local[base..]` and `msg[pos..]` run by run.
+#[inline(always)]
+fn copy_row<T: Copy>(
+    runs: &[(usize, usize, usize)],
+    local: &mut [T],
+    base: usize,
+    msg: &[T],
+    pos: usize,
+) {
+    for &(l, m, n) in runs {
+        local[base + l..base + l + n].copy_from_slice(&msg[pos + m..pos + m + n]);
+    }
+}
+
 /// Copies a rank's own part straight from the source to the destination array.
 fn copy_direct<T: Copy>(src_map: &CopyMap, dst_map: &CopyMap, src: &[T], dst: &mut [T]) {
     for row in 0..src_map.rows {
@@ -599,22 +698,64 @@ pub struct RankRedist {
     pub send_len: usize,
     /// Length of the receive buffer.
     pub recv_len: usize,
+    /// Rows of all sends in source memory order (empty: message by message).
+    pack_rows: Vec<RowCopy>,
+    /// Rows of all receives and the own part in destination memory order (empty: message by
+    /// message).
+    unpack_rows: Vec<RowCopy>,
 }
 
 impl RankRedist {
-    /// Packs every outgoing message into `send` at its offset.
+    /// Packs every outgoing message into `send` at its offset, walking the source array once
+    /// in memory order (row by row over all messages) when the plan keeps a row table.
     pub fn pack_all<T: Copy>(&self, src: &[T], send: &mut [T]) {
-        for t in &self.sends {
-            t.map
-                .pack_range(0..t.map.len, src, &mut send[t.offset..t.offset + t.map.len]);
+        if self.pack_rows.is_empty() {
+            for t in &self.sends {
+                t.map
+                    .pack_range(0..t.map.len, src, &mut send[t.offset..t.offset + t.map.len]);
+            }
+            return;
+        }
+        for r in &self.pack_rows {
+            for &(l, m, n) in &self.sends[r.transfer].map.runs {
+                send[r.buf + m..r.buf + m + n].copy_from_slice(&src[r.local + l..r.local + l + n]);
+            }
         }
     }
 
-    /// Unpacks every incoming message from `recv` at its offset.
+    /// Unpacks every incoming message from `recv` at its offset (not the own part).
     pub fn unpack_all<T: Copy>(&self, recv: &[T], dst: &mut [T]) {
-        for t in &self.recvs {
-            t.map
-                .unpack_range(0..t.map.len, &recv[t.offset..t.offset + t.map.len], dst);
+        if self.unpack_rows.is_empty() {
+            for t in &self.recvs {
+                t.map
+                    .unpack_range(0..t.map.len, &recv[t.offset..t.offset + t.map.len], dst);
+            }
+            return;
+        }
+        for r in self.unpack_rows.iter().filter(|r| r.transfer != OWN) {
+            copy_row(&self.recvs[r.transfer].map.runs, dst, r.local, recv, r.buf);
+        }
+    }
+
+    /// Copies the own part from `src` and unpacks every incoming message from `recv`: the
+    /// same as [`RankRedist::copy_own`] then [`RankRedist::unpack_all`], but walking the
+    /// destination array once in memory order when the plan keeps a row table.
+    pub fn unpack_all_and_own<T: Copy>(&self, src: &[T], recv: &[T], dst: &mut [T]) {
+        if self.unpack_rows.is_empty() {
+            self.copy_own(src, dst);
+            self.unpack_all(recv, dst);
+            return;
+        }
+        for r in &self.unpack_rows {
+            if r.transfer == OWN {
+                let (s, d) = self.own.as_ref().expect("own rows come from the own part");
+                for (a, b) in s.runs.iter().zip(&d.runs) {
+                    dst[r.local + b.0..r.local + b.0 + b.2]
+                        .copy_from_slice(&src[r.buf + a.0..r.buf + a.0 + a.2]);
+                }
+            } else {
+                copy_row(&self.recvs[r.transfer].map.runs, dst, r.local, recv, r.buf);
+            }
         }
     }
 
@@ -689,8 +830,13 @@ mod tests {
         ranks: usize,
     ) -> std::result::Result<(), TestCaseError> {
         let plan = RedistPlan::new(from, to, ranks).unwrap();
-        let got = plan.simulate(&index_blocks(from, ranks));
+        let src = index_blocks(from, ranks);
+        let got = plan.simulate(&src);
         let want = index_blocks(to, ranks);
+        // Whole-message copies in row-table order and message by message.
+        for tables in [RowTables::Always, RowTables::Never] {
+            prop_assert_eq!(&plan.simulate_with(&src, tables), &want, "{:?}", tables);
+        }
         prop_assert_eq!(
             &got,
             &want,
