@@ -52,7 +52,8 @@ pub struct RedistArgs {
     /// Destination distribution SPEC.
     #[arg(long)]
     pub to: String,
-    /// Schedule: alltoallv, caterpillar, async or pipelined.
+    /// Schedule: alltoallv, caterpillar, async, pipelined or shared (one node: pack straight
+    /// into the receivers' buffers in a shared-memory window; else alltoallv).
     #[arg(long, default_value = "alltoallv")]
     pub method: Schedule,
     /// Packet length in elements of the pipelined schedule.

@@ -41,7 +41,7 @@ fn every_schedule_and_grid_change_verifies() {
             "grid=2,dist=cyclic(10)",
         ),
     ] {
-        for method in ["alltoallv", "caterpillar", "async", "pipelined"] {
+        for method in ["alltoallv", "caterpillar", "async", "pipelined", "shared"] {
             let out = dfft(
                 ranks,
                 &[

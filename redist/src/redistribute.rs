@@ -723,6 +723,33 @@ impl RankRedist {
         }
     }
 
+    /// Packs every outgoing message straight to where it is read: message `i` of
+    /// [`RankRedist::sends`] starts at `out[i]` (in the same row order as
+    /// [`RankRedist::pack_all`]).
+    ///
+    /// # Safety
+    /// Each `out[i]` must be valid for writes of `sends[i].map.len()` elements, and no two of
+    /// these regions, nor `src`, may overlap, nor be accessed by anything else meanwhile.
+    pub unsafe fn pack_all_to<T: Copy>(&self, src: &[T], out: &[*mut T]) {
+        assert_eq!(out.len(), self.sends.len());
+        // SAFETY (both loops): the caller guarantees each region; one slice at a time.
+        let msg =
+            |i: usize| unsafe { std::slice::from_raw_parts_mut(out[i], self.sends[i].map.len) };
+        if self.pack_rows.is_empty() {
+            for (i, t) in self.sends.iter().enumerate() {
+                t.map.pack_range(0..t.map.len, src, msg(i));
+            }
+            return;
+        }
+        for r in &self.pack_rows {
+            let t = &self.sends[r.transfer];
+            let (out, pos) = (msg(r.transfer), r.buf - t.offset);
+            for &(l, m, n) in &t.map.runs {
+                out[pos + m..pos + m + n].copy_from_slice(&src[r.local + l..r.local + l + n]);
+            }
+        }
+    }
+
     /// Unpacks every incoming message from `recv` at its offset (not the own part).
     pub fn unpack_all<T: Copy>(&self, recv: &[T], dst: &mut [T]) {
         if self.unpack_rows.is_empty() {

@@ -12,7 +12,12 @@
 //!   unpack each incoming message as soon as `MPI_Waitany` reports it;
 //! * [`Schedule::Pipelined`]: the caterpillar with each message cut into packets of
 //!   [`Redistribution::packet_len`] elements; the next packet is packed while earlier ones
-//!   travel, and each packet is unpacked as it arrives.
+//!   travel, and each packet is unpacked as it arrives;
+//! * [`Schedule::Shared`]: when every rank is on one node, each rank packs its messages
+//!   straight into the receivers' buffers in an MPI-3 shared-memory window
+//!   (`MPI_Win_allocate_shared`), a barrier, and each rank unpacks its own buffer: two copies
+//!   of every element that changes rank instead of four (pack, MPI's copy into and out of its
+//!   shared-memory transport, unpack). On several nodes it runs as `Alltoallv`.
 
 use crate::element::Element;
 use crate::error::{RedistError, Result};
@@ -38,15 +43,19 @@ pub enum Schedule {
     Async,
     /// Caterpillar in fixed-size packets, pack and unpack overlapped with communication.
     Pipelined,
+    /// Pack straight into the receivers' buffers in a shared-memory window (one node only;
+    /// otherwise `Alltoallv`).
+    Shared,
 }
 
 impl Schedule {
     /// Every schedule, for tests and sweeps.
-    pub const ALL: [Schedule; 4] = [
+    pub const ALL: [Schedule; 5] = [
         Schedule::Alltoallv,
         Schedule::Caterpillar,
         Schedule::Async,
         Schedule::Pipelined,
+        Schedule::Shared,
     ];
 
     /// The name the command line uses.
@@ -56,6 +65,7 @@ impl Schedule {
             Schedule::Caterpillar => "caterpillar",
             Schedule::Async => "async",
             Schedule::Pipelined => "pipelined",
+            Schedule::Shared => "shared",
         }
     }
 }
@@ -80,10 +90,11 @@ impl FromStr for Schedule {
             "caterpillar" | "sync" | "synchronous" => Ok(Schedule::Caterpillar),
             "async" | "asynchronous" => Ok(Schedule::Async),
             "pipelined" | "pipeline" => Ok(Schedule::Pipelined),
+            "shared" | "shm" => Ok(Schedule::Shared),
             _ => Err(RedistError::UnknownName {
                 what: "schedule",
                 name: s.to_string(),
-                expected: "alltoallv, caterpillar, async, pipelined",
+                expected: "alltoallv, caterpillar, async, pipelined, shared",
             }),
         }
     }
@@ -131,6 +142,61 @@ pub struct Redistribution {
     send_requests: Vec<ffi::MPI_Request>,
     /// Which transfer (or packet) each receive request belongs to.
     request_owner: Vec<usize>,
+    /// The shared-memory schedule's state (`None`: not that schedule, or not on one node).
+    shared: Option<SharedWindow>,
+}
+
+/// The receive buffers of every rank in one MPI-3 shared-memory window.
+struct SharedWindow {
+    /// Where this rank's message to the peer of `part.sends[i]` starts in that peer's receive
+    /// buffer, in elements.
+    remote_offset: Vec<usize>,
+    /// The window, once allocated (at the first call, when the element size is known).
+    win: Option<ffi::MPI_Win>,
+    /// Element size the window was allocated for (it serves any size up to this one).
+    elem_size: usize,
+    /// Per send, the start of the receiver's buffer.
+    peer_bases: Vec<*mut c_void>,
+    /// Per send, the message's start in the receiver's buffer, for elements of
+    /// `targets_elem` bytes.
+    targets: Vec<*mut c_void>,
+    targets_elem: usize,
+    /// This rank's receive buffer in the window.
+    own_base: *mut c_void,
+}
+
+impl SharedWindow {
+    fn set_targets(&mut self, elem_size: usize) {
+        for ((t, &base), &offset) in self
+            .targets
+            .iter_mut()
+            .zip(&self.peer_bases)
+            .zip(&self.remote_offset)
+        {
+            // SAFETY: inside the peer's part of the window (offset + message <= its recv_len
+            // elements of at most `self.elem_size` bytes).
+            *t = unsafe { (base as *mut u8).add(offset * elem_size) } as *mut c_void;
+        }
+        self.targets_elem = elem_size;
+    }
+}
+
+impl Drop for Redistribution {
+    fn drop(&mut self) {
+        if let Some(win) = self.shared.as_mut().and_then(|s| s.win.take()) {
+            free_window(win);
+        }
+    }
+}
+
+fn free_window(mut win: ffi::MPI_Win) {
+    // SAFETY: the window was created and locked by `Redistribution::shared_window`; freeing
+    // is collective, as is dropping a redistribution (every rank holds one). Errors are
+    // ignored: nothing can be done about them in a destructor.
+    unsafe {
+        ffi::MPI_Win_unlock_all(win);
+        ffi::MPI_Win_free(&mut win);
+    }
 }
 
 impl fmt::Debug for Redistribution {
@@ -168,6 +234,44 @@ fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()>
         });
     }
     Ok(())
+}
+
+/// The shared schedule's layout when every rank of `comm` is on one node (agreed over all
+/// ranks), else `None`: where each of this rank's messages lands in its receiver's buffer
+/// (receivers store messages by increasing sender, as [`RedistPlan::for_rank`] does).
+fn shared_layout(
+    comm: &SimpleCommunicator,
+    plan: &RedistPlan,
+    part: &RankRedist,
+) -> Result<Option<SharedWindow>> {
+    use mpi::collective::{CommunicatorCollectives, SystemOperation};
+    let node = comm.split_shared(comm.rank());
+    let local = i32::from(node.size() == comm.size());
+    let mut all = 0i32;
+    comm.all_reduce_into(&local, &mut all, SystemOperation::min());
+    if all == 0 {
+        return Ok(None);
+    }
+    let me = part.rank;
+    let remote_offset = part
+        .sends
+        .iter()
+        .map(|t| {
+            (0..me)
+                .filter(|&s| s != t.peer)
+                .filter_map(|s| plan.message(s, t.peer).map(|m| m.len()))
+                .sum()
+        })
+        .collect();
+    Ok(Some(SharedWindow {
+        remote_offset,
+        win: None,
+        elem_size: 0,
+        peer_bases: vec![std::ptr::null_mut(); part.sends.len()],
+        targets: vec![std::ptr::null_mut(); part.sends.len()],
+        targets_elem: 0,
+        own_base: std::ptr::null_mut(),
+    }))
 }
 
 impl Redistribution {
@@ -208,6 +312,11 @@ impl Redistribution {
             recv_of_peer[t.peer] = i;
         }
         let comm = comm.duplicate();
+        let shared = if schedule == Schedule::Shared {
+            shared_layout(&comm, plan, &part)?
+        } else {
+            None
+        };
         let mut this = Self {
             part,
             schedule,
@@ -223,6 +332,7 @@ impl Redistribution {
             requests: Vec::new(),
             send_requests: Vec::new(),
             request_owner: Vec::new(),
+            shared,
         };
         this.size_requests();
         Ok(this)
@@ -250,6 +360,12 @@ impl Redistribution {
     /// The schedule in use.
     pub fn schedule(&self) -> Schedule {
         self.schedule
+    }
+
+    /// Whether [`Schedule::Shared`] packs into a shared-memory window (every rank on one
+    /// node); `false` for other schedules and when it runs as `Alltoallv`.
+    pub fn uses_shared_memory(&self) -> bool {
+        self.shared.is_some()
     }
 
     /// The pipelined schedule's packet length in elements.
@@ -298,13 +414,18 @@ impl Redistribution {
         check_len("destination", self.part.dst_len, dst.len())?;
         check_len("send", self.part.send_len, send.len())?;
         check_len("receive", self.part.recv_len, recv.len())?;
-        if self.schedule != Schedule::Alltoallv {
+        let schedule = match self.schedule {
+            Schedule::Shared if self.shared.is_none() => Schedule::Alltoallv,
+            s => s,
+        };
+        if !matches!(schedule, Schedule::Alltoallv | Schedule::Shared) {
             // Copied while nothing else can happen; alltoallv copies it with the unpack.
             let t0 = Instant::now();
             self.part.copy_own(src, dst);
             times.unpack += t0.elapsed().as_secs_f64();
         }
-        match self.schedule {
+        match schedule {
+            Schedule::Shared => self.shared_memory(src, dst, times),
             Schedule::Alltoallv => self.alltoallv(src, dst, send, recv, times),
             Schedule::Caterpillar => self.caterpillar(src, dst, send, recv, times),
             Schedule::Async => self.asynchronous(src, dst, send, recv, times),
@@ -345,6 +466,112 @@ impl Redistribution {
         times.pack += (t1 - t0).as_secs_f64();
         times.comm += (t2 - t1).as_secs_f64();
         times.unpack += t2.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Allocates the shared window for elements of `elem_size` bytes (collective; at the
+    /// first call, or when a call uses a larger element type than the window holds).
+    fn shared_window(&mut self, elem_size: usize) -> Result<()> {
+        let sh = self.shared.as_mut().expect("the shared schedule");
+        if sh.win.is_some() && sh.elem_size >= elem_size {
+            if sh.targets_elem != elem_size {
+                sh.set_targets(elem_size);
+            }
+            return Ok(());
+        }
+        if let Some(win) = sh.win.take() {
+            free_window(win);
+        }
+        let comm = self.comm.as_raw();
+        let bytes = (self.part.recv_len * elem_size).max(1);
+        let mut base: *mut c_void = std::ptr::null_mut();
+        let mut win = unsafe { ffi::RSMPI_WIN_NULL };
+        // SAFETY: plain MPI calls on this rank's duplicated communicator, collective over it
+        // (every rank runs the same schedule and the same element type); the window stays
+        // locked (passive target, no checks) until it is freed.
+        unsafe {
+            check(
+                "MPI_Win_allocate_shared",
+                ffi::MPI_Win_allocate_shared(
+                    bytes as ffi::MPI_Aint,
+                    elem_size as i32,
+                    ffi::RSMPI_INFO_NULL,
+                    comm,
+                    &mut base as *mut *mut c_void as *mut c_void,
+                    &mut win,
+                ),
+            )?;
+            check(
+                "MPI_Win_lock_all",
+                ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
+            )?;
+        }
+        sh.win = Some(win);
+        sh.elem_size = elem_size;
+        sh.own_base = base;
+        for (i, t) in self.part.sends.iter().enumerate() {
+            let (mut size, mut unit) = (0 as ffi::MPI_Aint, 0i32);
+            let mut peer_base: *mut c_void = std::ptr::null_mut();
+            // SAFETY: a query on the window just created.
+            unsafe {
+                check(
+                    "MPI_Win_shared_query",
+                    ffi::MPI_Win_shared_query(
+                        win,
+                        t.peer as i32,
+                        &mut size,
+                        &mut unit,
+                        &mut peer_base as *mut *mut c_void as *mut c_void,
+                    ),
+                )?;
+            }
+            sh.peer_bases[i] = peer_base;
+        }
+        sh.set_targets(elem_size);
+        Ok(())
+    }
+
+    fn shared_memory<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
+        self.shared_window(std::mem::size_of::<T>())?;
+        let sh = self.shared.as_ref().expect("the shared schedule");
+        let win = sh.win.expect("allocated above");
+        let comm = self.comm.as_raw();
+        let t0 = Instant::now();
+        // Every rank has finished reading its buffer (the previous call's unpack).
+        // SAFETY: collective over the duplicated communicator.
+        unsafe { check("MPI_Barrier", ffi::MPI_Barrier(comm))? };
+        let t1 = Instant::now();
+        // SAFETY: `targets` hold this rank's disjoint message regions in the receivers'
+        // buffers, each `map.len()` elements of `T` (the window holds at least
+        // `recv_len` elements of `T` per rank); nobody reads them until the barrier below.
+        unsafe {
+            let targets =
+                std::slice::from_raw_parts(sh.targets.as_ptr() as *const *mut T, sh.targets.len());
+            self.part.pack_all_to(src, targets);
+        }
+        let t2 = Instant::now();
+        // SAFETY: window synchronisation of the unified model: make the stores visible,
+        // wait for every rank's stores, and see them.
+        unsafe {
+            check("MPI_Win_sync", ffi::MPI_Win_sync(win))?;
+            check("MPI_Barrier", ffi::MPI_Barrier(comm))?;
+            check("MPI_Win_sync", ffi::MPI_Win_sync(win))?;
+        }
+        let t3 = Instant::now();
+        // SAFETY: this rank's part of the window holds `recv_len` elements of `T`, written
+        // by the other ranks before the barrier and not written again until the next call's
+        // first barrier.
+        let recv =
+            unsafe { std::slice::from_raw_parts(sh.own_base as *const T, self.part.recv_len) };
+        self.part.unpack_all_and_own(src, recv, dst);
+        times.comm += (t1 - t0).as_secs_f64() + (t3 - t2).as_secs_f64();
+        times.pack += (t2 - t1).as_secs_f64();
+        times.unpack += t3.elapsed().as_secs_f64();
         Ok(())
     }
 

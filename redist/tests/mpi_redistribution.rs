@@ -124,6 +124,23 @@ fn redistribution_body() {
                     r.execute(&src, &mut dst, &mut send, &mut recv, &mut times)
                         .unwrap();
                     assert_eq!(dst, want);
+                    if schedule == Schedule::Shared {
+                        // One node under the harness: the window is used. A smaller element
+                        // type reuses it, a larger one than the first call reallocates it.
+                        assert!(r.uses_shared_memory());
+                        let small: Vec<u8> = src.iter().map(|&v| v as u8).collect();
+                        let mut out = vec![0u8; r.dst_len()];
+                        let (mut s8, mut r8) = (vec![0u8; r.send_len()], vec![0u8; r.recv_len()]);
+                        r.execute(&small, &mut out, &mut s8, &mut r8, &mut times)
+                            .unwrap();
+                        assert!(out.iter().zip(&want).all(|(&a, &b)| a == b as u8));
+                        let mut r2 = Redistribution::new(&world, &plan, schedule).unwrap();
+                        r2.execute(&small, &mut out, &mut s8, &mut r8, &mut times)
+                            .unwrap();
+                        r2.execute(&src, &mut dst, &mut send, &mut recv, &mut times)
+                            .unwrap();
+                        assert_eq!(dst, want);
+                    }
                     checked += 1;
                 }
             }
