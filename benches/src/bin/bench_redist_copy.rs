@@ -32,9 +32,24 @@ fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
 fn main() {
     let (case, rank, reps) = (arg("--case", 3), arg("--rank", 0), arg("--reps", 30));
     let (shape, ranks, from, to) = match case {
-        1 => (8192, 2, "grid=2x1,dist=cyclic(36)", "grid=1x2,dist=cyclic(128)"),
-        2 => (8192, 2, "grid=1x2,dist=cyclic(64)", "grid=2x1,dist=cyclic(64)"),
-        _ => (4096, 4, "grid=2x2,dist=cyclic(11)", "grid=4x1,dist=cyclic(3)"),
+        1 => (
+            8192,
+            2,
+            "grid=2x1,dist=cyclic(36)",
+            "grid=1x2,dist=cyclic(128)",
+        ),
+        2 => (
+            8192,
+            2,
+            "grid=1x2,dist=cyclic(64)",
+            "grid=2x1,dist=cyclic(64)",
+        ),
+        _ => (
+            4096,
+            4,
+            "grid=2x2,dist=cyclic(11)",
+            "grid=4x1,dist=cyclic(3)",
+        ),
     };
     let shape = [shape, shape];
     let from = DistArray::parse_spec(from, &shape).unwrap();
@@ -49,7 +64,8 @@ fn main() {
     let by_message_pack = min_time(reps, || {
         for t in &part.sends {
             let n = t.map.len();
-            t.map.pack_range(0..n, &src, &mut send[t.offset..t.offset + n]);
+            t.map
+                .pack_range(0..n, &src, &mut send[t.offset..t.offset + n]);
         }
     });
     let row_pack = min_time(reps, || part.pack_all(&src, &mut send));
@@ -57,7 +73,8 @@ fn main() {
         part.copy_own(&src, &mut dst);
         for t in &part.recvs {
             let n = t.map.len();
-            t.map.unpack_range(0..n, &recv[t.offset..t.offset + n], &mut dst);
+            t.map
+                .unpack_range(0..n, &recv[t.offset..t.offset + n], &mut dst);
         }
     });
     let row_unpack = min_time(reps, || part.unpack_all_and_own(&src, &recv, &mut dst));
