@@ -91,8 +91,10 @@ pub enum RedistError {
         /// Given length.
         actual: usize,
     },
-    /// A message is longer than MPI's 32-bit element counts allow. [`crate::Exchange`] no
-    /// longer returns it (it splits such messages into chunks); kept for compatibility.
+    /// A message is longer than MPI's 32-bit element counts allow. [`crate::Exchange`] and
+    /// [`crate::redistribution::Redistribution`] split such messages into chunks and never
+    /// return it; [`crate::thakur::redistribute`] (the paper's methods, one message per peer)
+    /// returns it for arrays of more than `i32::MAX` items.
     #[error("a message of {elements} elements exceeds MPI's count limit of {limit}")]
     CountOverflow {
         /// Elements in the message.

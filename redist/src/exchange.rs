@@ -183,6 +183,93 @@ pub fn chunk_count(count: usize, limit: usize) -> usize {
     count.div_ceil(limit.max(1))
 }
 
+/// One step of a pairwise exchange whose messages go in chunks (see [`chunked_sendrecv`]).
+#[derive(Debug, Clone)]
+pub(crate) struct ChunkedStep {
+    /// The communicator.
+    pub comm: ffi::MPI_Comm,
+    /// The message tag.
+    pub tag: i32,
+    /// Largest element count of one MPI message.
+    pub max_count: usize,
+    /// The rank sent to.
+    pub to: usize,
+    /// The elements of the send buffer sent (empty: nothing).
+    pub send: std::ops::Range<usize>,
+    /// The rank received from.
+    pub from: usize,
+    /// Where the received elements go in the receive buffer (empty: nothing).
+    pub recv: std::ops::Range<usize>,
+}
+
+/// Sends `send[step.send]` to `step.to` and receives `recv[step.recv]` from `step.from` as
+/// consecutive chunks of at most `step.max_count` elements ([`message_chunks`]; chunks of one
+/// pair share a tag, and MPI keeps their order), then waits for all of them. `requests` must
+/// have room for the chunks of both messages so that nothing is allocated. The pairwise
+/// schedule of [`Exchange`] and the redistribution schedules
+/// ([`crate::redistribution::Redistribution`]) share it, so the two agree on how a message
+/// longer than MPI's `int` counts travels.
+pub(crate) fn chunked_sendrecv<T: Element>(
+    step: ChunkedStep,
+    send: &[T],
+    recv: &mut [T],
+    requests: &mut Vec<ffi::MPI_Request>,
+) -> Result<()> {
+    assert!(step.send.end <= send.len() && step.recv.end <= recv.len());
+    let datatype = T::mpi_datatype();
+    requests.clear();
+    let result = (|| -> Result<()> {
+        for (offset, len) in message_chunks(step.recv.len(), step.max_count) {
+            let mut request = null_request();
+            // SAFETY: the chunk lies inside `recv` (asserted above); the request completes in
+            // MPI_Waitall below before the buffer is touched again.
+            check_mpi("MPI_Irecv", unsafe {
+                ffi::MPI_Irecv(
+                    recv.as_mut_ptr().add(step.recv.start + offset) as *mut c_void,
+                    len as i32,
+                    datatype,
+                    step.from as i32,
+                    step.tag,
+                    step.comm,
+                    &mut request,
+                )
+            })?;
+            requests.push(request);
+        }
+        for (offset, len) in message_chunks(step.send.len(), step.max_count) {
+            let mut request = null_request();
+            // SAFETY: as above, inside `send`.
+            check_mpi("MPI_Isend", unsafe {
+                ffi::MPI_Isend(
+                    send.as_ptr().add(step.send.start + offset) as *const c_void,
+                    len as i32,
+                    datatype,
+                    step.to as i32,
+                    step.tag,
+                    step.comm,
+                    &mut request,
+                )
+            })?;
+            requests.push(request);
+        }
+        Ok(())
+    })();
+    if requests.is_empty() {
+        return result;
+    }
+    // SAFETY: every request was started above; waiting completes them all (also after an
+    // error, so no transfer outlives the buffers).
+    let code = unsafe {
+        ffi::MPI_Waitall(
+            requests.len() as i32,
+            requests.as_mut_ptr(),
+            ffi::RSMPI_STATUSES_IGNORE,
+        )
+    };
+    result?;
+    check_mpi("MPI_Waitall", code)
+}
+
 /// `MPI_REQUEST_NULL`.
 fn null_request() -> ffi::MPI_Request {
     // SAFETY: reading a constant the MPI library initializes at load time.
@@ -424,65 +511,25 @@ impl Exchange {
             return check_mpi("MPI_Alltoallv", code);
         }
         // Pairwise schedule; each message goes as chunks of at most max_count elements.
-        // Chunks between one pair share a tag and MPI keeps their order (non-overtaking).
         let n = self.group_size;
         let me = self.part.group_index;
         for step in 1..n {
             let to = (me + step) % n;
             let from = (me + n - step) % n;
-            self.requests.clear();
-            let result = (|| -> Result<()> {
-                for (offset, len) in message_chunks(self.recv_counts[from], self.max_count) {
-                    let mut request = null_request();
-                    // SAFETY: the chunk lies inside recv (displacement + count <= recv_len,
-                    // checked above); the request completes in MPI_Waitall below before the
-                    // buffer is touched again.
-                    check_mpi("MPI_Irecv", unsafe {
-                        ffi::MPI_Irecv(
-                            recv.as_mut_ptr().add(self.recv_displs[from] + offset) as *mut c_void,
-                            len as i32,
-                            datatype,
-                            from as i32,
-                            7,
-                            comm,
-                            &mut request,
-                        )
-                    })?;
-                    self.requests.push(request);
-                }
-                for (offset, len) in message_chunks(self.send_counts[to], self.max_count) {
-                    let mut request = null_request();
-                    // SAFETY: as above, inside send.
-                    check_mpi("MPI_Isend", unsafe {
-                        ffi::MPI_Isend(
-                            send.as_ptr().add(self.send_displs[to] + offset) as *const c_void,
-                            len as i32,
-                            datatype,
-                            to as i32,
-                            7,
-                            comm,
-                            &mut request,
-                        )
-                    })?;
-                    self.requests.push(request);
-                }
-                Ok(())
-            })();
-            if !self.requests.is_empty() {
-                // SAFETY: every request was started above; waiting completes them all (also
-                // after an error, so no transfer outlives the buffers).
-                let code = unsafe {
-                    ffi::MPI_Waitall(
-                        self.requests.len() as i32,
-                        self.requests.as_mut_ptr(),
-                        ffi::RSMPI_STATUSES_IGNORE,
-                    )
-                };
-                result?;
-                check_mpi("MPI_Waitall", code)?;
-            } else {
-                result?;
-            }
+            chunked_sendrecv(
+                ChunkedStep {
+                    comm,
+                    tag: 7,
+                    max_count: self.max_count,
+                    to,
+                    send: self.send_displs[to]..self.send_displs[to] + self.send_counts[to],
+                    from,
+                    recv: self.recv_displs[from]..self.recv_displs[from] + self.recv_counts[from],
+                },
+                send,
+                recv,
+                &mut self.requests,
+            )?;
         }
         Ok(())
     }

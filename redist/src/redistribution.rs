@@ -18,10 +18,19 @@
 //!   (`MPI_Win_allocate_shared`), a barrier, and each rank unpacks its own buffer: two copies
 //!   of every element that changes rank instead of four (pack, MPI's copy into and out of its
 //!   shared-memory transport, unpack). On several nodes it runs as `Alltoallv`.
+//!
+//! Messages longer than MPI's `int` counts (or than [`Redistribution::with_max_count`])
+//! travel in chunks, with the chunking of [`crate::exchange`]: when the largest local array
+//! of any rank exceeds the limit (a decision from the global plan, the same on every rank),
+//! `Alltoallv` runs as the caterpillar's pairwise steps, the caterpillar and async schedules
+//! send each message as consecutive chunks, and the pipelined schedule's packets are at most
+//! the limit.
 
 use crate::element::Element;
 use crate::error::{RedistError, Result};
-use crate::exchange::StageTimes;
+use crate::exchange::{
+    chunk_count, chunked_sendrecv, message_chunks, ChunkedStep, StageTimes, MPI_MAX_COUNT,
+};
 use crate::redistribute::{RankRedist, RedistPlan};
 use mpi::ffi;
 use mpi::raw::AsRaw;
@@ -131,10 +140,25 @@ pub struct Redistribution {
     comm: SimpleCommunicator,
     size: usize,
     packet: usize,
-    send_counts: Vec<i32>,
-    send_displs: Vec<i32>,
-    recv_counts: Vec<i32>,
-    recv_displs: Vec<i32>,
+    /// Per peer: elements sent, and their offset in the send buffer (0 for the own part).
+    send_counts: Vec<usize>,
+    send_displs: Vec<usize>,
+    /// Per peer: elements received, and their offset in the receive buffer.
+    recv_counts: Vec<usize>,
+    recv_displs: Vec<usize>,
+    /// The same as `i32` for `MPI_Alltoallv` (unused when chunked).
+    send_counts_i32: Vec<i32>,
+    send_displs_i32: Vec<i32>,
+    recv_counts_i32: Vec<i32>,
+    recv_displs_i32: Vec<i32>,
+    /// Largest local array of any rank, either side (bounds every count and offset).
+    biggest: usize,
+    /// Largest element count of one MPI message.
+    max_count: usize,
+    /// Request slots of one chunked pairwise step.
+    step_requests: Vec<ffi::MPI_Request>,
+    /// Async schedule: chunks of each receive still in flight.
+    chunks_left: Vec<usize>,
     /// Index into `part.sends` / `part.recvs` per peer (usize::MAX = none).
     send_of_peer: Vec<usize>,
     recv_of_peer: Vec<usize>,
@@ -210,11 +234,9 @@ impl fmt::Debug for Redistribution {
     }
 }
 
-fn count(n: usize) -> Result<i32> {
-    i32::try_from(n).map_err(|_| RedistError::CountOverflow {
-        elements: n,
-        limit: i32::MAX as usize,
-    })
+/// `v` as `i32`s (0 where a value does not fit: only used when nothing is chunked).
+fn as_i32(v: &[usize]) -> Vec<i32> {
+    v.iter().map(|&x| i32::try_from(x).unwrap_or(0)).collect()
 }
 
 fn check(call: &'static str, code: i32) -> Result<()> {
@@ -292,7 +314,6 @@ impl Redistribution {
             .map(|r| plan.from().local_len(r).max(plan.to().local_len(r)))
             .max()
             .unwrap_or(0);
-        count(biggest)?;
         let rank = comm.rank() as usize;
         let part = plan.for_rank(rank);
         let mut send_counts = vec![0; size];
@@ -302,13 +323,13 @@ impl Redistribution {
         let mut send_of_peer = vec![usize::MAX; size];
         let mut recv_of_peer = vec![usize::MAX; size];
         for (i, t) in part.sends.iter().enumerate() {
-            send_counts[t.peer] = count(t.map.len())?;
-            send_displs[t.peer] = count(t.offset)?;
+            send_counts[t.peer] = t.map.len();
+            send_displs[t.peer] = t.offset;
             send_of_peer[t.peer] = i;
         }
         for (i, t) in part.recvs.iter().enumerate() {
-            recv_counts[t.peer] = count(t.map.len())?;
-            recv_displs[t.peer] = count(t.offset)?;
+            recv_counts[t.peer] = t.map.len();
+            recv_displs[t.peer] = t.offset;
             recv_of_peer[t.peer] = i;
         }
         let comm = comm.duplicate();
@@ -323,10 +344,18 @@ impl Redistribution {
             comm,
             size,
             packet: DEFAULT_PACKET,
+            send_counts_i32: as_i32(&send_counts),
+            send_displs_i32: as_i32(&send_displs),
+            recv_counts_i32: as_i32(&recv_counts),
+            recv_displs_i32: as_i32(&recv_displs),
             send_counts,
             send_displs,
             recv_counts,
             recv_displs,
+            biggest,
+            max_count: MPI_MAX_COUNT,
+            step_requests: Vec::new(),
+            chunks_left: Vec::new(),
             send_of_peer,
             recv_of_peer,
             requests: Vec::new(),
@@ -345,16 +374,50 @@ impl Redistribution {
         self
     }
 
+    /// Sends messages in chunks of at most `max_count` elements (clamped to
+    /// `1..=i32::MAX`; the default is `i32::MAX`, MPI's count limit) whenever the largest local
+    /// array of any rank exceeds it. A small limit exercises that path with small arrays.
+    pub fn with_max_count(mut self, max_count: usize) -> Self {
+        self.max_count = max_count.clamp(1, MPI_MAX_COUNT);
+        self.size_requests();
+        self
+    }
+
+    /// Whether messages travel in chunks of at most [`Redistribution::max_count`] elements
+    /// (then `Alltoallv` runs as pairwise steps): some rank's local array exceeds the limit.
+    pub fn is_chunked(&self) -> bool {
+        self.biggest > self.max_count && self.size > 1
+    }
+
+    /// The largest element count of one MPI message.
+    pub fn max_count(&self) -> usize {
+        self.max_count
+    }
+
+    /// The pipelined schedule's packet length, at most the message limit.
+    fn packet(&self) -> usize {
+        self.packet.min(self.max_count)
+    }
+
     fn size_requests(&mut self) {
-        let packets = |n: usize| n.div_ceil(self.packet);
-        let most = |ts: &[crate::redistribute::Transfer]| {
-            ts.iter().map(|t| packets(t.map.len())).max().unwrap_or(0)
+        let (packet, limit) = (self.packet(), self.max_count);
+        let most = |ts: &[crate::redistribute::Transfer], per: usize| {
+            ts.iter()
+                .map(|t| chunk_count(t.map.len(), per))
+                .max()
+                .unwrap_or(0)
         };
-        let recvs = self.part.recvs.len().max(most(&self.part.recvs));
-        let sends = self.part.sends.len().max(most(&self.part.sends));
+        let total = |ts: &[crate::redistribute::Transfer]| -> usize {
+            ts.iter().map(|t| chunk_count(t.map.len(), limit)).sum()
+        };
+        let (part_r, part_s) = (&self.part.recvs, &self.part.sends);
+        let recvs = total(part_r).max(most(part_r, packet));
+        let sends = total(part_s).max(most(part_s, packet));
         self.requests = vec![unsafe { ffi::RSMPI_REQUEST_NULL }; recvs];
         self.request_owner = vec![0; recvs];
         self.send_requests = vec![unsafe { ffi::RSMPI_REQUEST_NULL }; sends];
+        self.step_requests = Vec::with_capacity(most(part_r, limit) + most(part_s, limit));
+        self.chunks_left = vec![0; part_r.len()];
     }
 
     /// The schedule in use.
@@ -368,9 +431,10 @@ impl Redistribution {
         self.shared.is_some()
     }
 
-    /// The pipelined schedule's packet length in elements.
+    /// The pipelined schedule's packet length in elements (at most
+    /// [`Redistribution::max_count`]).
     pub fn packet_len(&self) -> usize {
-        self.packet
+        self.packet()
     }
 
     /// Elements of this rank's source array.
@@ -444,17 +508,22 @@ impl Redistribution {
         let t0 = Instant::now();
         self.part.pack_all(src, send);
         let t1 = Instant::now();
-        if self.size > 1 {
+        if self.is_chunked() {
+            // MPI_Alltoallv takes int counts: the caterpillar's pairwise steps, chunked.
+            for d in 0..self.size {
+                self.step(d, send, recv)?;
+            }
+        } else if self.size > 1 {
             // SAFETY: counts and displacements lie inside the buffers (lengths checked).
             let code = unsafe {
                 ffi::MPI_Alltoallv(
                     send.as_ptr() as *const c_void,
-                    self.send_counts.as_ptr(),
-                    self.send_displs.as_ptr(),
+                    self.send_counts_i32.as_ptr(),
+                    self.send_displs_i32.as_ptr(),
                     T::mpi_datatype(),
                     recv.as_mut_ptr() as *mut c_void,
-                    self.recv_counts.as_ptr(),
-                    self.recv_displs.as_ptr(),
+                    self.recv_counts_i32.as_ptr(),
+                    self.recv_displs_i32.as_ptr(),
                     T::mpi_datatype(),
                     self.comm.as_raw(),
                 )
@@ -575,6 +644,30 @@ impl Redistribution {
         Ok(())
     }
 
+    /// Caterpillar step `d`: exchanges the messages with this step's partner (in chunks of at
+    /// most `max_count` elements) and waits for both.
+    fn step<T: Element>(&mut self, d: usize, send: &[T], recv: &mut [T]) -> Result<()> {
+        let peer = self.partner(d);
+        if peer == self.part.rank {
+            return Ok(());
+        }
+        let (s, r) = (self.send_displs[peer], self.recv_displs[peer]);
+        chunked_sendrecv(
+            ChunkedStep {
+                comm: self.comm.as_raw(),
+                tag: TAG,
+                max_count: self.max_count,
+                to: peer,
+                send: s..s + self.send_counts[peer],
+                from: peer,
+                recv: r..r + self.recv_counts[peer],
+            },
+            send,
+            recv,
+            &mut self.step_requests,
+        )
+    }
+
     /// The caterpillar partner of this rank at step `d`.
     fn partner(&self, d: usize) -> usize {
         let (p, i) = (self.size, self.part.rank);
@@ -592,51 +685,13 @@ impl Redistribution {
         let t0 = Instant::now();
         self.part.pack_all(src, send);
         times.pack += t0.elapsed().as_secs_f64();
-        let dt = T::mpi_datatype();
-        let comm = self.comm.as_raw();
         for d in 0..self.size {
             let peer = self.partner(d);
             if peer == self.part.rank {
                 continue;
             }
             let t1 = Instant::now();
-            let mut reqs = [unsafe { ffi::RSMPI_REQUEST_NULL }; 2];
-            // SAFETY: counts and displacements lie inside the checked buffers; both requests
-            // complete before the buffers are touched again.
-            unsafe {
-                if self.recv_counts[peer] > 0 {
-                    check(
-                        "MPI_Irecv",
-                        ffi::MPI_Irecv(
-                            recv.as_mut_ptr().add(self.recv_displs[peer] as usize) as *mut c_void,
-                            self.recv_counts[peer],
-                            dt,
-                            peer as i32,
-                            TAG,
-                            comm,
-                            &mut reqs[0],
-                        ),
-                    )?;
-                }
-                if self.send_counts[peer] > 0 {
-                    check(
-                        "MPI_Isend",
-                        ffi::MPI_Isend(
-                            send.as_ptr().add(self.send_displs[peer] as usize) as *const c_void,
-                            self.send_counts[peer],
-                            dt,
-                            peer as i32,
-                            TAG,
-                            comm,
-                            &mut reqs[1],
-                        ),
-                    )?;
-                }
-                check(
-                    "MPI_Waitall",
-                    ffi::MPI_Waitall(2, reqs.as_mut_ptr(), ffi::RSMPI_STATUSES_IGNORE),
-                )?;
-            }
+            self.step(d, send, recv)?;
             let t2 = Instant::now();
             if let Some(t) = self.part.recvs.get(self.recv_of_peer[peer]) {
                 t.map
@@ -658,46 +713,59 @@ impl Redistribution {
     ) -> Result<()> {
         let dt = T::mpi_datatype();
         let comm = self.comm.as_raw();
+        let limit = self.max_count;
         let t0 = Instant::now();
-        let nrecv = self.part.recvs.len();
+        // Every chunk of every message is its own request; a message is unpacked when its
+        // last chunk has arrived.
+        let mut nrecv = 0;
         for (i, t) in self.part.recvs.iter().enumerate() {
-            // SAFETY: the message lies inside the checked receive buffer; completed below.
-            unsafe {
-                check(
-                    "MPI_Irecv",
-                    ffi::MPI_Irecv(
-                        recv.as_mut_ptr().add(t.offset) as *mut c_void,
-                        t.map.len() as i32,
-                        dt,
-                        t.peer as i32,
-                        TAG,
-                        comm,
-                        &mut self.requests[i],
-                    ),
-                )?;
+            self.chunks_left[i] = chunk_count(t.map.len(), limit);
+            for (offset, len) in message_chunks(t.map.len(), limit) {
+                // SAFETY: the chunk lies inside the message inside the checked receive
+                // buffer; completed below.
+                unsafe {
+                    check(
+                        "MPI_Irecv",
+                        ffi::MPI_Irecv(
+                            recv.as_mut_ptr().add(t.offset + offset) as *mut c_void,
+                            len as i32,
+                            dt,
+                            t.peer as i32,
+                            TAG,
+                            comm,
+                            &mut self.requests[nrecv],
+                        ),
+                    )?;
+                }
+                self.request_owner[nrecv] = i;
+                nrecv += 1;
             }
         }
         let mut comm_s = t0.elapsed().as_secs_f64();
         let mut pack_s = 0.0;
-        for (i, t) in self.part.sends.iter().enumerate() {
+        let mut nsend = 0;
+        for t in &self.part.sends {
             let t1 = Instant::now();
             let msg = &mut send[t.offset..t.offset + t.map.len()];
             t.map.pack_range(0..t.map.len(), src, msg);
             let t2 = Instant::now();
-            // SAFETY: the packed message stays untouched until MPI_Waitall below.
-            unsafe {
-                check(
-                    "MPI_Isend",
-                    ffi::MPI_Isend(
-                        msg.as_ptr() as *const c_void,
-                        t.map.len() as i32,
-                        dt,
-                        t.peer as i32,
-                        TAG,
-                        comm,
-                        &mut self.send_requests[i],
-                    ),
-                )?;
+            for (offset, len) in message_chunks(t.map.len(), limit) {
+                // SAFETY: the packed message stays untouched until MPI_Waitall below.
+                unsafe {
+                    check(
+                        "MPI_Isend",
+                        ffi::MPI_Isend(
+                            msg.as_ptr().add(offset) as *const c_void,
+                            len as i32,
+                            dt,
+                            t.peer as i32,
+                            TAG,
+                            comm,
+                            &mut self.send_requests[nsend],
+                        ),
+                    )?;
+                }
+                nsend += 1;
             }
             pack_s += (t2 - t1).as_secs_f64();
             comm_s += t2.elapsed().as_secs_f64();
@@ -719,9 +787,13 @@ impl Redistribution {
                 )?;
             }
             let t2 = Instant::now();
-            let t = &self.part.recvs[index as usize];
-            t.map
-                .unpack_range(0..t.map.len(), &recv[t.offset..t.offset + t.map.len()], dst);
+            let i = self.request_owner[index as usize];
+            self.chunks_left[i] -= 1;
+            if self.chunks_left[i] == 0 {
+                let t = &self.part.recvs[i];
+                t.map
+                    .unpack_range(0..t.map.len(), &recv[t.offset..t.offset + t.map.len()], dst);
+            }
             comm_s += (t2 - t1).as_secs_f64();
             unpack_s += t2.elapsed().as_secs_f64();
         }
@@ -731,7 +803,7 @@ impl Redistribution {
             check(
                 "MPI_Waitall",
                 ffi::MPI_Waitall(
-                    self.part.sends.len() as i32,
+                    nsend as i32,
                     self.send_requests.as_mut_ptr(),
                     ffi::RSMPI_STATUSES_IGNORE,
                 ),
@@ -754,7 +826,7 @@ impl Redistribution {
     ) -> Result<()> {
         let dt = T::mpi_datatype();
         let comm = self.comm.as_raw();
-        let s = self.packet;
+        let s = self.packet();
         let (mut pack_s, mut comm_s, mut unpack_s) = (0.0, 0.0, 0.0);
         for d in 0..self.size {
             let peer = self.partner(d);

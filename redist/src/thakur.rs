@@ -394,6 +394,13 @@ pub fn redistribute<T: Element, C: Communicator>(
     dst: &mut [T],
 ) -> Result<()> {
     let (procs, p) = (comm.size() as usize, comm.rank() as usize);
+    if n > crate::exchange::MPI_MAX_COUNT {
+        // One message per peer with an int count; decided from `n`, so every rank agrees.
+        return Err(RedistError::CountOverflow {
+            elements: n,
+            limit: crate::exchange::MPI_MAX_COUNT,
+        });
+    }
     let phases = plan_phases(method, n, procs, x, y, p)?;
     let last = phases.len() - 1;
     let mut tmp: Vec<T> = Vec::new();

@@ -147,6 +147,43 @@ fn redistribution_body() {
         }
     }
 
+    // Messages in chunks (as MPI's int counts force above i32::MAX elements), with tiny
+    // limits: every schedule, against the index-valued answer.
+    for (shape, f, t) in cases(size).into_iter().take(3) {
+        let from = DistArray::parse_spec(&f, &shape).unwrap();
+        let to = DistArray::parse_spec(&t, &shape).unwrap();
+        let plan = RedistPlan::new(&from, &to, size).unwrap();
+        let src = index_block(&from, rank);
+        let want = index_block(&to, rank);
+        let biggest = (0..size)
+            .map(|r| from.local_len(r).max(to.local_len(r)))
+            .max()
+            .unwrap();
+        for max_count in [1usize, 7, 100] {
+            for schedule in Schedule::ALL {
+                let mut r = Redistribution::new(&world, &plan, schedule)
+                    .unwrap()
+                    .with_packet_len(60)
+                    .with_max_count(max_count);
+                assert_eq!(r.is_chunked(), size > 1 && biggest > max_count);
+                assert!(r.packet_len() <= max_count);
+                let mut dst = vec![u64::MAX; r.dst_len()];
+                let mut send = vec![u64::MAX; r.send_len()];
+                let mut recv = vec![u64::MAX; r.recv_len()];
+                r.execute(
+                    &src,
+                    &mut dst,
+                    &mut send,
+                    &mut recv,
+                    &mut StageTimes::default(),
+                )
+                .unwrap();
+                assert_eq!(dst, want, "{f} -> {t} {schedule} max_count {max_count}");
+                checked += 1;
+            }
+        }
+    }
+
     // Thakur's methods, both receive modes, against the definition of cyclic(y).
     let n = 10_007;
     for (x, y) in [(4, 2), (2, 4), (15, 10), (11, 3)] {
