@@ -1,0 +1,378 @@
+//! [`SpectralBox`]: the periodic box [0, 2π)³ seen by a pseudo-spectral solver: one distributed
+//! transform of K-component real fields, and the global wavenumber of every local spectral
+//! element.
+//!
+//! A real field `u` on the grid `x_j = 2π j / M` (per axis) is the trigonometric polynomial
+//! `u(x) = Σ_k û_k exp(i k·x)`; [`SpectralBox::forward`] computes the coefficients `û_k`
+//! (the discrete transform divided by the number of modes) and [`SpectralBox::backward`]
+//! evaluates the sum on the grid. With dealiasing by padding the physical grid `M` is 3/2
+//! times the spectral resolution `N`; otherwise `M = N`.
+
+use crate::error::{Result, SolverError};
+use fft_core::{FftOptions, FftPlan, GridChoice, Normalization};
+use mpi::collective::SystemOperation;
+use mpi::topology::Communicator;
+use mpi::traits::CommunicatorCollectives;
+use num_complex::Complex;
+use redist::Layout;
+use std::f64::consts::PI;
+use std::ops::Range;
+
+/// How a solver removes the aliasing errors of quadratic products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dealias {
+    /// Orszag's 2/3 rule: after each product, zero every mode with `|k_i| ≥ N_i/3` on some
+    /// axis. The grid is the spectral resolution.
+    #[default]
+    Truncate,
+    /// No dealiasing (products alias; for comparisons only). Nyquist modes are still zeroed.
+    None,
+}
+
+impl std::str::FromStr for Dealias {
+    type Err = SolverError;
+
+    /// ```
+    /// use solvers::Dealias;
+    /// assert_eq!("2/3".parse::<Dealias>().unwrap(), Dealias::Truncate);
+    /// assert!("3/4".parse::<Dealias>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "truncate" | "2/3" => Ok(Dealias::Truncate),
+            "none" => Ok(Dealias::None),
+            _ => Err(SolverError::UnknownDealias {
+                name: s.to_string(),
+            }),
+        }
+    }
+}
+
+impl Dealias {
+    /// The name as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dealias::Truncate => "truncate",
+            Dealias::None => "none",
+        }
+    }
+}
+
+/// Signed wavenumber of global index `index` along an FFT axis of length `n` (numpy's
+/// `fftfreq(n) * n`): `index` for `index < (n+1)/2`, else `index - n`.
+///
+/// ```
+/// assert_eq!(solvers::spectral::wavenumber(8, 3), 3);
+/// assert_eq!(solvers::spectral::wavenumber(8, 4), -4);
+/// assert_eq!(solvers::spectral::wavenumber(7, 4), -3);
+/// ```
+pub fn wavenumber(n: usize, index: usize) -> i64 {
+    if index < n.div_ceil(2) {
+        index as i64
+    } else {
+        index as i64 - n as i64
+    }
+}
+
+/// The periodic box [0, 2π)³ with a distributed transform of `components` real fields at once.
+///
+/// Physical fields are `components` blocks one after another, each in
+/// [`SpectralBox::physical_layout`] (C order); spectral fields likewise in
+/// [`SpectralBox::spectral_layout`]. The per-element arrays `k`, `k2`, `weight` and `dealias`
+/// are indexed like one spectral block.
+pub struct SpectralBox {
+    plan: FftPlan<f64>,
+    components: usize,
+    modes: [usize; 3],
+    rule: Dealias,
+    /// Complex copies of the physical fields (the c2c transform's input and output).
+    complex_physical: Vec<Complex<f64>>,
+    /// Global wavenumber `k_i` of each local spectral element, per axis.
+    pub k: [Vec<f64>; 3],
+    /// `|k|²` of each local spectral element.
+    pub k2: Vec<f64>,
+    /// Parseval multiplicity of each local spectral element: `Σ_x |u|²/M = Σ_k weight·|û_k|²`
+    /// summed over this rank's elements and all ranks.
+    pub weight: Vec<f64>,
+    /// 1 for modes kept by the dealiasing rule, 0 for modes it removes (and Nyquist modes).
+    pub dealias: Vec<f64>,
+}
+
+impl std::fmt::Debug for SpectralBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpectralBox")
+            .field("modes", &self.modes)
+            .field("components", &self.components)
+            .field("plan", &self.plan)
+            .finish()
+    }
+}
+
+impl SpectralBox {
+    /// A box with spectral resolution `modes` (`N_0 × N_1 × N_2`, any sizes ≥ 1 per axis)
+    /// transforming `components` fields at once, over all processes of `comm`; collective.
+    pub fn new<C: Communicator>(
+        comm: &C,
+        modes: [usize; 3],
+        components: usize,
+        grid: GridChoice,
+        dealias: Dealias,
+    ) -> Result<Self> {
+        if components == 0 {
+            return Err(SolverError::NoComponents);
+        }
+        // Pointwise work in spectral space does not care about the memory order, so the
+        // spectrum stays in the last pencil (skipping the exchanges back).
+        let options = FftOptions::default()
+            .grid(grid)
+            .normalization(Normalization::None)
+            .transposed_out(true);
+        let plan = FftPlan::<f64>::new(comm, &modes, options)?;
+        let spectral_len = plan.output_len();
+        let mut k = [
+            vec![0.0; spectral_len],
+            vec![0.0; spectral_len],
+            vec![0.0; spectral_len],
+        ];
+        let mut k2 = vec![0.0; spectral_len];
+        let weight = vec![1.0; spectral_len];
+        let mut mask = vec![0.0; spectral_len];
+        let layout = plan.output_layout();
+        for_each_local(layout, plan.rank(), |offset, global| {
+            let mut kept = true;
+            for axis in 0..3 {
+                let n = modes[axis];
+                let ki = wavenumber(n, global[axis]);
+                k[axis][offset] = ki as f64;
+                let nyquist = n.is_multiple_of(2) && ki.unsigned_abs() as usize == n / 2;
+                kept &= !nyquist;
+                if dealias == Dealias::Truncate {
+                    // Keep |k| < N/3: products of kept modes then alias only onto removed ones.
+                    kept &= 3 * ki.unsigned_abs() < n as u64;
+                }
+            }
+            k2[offset] = (0..3).map(|a| k[a][offset] * k[a][offset]).sum();
+            mask[offset] = if kept { 1.0 } else { 0.0 };
+        });
+        let physical_len = plan.input_len();
+        Ok(Self {
+            complex_physical: vec![Complex::default(); components * physical_len],
+            plan,
+            components,
+            modes,
+            rule: dealias,
+            k,
+            k2,
+            weight,
+            dealias: mask,
+        })
+    }
+
+    /// The spectral resolution `N` (number of Fourier modes per axis).
+    pub fn modes(&self) -> [usize; 3] {
+        self.modes
+    }
+
+    /// The dealiasing rule of [`SpectralBox::dealias`].
+    pub fn dealias_rule(&self) -> Dealias {
+        self.rule
+    }
+
+    /// The largest `|k_i|` the dealiasing mask keeps on each axis.
+    pub fn max_kept_wavenumber(&self) -> [u64; 3] {
+        self.modes.map(|n| {
+            let n = n as u64;
+            match self.rule {
+                Dealias::Truncate => n.saturating_sub(1) / 3,
+                Dealias::None => n.saturating_sub(1) / 2,
+            }
+        })
+    }
+
+    /// Checks that modes with `|k_i| <= needed` on every axis survive the mask, so a `flow`
+    /// with those wavenumbers is represented exactly.
+    pub fn check_resolves(&self, flow: &'static str, needed: u64) -> Result<()> {
+        let kept = self.max_kept_wavenumber();
+        if kept.iter().any(|&k| k < needed) {
+            return Err(SolverError::Unresolved {
+                flow,
+                needed,
+                modes: self.modes,
+                dealias: self.rule.name(),
+                kept,
+            });
+        }
+        Ok(())
+    }
+
+    /// The physical grid `M` (points per axis).
+    pub fn grid_points(&self) -> [usize; 3] {
+        let s = self.plan.global_shape();
+        [s[0], s[1], s[2]]
+    }
+
+    /// Number of fields transformed together.
+    pub fn components(&self) -> usize {
+        self.components
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.plan.rank()
+    }
+
+    /// Number of processes.
+    pub fn ranks(&self) -> usize {
+        self.plan.grid().shape().ranks()
+    }
+
+    /// The processor grid's dimensions.
+    pub fn process_grid(&self) -> Vec<usize> {
+        self.plan.grid().shape().dims().to_vec()
+    }
+
+    /// Layout of one physical block (C order).
+    pub fn physical_layout(&self) -> &Layout {
+        self.plan.input_layout()
+    }
+
+    /// Layout of one spectral block.
+    pub fn spectral_layout(&self) -> &Layout {
+        self.plan.output_layout()
+    }
+
+    /// Elements of one physical block on this rank.
+    pub fn physical_block(&self) -> usize {
+        self.plan.input_len()
+    }
+
+    /// Elements of one spectral block on this rank.
+    pub fn spectral_block(&self) -> usize {
+        self.plan.output_len()
+    }
+
+    /// Length of a physical buffer holding all components.
+    pub fn physical_len(&self) -> usize {
+        self.components * self.physical_block()
+    }
+
+    /// Length of a spectral buffer holding all components.
+    pub fn spectral_len(&self) -> usize {
+        self.components * self.spectral_block()
+    }
+
+    /// The coordinates `(x, y, z)` of every local physical point, in memory order.
+    pub fn coordinates(&self) -> Vec<[f64; 3]> {
+        let points = self.grid_points();
+        let mut xyz = vec![[0.0; 3]; self.physical_block()];
+        for_each_local(self.physical_layout(), self.rank(), |offset, global| {
+            for axis in 0..3 {
+                xyz[offset][axis] = 2.0 * PI * global[axis] as f64 / points[axis] as f64;
+            }
+        });
+        xyz
+    }
+
+    /// The Fourier coefficients `û` of every component of `physical` (collective).
+    pub fn forward(&mut self, physical: &[f64], spectral: &mut [Complex<f64>]) -> Result<()> {
+        self.check(physical.len(), spectral.len())?;
+        let (pb, sb) = (self.physical_block(), self.spectral_block());
+        let scale = 1.0 / self.modes.iter().product::<usize>() as f64;
+        for (z, &x) in self.complex_physical.iter_mut().zip(physical) {
+            *z = Complex::new(x, 0.0);
+        }
+        for c in 0..self.components {
+            let out = &mut spectral[c * sb..(c + 1) * sb];
+            self.plan
+                .forward(&self.complex_physical[c * pb..(c + 1) * pb], out)?;
+            for z in out.iter_mut() {
+                *z *= scale;
+            }
+        }
+        Ok(())
+    }
+
+    /// The grid values of every component of the trigonometric polynomial with coefficients
+    /// `spectral` (collective; `spectral` is not modified).
+    pub fn backward(&mut self, spectral: &[Complex<f64>], physical: &mut [f64]) -> Result<()> {
+        self.check(physical.len(), spectral.len())?;
+        let (pb, sb) = (self.physical_block(), self.spectral_block());
+        for c in 0..self.components {
+            self.plan.backward(
+                &spectral[c * sb..(c + 1) * sb],
+                &mut self.complex_physical[c * pb..(c + 1) * pb],
+            )?;
+        }
+        for (x, z) in physical.iter_mut().zip(&self.complex_physical) {
+            *x = z.re;
+        }
+        Ok(())
+    }
+
+    fn check(&self, physical: usize, spectral: usize) -> Result<()> {
+        if physical != self.physical_len() {
+            return Err(SolverError::BufferLength {
+                buffer: "physical",
+                expected: self.physical_len(),
+                actual: physical,
+            });
+        }
+        if spectral != self.spectral_len() {
+            return Err(SolverError::BufferLength {
+                buffer: "spectral",
+                expected: self.spectral_len(),
+                actual: spectral,
+            });
+        }
+        Ok(())
+    }
+
+    /// `Σ_k weight·f(k)` over this rank's spectral elements and then over all ranks
+    /// (collective): e.g. the mean of `|u|²` over the box is `Σ_k weight·|û_k|²` (Parseval).
+    pub fn sum_over_modes(&self, f: impl Fn(usize) -> f64) -> f64 {
+        let local: f64 = (0..self.spectral_block())
+            .map(|i| self.weight[i] * f(i))
+            .sum();
+        self.sum_over_ranks(local)
+    }
+
+    /// The sum of `local` over all ranks (collective).
+    pub fn sum_over_ranks(&self, local: f64) -> f64 {
+        let mut global = 0.0;
+        self.plan.grid().communicator().all_reduce_into(
+            &local,
+            &mut global,
+            SystemOperation::sum(),
+        );
+        global
+    }
+
+    /// The maximum of `local` over all ranks (collective).
+    pub fn max_over_ranks(&self, local: f64) -> f64 {
+        let mut global = 0.0;
+        self.plan.grid().communicator().all_reduce_into(
+            &local,
+            &mut global,
+            SystemOperation::max(),
+        );
+        global
+    }
+}
+
+/// Calls `f(offset, global_index)` for every element of `rank`'s block of `layout`, where
+/// `offset` is the element's position in the local buffer (the layout's memory order) and
+/// `global_index` its logical global index.
+fn for_each_local(layout: &Layout, rank: usize, mut f: impl FnMut(usize, [usize; 3])) {
+    let ranges: Vec<Range<usize>> = layout.global_ranges(rank);
+    let strides = layout.local_strides(rank);
+    for i in ranges[0].clone() {
+        for j in ranges[1].clone() {
+            for l in ranges[2].clone() {
+                let offset = (i - ranges[0].start) * strides[0]
+                    + (j - ranges[1].start) * strides[1]
+                    + (l - ranges[2].start) * strides[2];
+                f(offset, [i, j, l]);
+            }
+        }
+    }
+}
