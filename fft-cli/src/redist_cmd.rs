@@ -14,6 +14,7 @@ use num_complex::Complex;
 use redist::dist::DistArray;
 use redist::redistribute::RedistPlan;
 use redist::redistribution::{Redistribution, Schedule, DEFAULT_PACKET};
+use redist::thakur::{self, AxisMethod, Receive, ThakurMethod};
 use redist::{Element, RedistError, StageTimes};
 use serde::Serialize;
 use std::time::Instant;
@@ -56,6 +57,14 @@ pub struct RedistArgs {
     /// into the receivers' buffers in a shared-memory window; else alltoallv).
     #[arg(long, default_value = "alltoallv")]
     pub method: Schedule,
+    /// Instead of the general planner, Thakur's method along the one axis that changes
+    /// (the others, the grid and its order unchanged): ky_to_y, x_to_kx, gcd, lcm, general.
+    #[arg(long)]
+    pub thakur: Option<ThakurMethod>,
+    /// Receive mode of --thakur: sync (wait for all, then unpack) or async (unpack each
+    /// message as it arrives).
+    #[arg(long, default_value = "async")]
+    pub receive: Receive,
     /// Packet length in elements of the pipelined schedule.
     #[arg(long, default_value_t = DEFAULT_PACKET, value_parser = clap::value_parser!(usize))]
     pub packet: usize,
@@ -101,6 +110,9 @@ pub fn validate(
     if let Some(ranks) = ranks {
         RedistPlan::new(&from, &to, ranks)?;
     }
+    if let Some(method) = args.thakur {
+        AxisMethod::new(&from, &to, method)?;
+    }
     Ok((from, to))
 }
 
@@ -129,7 +141,7 @@ pub struct RedistReport {
     pub from: String,
     /// Destination SPEC (normalized).
     pub to: String,
-    /// Schedule.
+    /// Schedule, or `thakur-METHOD-RECEIVE` with --thakur.
     pub method: String,
     /// Element type.
     pub dtype: Dtype,
@@ -143,13 +155,18 @@ pub struct RedistReport {
     pub bytes_moved: usize,
     /// Misplaced elements after the last iteration, summed over ranks.
     pub wrong: u64,
-    /// Mean seconds per redistribution packing, max over ranks.
-    pub pack_s: f64,
-    /// Mean seconds per redistribution in MPI calls, max over ranks.
-    pub comm_s: f64,
-    /// Mean seconds per redistribution unpacking (and copying the own part), max over ranks.
-    pub unpack_s: f64,
-    /// Seconds to plan (per-axis merge scans and copy maps), max over ranks.
+    /// Mean seconds per redistribution packing, max over ranks (absent with --thakur).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pack_s: Option<f64>,
+    /// Mean seconds per redistribution in MPI calls, max over ranks (absent with --thakur).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comm_s: Option<f64>,
+    /// Mean seconds per redistribution unpacking (and copying the own part), max over ranks
+    /// (absent with --thakur).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unpack_s: Option<f64>,
+    /// Seconds to plan (per-axis merge scans and copy maps), max over ranks; with --thakur
+    /// the checks only (its methods compute their sets in every call).
     pub plan_s: f64,
 }
 
@@ -170,52 +187,71 @@ fn run<T: Element + PartialEq>(
     let (from, to) = validate(args, Some(size)).map_err(|e| e.to_string())?;
     let t = Instant::now();
     let plan = RedistPlan::new(&from, &to, size).map_err(|e| e.to_string())?;
-    let mut r = Redistribution::new(world, &plan, args.method)
-        .map_err(|e| e.to_string())?
-        .with_packet_len(args.packet);
+    let mut way = match args.thakur {
+        Some(m) => Way::Thakur(Box::new(
+            AxisMethod::new(&from, &to, m).map_err(|e| e.to_string())?,
+        )),
+        None => Way::Planner(Box::new(
+            Redistribution::new(world, &plan, args.method)
+                .map_err(|e| e.to_string())?
+                .with_packet_len(args.packet),
+        )),
+    };
     let plan_s = max_over(world, t.elapsed().as_secs_f64());
     let huge = |n: usize| redist::alloc::huge_vec::<T>(n);
-    let mut src = huge(r.src_len());
+    let (src_len, dst_len) = (from.local_len(rank), to.local_len(rank));
+    let mut src = huge(src_len);
     from.fill_index_valued(rank, &mut src, value);
-    let (mut dst, mut send, mut recv) = (huge(r.dst_len()), huge(r.send_len()), huge(r.recv_len()));
+    let (send_len, recv_len) = match &way {
+        Way::Planner(r) => (r.send_len(), r.recv_len()),
+        Way::Thakur(_) => (0, 0),
+    };
+    let (mut dst, mut send, mut recv) = (huge(dst_len), huge(send_len), huge(recv_len));
+    let mut call = |times: &mut StageTimes| match &mut way {
+        Way::Planner(r) => r.execute(&src, &mut dst, &mut send, &mut recv, times),
+        Way::Thakur(p) => thakur::redistribute_axis(world, p, args.receive, &src, &mut dst),
+    };
     let mut times = StageTimes::default();
     for _ in 0..args.warmup {
-        r.execute(&src, &mut dst, &mut send, &mut recv, &mut times)
-            .map_err(|e| e.to_string())?;
+        call(&mut times).map_err(|e| e.to_string())?;
     }
     let mut times = StageTimes::default();
     let mut samples = Vec::with_capacity(args.iters as usize);
     for _ in 0..args.iters {
         world.barrier();
         let t = Instant::now();
-        r.execute(&src, &mut dst, &mut send, &mut recv, &mut times)
-            .map_err(|e| e.to_string())?;
+        call(&mut times).map_err(|e| e.to_string())?;
         samples.push(max_over(world, t.elapsed().as_secs_f64()));
     }
     // Exact check: every element must hold its own global index.
-    let mut want = vec![T::default(); r.dst_len()];
+    let mut want = vec![T::default(); dst_len];
     to.fill_index_valued(rank, &mut want, value);
     let local_wrong = dst.iter().zip(&want).filter(|(a, b)| a != b).count() as u64;
     let mut wrong = 0u64;
     world.all_reduce_into(&local_wrong, &mut wrong, SystemOperation::sum());
     samples.sort_by(f64::total_cmp);
     let n = args.iters as f64;
+    let stage = |x: f64| args.thakur.is_none().then(|| max_over(world, x / n));
+    let method = match args.thakur {
+        Some(m) => format!("thakur-{m}-{}", args.receive),
+        None => args.method.to_string(),
+    };
     let report = RedistReport {
         command: "redist",
         ranks: size,
         shape: args.shape.0.clone(),
         from: from.spec(),
         to: to.spec(),
-        method: args.method.to_string(),
+        method,
         dtype: args.dtype,
         iters: args.iters,
         min_s: samples[0],
         median_s: samples[samples.len() / 2],
         bytes_moved: plan.bytes_moved(std::mem::size_of::<T>()),
         wrong,
-        pack_s: max_over(world, times.pack / n),
-        comm_s: max_over(world, times.comm / n),
-        unpack_s: max_over(world, times.unpack / n),
+        pack_s: stage(times.pack),
+        comm_s: stage(times.comm),
+        unpack_s: stage(times.unpack),
         plan_s,
     };
     if rank == 0 {
@@ -230,11 +266,11 @@ fn run<T: Element + PartialEq>(
                 "  min {:.6} s   median {:.6} s   ({} timed)   plan {:.6} s",
                 report.min_s, report.median_s, report.iters, report.plan_s
             );
+            if let (Some(p), Some(c), Some(u)) = (report.pack_s, report.comm_s, report.unpack_s) {
+                println!("  pack {p:.6} s   comm {c:.6} s   unpack {u:.6} s");
+            }
             println!(
-                "  pack {:.6} s   comm {:.6} s   unpack {:.6} s   moved {:.1} MiB   wrong {}",
-                report.pack_s,
-                report.comm_s,
-                report.unpack_s,
+                "  moved {:.1} MiB   wrong {}",
                 report.bytes_moved as f64 / (1 << 20) as f64,
                 report.wrong
             );
@@ -244,6 +280,12 @@ fn run<T: Element + PartialEq>(
         return Err(format!("verification failed: {wrong} element(s) misplaced"));
     }
     Ok(())
+}
+
+/// How `dfft redist` moves the data: the general planner or a Thakur method per axis.
+enum Way {
+    Planner(Box<Redistribution>),
+    Thakur(Box<AxisMethod>),
 }
 
 fn max_over(world: &SimpleCommunicator, x: f64) -> f64 {

@@ -86,3 +86,55 @@ fn malformed_specs_are_usage_errors_printed_once() {
         assert!(stderr.contains(needle), "{from}: {stderr}");
     }
 }
+
+#[test]
+fn thakur_per_axis_and_its_usage_errors() {
+    // cyclic(15) -> cyclic(10) along axis 1 of a 2-D array (axis 0 local), LCM, both modes.
+    for receive in ["sync", "async"] {
+        let out = dfft(
+            3,
+            &[
+                "--shape",
+                "20,301",
+                "--from",
+                "grid=3,dist=*,cyclic(15)",
+                "--to",
+                "grid=3,dist=*,cyclic(10)",
+                "--thakur",
+                "lcm",
+                "--receive",
+                receive,
+                "--iters",
+                "2",
+                "--json",
+            ],
+        );
+        let v = json(&out);
+        assert_eq!(v["wrong"], 0, "{v}");
+        assert_eq!(v["method"], format!("thakur-lcm-{receive}"));
+        assert!(v.get("pack_s").is_none(), "{v}");
+    }
+    // Not applicable (x is not a multiple of y), and two axes changed.
+    for (to, method, needle) in [
+        ("grid=3,dist=cyclic(10),*", "ky_to_y", "x = k·y"),
+        ("grid=3,dist=*,cyclic(10)", "lcm", "one changed axis"),
+    ] {
+        let out = dfft(
+            3,
+            &[
+                "--shape",
+                "20,301",
+                "--from",
+                "grid=3,dist=cyclic(15),*",
+                "--to",
+                to,
+                "--thakur",
+                method,
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {stderr}");
+        assert_eq!(stderr.matches("dfft: error").count(), 1, "{to}: {stderr}");
+        assert!(stderr.contains(needle), "{to}: {stderr}");
+    }
+}

@@ -15,6 +15,9 @@
 //! * [`ThakurMethod::General`]: the destination (source) of every element computed from its
 //!   global index.
 //!
+//! For more axes, [`AxisMethod`] and [`redistribute_axis`] apply a method along the one axis
+//! a multi-dimensional redistribution changes, the others unchanged.
+//!
 //! Receives are [`Receive::Sync`] (wait for every message, then unpack) or
 //! [`Receive::Async`] (unpack each message as `MPI_Waitany` reports it). Local storage is the
 //! block-cyclic local layout of [`crate::dist`]; all methods give identical results, equal to
@@ -37,7 +40,7 @@
 //! }
 //! ```
 
-use crate::dist::{AxisDist, AxisMap};
+use crate::dist::{AxisDist, AxisMap, DistArray};
 use crate::element::Element;
 use crate::error::{RedistError, Result};
 use mpi::ffi;
@@ -128,6 +131,43 @@ pub enum Receive {
     Sync,
     /// Unpack each message as it arrives.
     Async,
+}
+
+impl Receive {
+    /// The name the command line uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Receive::Sync => "sync",
+            Receive::Async => "async",
+        }
+    }
+}
+
+impl fmt::Display for Receive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Receive {
+    type Err = RedistError;
+
+    /// ```
+    /// use redist::thakur::Receive;
+    /// assert_eq!("async".parse::<Receive>().unwrap(), Receive::Async);
+    /// assert!("later".parse::<Receive>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sync" | "synchronous" => Ok(Receive::Sync),
+            "async" | "asynchronous" => Ok(Receive::Async),
+            _ => Err(RedistError::UnknownName {
+                what: "receive mode",
+                name: s.to_string(),
+                expected: "sync, async",
+            }),
+        }
+    }
 }
 
 /// One phase for one process: per peer, the local runs `(start, len)` sent (in the source
@@ -329,19 +369,44 @@ fn runs_len(runs: &[(usize, usize)]) -> usize {
     runs.iter().map(|r| r.1).sum()
 }
 
-fn pack<T: Copy>(runs: &[(usize, usize)], src: &[T], out: &mut [T]) {
-    let mut pos = 0;
-    for &(s, n) in runs {
-        out[pos..pos + n].copy_from_slice(&src[s..s + n]);
-        pos += n;
+/// How a local array is seen by a method along its axis: `outer` lines of `len` items (the
+/// redistributed axis) of `inner` elements each, C order. The 1-D case is `outer = inner = 1`.
+#[derive(Debug, Clone, Copy)]
+struct Lines {
+    outer: usize,
+    inner: usize,
+}
+
+impl Lines {
+    const ONE: Lines = Lines { outer: 1, inner: 1 };
+
+    /// Elements of a message whose runs along the axis hold `items` items.
+    fn message_len(self, items: usize) -> usize {
+        self.outer * items * self.inner
     }
 }
 
-fn unpack<T: Copy>(runs: &[(usize, usize)], msg: &[T], dst: &mut [T]) {
-    let mut pos = 0;
-    for &(s, n) in runs {
-        dst[s..s + n].copy_from_slice(&msg[pos..pos + n]);
-        pos += n;
+/// Packs the runs (along the axis, `len` items long locally) of every line, line by line.
+fn pack<T: Copy>(runs: &[(usize, usize)], lines: Lines, len: usize, src: &[T], out: &mut [T]) {
+    let (mut pos, w) = (0, lines.inner);
+    for o in 0..lines.outer {
+        for &(s, n) in runs {
+            let from = (o * len + s) * w;
+            out[pos..pos + n * w].copy_from_slice(&src[from..from + n * w]);
+            pos += n * w;
+        }
+    }
+}
+
+/// The inverse of [`pack`].
+fn unpack<T: Copy>(runs: &[(usize, usize)], lines: Lines, len: usize, msg: &[T], dst: &mut [T]) {
+    let (mut pos, w) = (0, lines.inner);
+    for o in 0..lines.outer {
+        for &(s, n) in runs {
+            let to = (o * len + s) * w;
+            dst[to..to + n * w].copy_from_slice(&msg[pos..pos + n * w]);
+            pos += n * w;
+        }
     }
 }
 
@@ -368,9 +433,15 @@ pub fn simulate<T: Copy + Default>(
             for (s, plan_s) in plans.iter().enumerate() {
                 let runs = &plan_s[phase].sends[q];
                 let mut msg = vec![T::default(); runs_len(runs)];
-                pack(runs, &cur[s], &mut msg);
+                pack(runs, Lines::ONE, plan_s[phase].src_len, &cur[s], &mut msg);
                 assert_eq!(msg.len(), runs_len(&pl[phase].recvs[s]));
-                unpack(&pl[phase].recvs[s], &msg, &mut next[q]);
+                unpack(
+                    &pl[phase].recvs[s],
+                    Lines::ONE,
+                    pl[phase].dst_len,
+                    &msg,
+                    &mut next[q],
+                );
             }
         }
         cur = next;
@@ -402,33 +473,253 @@ pub fn redistribute<T: Element, C: Communicator>(
         });
     }
     let phases = plan_phases(method, n, procs, x, y, p)?;
+    run_phases(comm, &phases, receive, Lines::ONE, src, dst)
+}
+
+/// Runs the phases of one process along an axis seen as `lines`, through a temporary array
+/// between phases.
+fn run_phases<T: Element, C: Communicator>(
+    comm: &C,
+    phases: &[Phase],
+    receive: Receive,
+    lines: Lines,
+    src: &[T],
+    dst: &mut [T],
+) -> Result<()> {
     let last = phases.len() - 1;
     let mut tmp: Vec<T> = Vec::new();
     for (i, ph) in phases.iter().enumerate() {
         let input: &[T] = if i == 0 { src } else { &tmp };
-        if input.len() != ph.src_len {
+        if input.len() != lines.message_len(ph.src_len) {
             return Err(RedistError::BufferLength {
                 buffer: "source",
-                expected: ph.src_len,
+                expected: lines.message_len(ph.src_len),
                 actual: input.len(),
             });
         }
         if i == last {
-            if dst.len() != ph.dst_len {
+            if dst.len() != lines.message_len(ph.dst_len) {
                 return Err(RedistError::BufferLength {
                     buffer: "destination",
-                    expected: ph.dst_len,
+                    expected: lines.message_len(ph.dst_len),
                     actual: dst.len(),
                 });
             }
-            exchange(comm, ph, receive, input, dst)?;
+            exchange(comm, ph, receive, lines, input, dst)?;
         } else {
-            let mut out = vec![T::default(); ph.dst_len];
-            exchange(comm, ph, receive, input, &mut out)?;
+            let mut out = vec![T::default(); lines.message_len(ph.dst_len)];
+            exchange(comm, ph, receive, lines, input, &mut out)?;
             tmp = out;
         }
     }
     Ok(())
+}
+
+/// A multi-dimensional redistribution that changes one axis from cyclic(x) to cyclic(y) and
+/// leaves every other axis, the grid and its order as they are: Thakur's 1-D methods apply
+/// along that axis (seed 002 "per axis"), inside each group of processes that share their
+/// other grid coordinates, moving whole lines of the other axes. Pure; see
+/// [`AxisMethod::new`] and [`redistribute_axis`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AxisMethod {
+    from: DistArray,
+    to: DistArray,
+    /// The method.
+    pub method: ThakurMethod,
+    /// The redistributed axis.
+    pub axis: usize,
+    /// Its grid dimension.
+    pub grid_dim: usize,
+    /// Processes along it.
+    pub procs: usize,
+    /// Source block size (`block` is cyclic(⌈M/P⌉), `cyclic` is cyclic(1)).
+    pub x: usize,
+    /// Destination block size.
+    pub y: usize,
+}
+
+impl AxisMethod {
+    /// Checks that `from → to` changes at most one axis, from one regular block-cyclic form
+    /// to another over the same processes, on the same grid in the same order, and that
+    /// `method` applies to its block sizes. Uses global arguments only (every rank agrees).
+    ///
+    /// ```
+    /// use redist::dist::DistArray;
+    /// use redist::thakur::{AxisMethod, ThakurMethod};
+    /// let shape = [100, 30];
+    /// let from = DistArray::parse_spec("grid=3x2,dist=cyclic(15),cyclic(4)", &shape).unwrap();
+    /// let to = DistArray::parse_spec("grid=3x2,dist=cyclic(10),cyclic(4)", &shape).unwrap();
+    /// let a = AxisMethod::new(&from, &to, ThakurMethod::Lcm).unwrap();
+    /// assert_eq!((a.axis, a.procs, a.x, a.y), (0, 3, 15, 10));
+    /// // Two axes change: not a per-axis redistribution.
+    /// let other = DistArray::parse_spec("grid=3x2,dist=cyclic(10),cyclic(2)", &shape).unwrap();
+    /// assert!(AxisMethod::new(&from, &other, ThakurMethod::Lcm).is_err());
+    /// // KY_TO_Y needs x = k·y.
+    /// assert!(AxisMethod::new(&to, &from, ThakurMethod::KyToY).is_err());
+    /// ```
+    pub fn new(from: &DistArray, to: &DistArray, method: ThakurMethod) -> Result<Self> {
+        let bad = |what: String| {
+            Err(RedistError::DistMismatch {
+                what: format!(
+                    "Thakur's {method} per axis needs {what}; got {} -> {}",
+                    from.spec(),
+                    to.spec()
+                ),
+            })
+        };
+        if from.shape() != to.shape() {
+            return bad("one global shape".into());
+        }
+        if from.grid() != to.grid() || from.order() != to.order() {
+            return bad("one grid in one order".into());
+        }
+        let changed: Vec<usize> = (0..from.shape().len())
+            .filter(|&a| from.axis_maps()[a] != to.axis_maps()[a])
+            .collect();
+        if changed.len() > 1 {
+            return bad(format!(
+                "one changed axis (the others unchanged), not axes {changed:?}"
+            ));
+        }
+        // With nothing changed, any distributed axis will do (the methods then copy).
+        let axis = match changed.first() {
+            Some(&a) => a,
+            None => match (0..from.shape().len()).find(|&a| from.dists()[a] != AxisDist::Local) {
+                Some(a) => a,
+                None => return bad("a distributed axis".into()),
+            },
+        };
+        let (fm, tm) = (&from.axis_maps()[axis], &to.axis_maps()[axis]);
+        let regular = |d: AxisDist| !matches!(d, AxisDist::Balanced | AxisDist::Local);
+        if !regular(fm.dist()) || !regular(tm.dist()) {
+            return bad(format!(
+                "block, cyclic or cyclic(r) on both sides of axis {axis}, not {} -> {}",
+                fm.dist(),
+                tm.dist()
+            ));
+        }
+        let (x, y) = (fm.block_size().unwrap(), tm.block_size().unwrap());
+        if !method.applies(x, y) {
+            return bad(format!(
+                "{} on axis {axis}, but it is cyclic({x}) -> cyclic({y})",
+                if method == ThakurMethod::KyToY {
+                    "x = k·y"
+                } else {
+                    "y = k·x"
+                }
+            ));
+        }
+        let grid_dim = from.dists()[..axis]
+            .iter()
+            .filter(|&&d| d != AxisDist::Local)
+            .count();
+        Ok(Self {
+            from: from.clone(),
+            to: to.clone(),
+            method,
+            axis,
+            grid_dim,
+            procs: fm.procs(),
+            x,
+            y,
+        })
+    }
+
+    /// The source distribution.
+    pub fn from(&self) -> &DistArray {
+        &self.from
+    }
+
+    /// The destination distribution.
+    pub fn to(&self) -> &DistArray {
+        &self.to
+    }
+}
+
+/// Redistributes this rank's local array `src` of `plan.from()` into its local array `dst`
+/// of `plan.to()` (C order over local indices, as [`crate::dist`] stores them) with Thakur's
+/// `plan.method` along `plan.axis`, inside the group of ranks that share their other grid
+/// coordinates (an `MPI_Comm_split` per call; ranks outside the grid only take part in the
+/// split). Each message carries whole lines of the other axes. Collective over `comm`, whose
+/// size must be at least the grid's; computes its sets on the way, as the 1-D methods do.
+///
+/// ```no_run
+/// use redist::dist::DistArray;
+/// use redist::thakur::{redistribute_axis, AxisMethod, Receive, ThakurMethod};
+/// use mpi::topology::Communicator;
+/// let universe = mpi::initialize().unwrap();
+/// let world = universe.world();
+/// let (p, rank) = (world.size() as usize, world.rank() as usize);
+/// let shape = [64, 1000];
+/// let from = DistArray::parse_spec(&format!("grid={p},dist=*,cyclic(15)"), &shape).unwrap();
+/// let to = DistArray::parse_spec(&format!("grid={p},dist=*,cyclic(10)"), &shape).unwrap();
+/// let plan = AxisMethod::new(&from, &to, ThakurMethod::Lcm).unwrap();
+/// let src = vec![1.0f64; from.local_len(rank)];
+/// let mut dst = vec![0.0; to.local_len(rank)];
+/// redistribute_axis(&world, &plan, Receive::Async, &src, &mut dst).unwrap();
+/// ```
+pub fn redistribute_axis<T: Element, C: Communicator>(
+    comm: &C,
+    plan: &AxisMethod,
+    receive: Receive,
+    src: &[T],
+    dst: &mut [T],
+) -> Result<()> {
+    use mpi::topology::Color;
+    let (size, rank) = (comm.size() as usize, comm.rank() as usize);
+    let (from, to) = (&plan.from, &plan.to);
+    if from.grid_size() > size {
+        return Err(RedistError::BadDistribution {
+            reason: format!(
+                "the grid {:?} needs {} processes but the communicator has {size}",
+                from.grid(),
+                from.grid_size()
+            ),
+        });
+    }
+    let n = from.shape()[plan.axis];
+    if from.global_len() > crate::exchange::MPI_MAX_COUNT {
+        return Err(RedistError::CountOverflow {
+            elements: from.global_len(),
+            limit: crate::exchange::MPI_MAX_COUNT,
+        });
+    }
+    let coords = from.coords_of(rank);
+    // The group: same grid coordinates except along the axis; ordered by that coordinate.
+    let (color, key) = match &coords {
+        Some(c) => {
+            let others = c
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != plan.grid_dim)
+                .fold(0usize, |acc, (j, &v)| acc * from.grid()[j] + v);
+            (Color::with_value(others as i32), c[plan.grid_dim] as i32)
+        }
+        None => (Color::undefined(), 0),
+    };
+    let group = comm.split_by_color_with_key(color, key);
+    let (Some(group), Some(c)) = (group, coords) else {
+        return Ok(());
+    };
+    let local = from.local_shape(rank);
+    let lines = Lines {
+        outer: local[..plan.axis].iter().product(),
+        inner: local[plan.axis + 1..].iter().product(),
+    };
+    for (buffer, expected, actual) in [
+        ("source", from.local_len(rank), src.len()),
+        ("destination", to.local_len(rank), dst.len()),
+    ] {
+        if expected != actual {
+            return Err(RedistError::BufferLength {
+                buffer,
+                expected,
+                actual,
+            });
+        }
+    }
+    let phases = plan_phases(plan.method, n, plan.procs, plan.x, plan.y, c[plan.grid_dim])?;
+    run_phases(&group, &phases, receive, lines, src, dst)
 }
 
 fn check(call: &'static str, code: i32) -> Result<()> {
@@ -443,9 +734,11 @@ fn exchange<T: Element, C: Communicator>(
     comm: &C,
     ph: &Phase,
     receive: Receive,
+    lines: Lines,
     src: &[T],
     dst: &mut [T],
 ) -> Result<()> {
+    let runs_len = |r: &[(usize, usize)]| lines.message_len(runs_len(r));
     let (procs, me) = (comm.size() as usize, comm.rank() as usize);
     let raw = comm.as_raw();
     let dt = T::mpi_datatype();
@@ -498,9 +791,9 @@ fn exchange<T: Element, C: Communicator>(
     for q in 0..procs {
         let len = runs_len(&ph.sends[q]);
         let out = &mut send[send_offsets[q]..send_offsets[q] + len];
-        pack(&ph.sends[q], src, out);
+        pack(&ph.sends[q], lines, ph.src_len, src, out);
         if q == me {
-            unpack(&ph.recvs[q], out, dst);
+            unpack(&ph.recvs[q], lines, ph.dst_len, out, dst);
         } else if len > 0 {
             let mut r = unsafe { ffi::RSMPI_REQUEST_NULL };
             // SAFETY: `send` is not touched until the Waitall below.
@@ -538,6 +831,8 @@ fn exchange<T: Element, C: Communicator>(
                 let len = runs_len(&ph.recvs[q]);
                 unpack(
                     &ph.recvs[q],
+                    lines,
+                    ph.dst_len,
                     &recv[recv_offsets[q]..recv_offsets[q] + len],
                     dst,
                 );
@@ -562,6 +857,8 @@ fn exchange<T: Element, C: Communicator>(
                 let len = runs_len(&ph.recvs[q]);
                 unpack(
                     &ph.recvs[q],
+                    lines,
+                    ph.dst_len,
                     &recv[recv_offsets[q]..recv_offsets[q] + len],
                     dst,
                 );

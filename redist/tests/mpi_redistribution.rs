@@ -207,6 +207,79 @@ fn redistribution_body() {
             }
         }
     }
+    // Thakur's methods per axis: one axis of a 2-D or 3-D array changes, the others stay;
+    // equal to the general planner's result (and to the index-valued answer).
+    let a = (1..=size)
+        .filter(|&d| size.is_multiple_of(d) && d * d <= size)
+        .max()
+        .unwrap();
+    let (b, sub) = (size / a, size.saturating_sub(1).max(1));
+    let axis_cases: Vec<(Vec<usize>, String, String)> = vec![
+        (
+            vec![37, 23],
+            format!("grid={a}x{b},dist=cyclic(4),cyclic(3)"),
+            format!("grid={a}x{b},dist=cyclic(2),cyclic(3)"),
+        ),
+        (
+            vec![37, 23],
+            format!("grid={b}x{a},order=col,dist=block,cyclic(15)"),
+            format!("grid={b}x{a},order=col,dist=block,cyclic(10)"),
+        ),
+        (
+            vec![9, 7, 50],
+            format!("grid={size},dist=*,*,cyclic(11)"),
+            format!("grid={size},dist=*,*,cyclic(3)"),
+        ),
+        (
+            vec![40, 6, 5],
+            format!("grid={size}x1,dist=cyclic(2),*,cyclic"),
+            format!("grid={size}x1,dist=cyclic(4),*,cyclic"),
+        ),
+        (
+            vec![37, 23],
+            format!("grid={sub},dist=cyclic(3),*"),
+            format!("grid={sub},dist=cyclic,*"),
+        ),
+    ];
+    let mut per_axis = 0;
+    for (shape, f, t) in axis_cases {
+        let from = DistArray::parse_spec(&f, &shape).unwrap();
+        let to = DistArray::parse_spec(&t, &shape).unwrap();
+        let src = index_block(&from, rank);
+        let mut general = Redistribution::new(
+            &world,
+            &RedistPlan::new(&from, &to, size).unwrap(),
+            Schedule::Alltoallv,
+        )
+        .unwrap();
+        let mut want = vec![u64::MAX; general.dst_len()];
+        let (mut send, mut recv) = (vec![0; general.send_len()], vec![0; general.recv_len()]);
+        general
+            .execute(
+                &src,
+                &mut want,
+                &mut send,
+                &mut recv,
+                &mut StageTimes::default(),
+            )
+            .unwrap();
+        assert_eq!(want, index_block(&to, rank));
+        for method in ThakurMethod::ALL {
+            let Ok(plan) = thakur::AxisMethod::new(&from, &to, method) else {
+                continue;
+            };
+            for receive in [Receive::Sync, Receive::Async] {
+                let mut dst = vec![u64::MAX; want.len()];
+                thakur::redistribute_axis(&world, &plan, receive, &src, &mut dst).unwrap();
+                assert_eq!(dst, want, "{method} {receive:?} per axis: {f} -> {t}");
+                per_axis += 1;
+            }
+        }
+    }
+
+    // Per case: gcd, lcm and general always apply, and one of KY_TO_Y / X_TO_KX except for
+    // 15 -> 10 and 11 -> 3; both receive modes.
+    assert_eq!(per_axis, 2 * (4 + 3 + 3 + 4 + 4));
     assert!(checked > 0);
     mpi_harness::mark_passed(BODY, rank, size);
 }
