@@ -6,7 +6,9 @@
 //! applicable method of `redist::thakur` with synchronous and asynchronous receive (each call
 //! computes its communication sets, as the paper's timings do), and dfft's general planner
 //! (`RedistPlan` + `Redistribution`, async schedule) both planning each call (`planner`) and
-//! with the plan made once (`planner-reuse`). Each time is the max over ranks of one call; the
+//! with the plan made once (`planner-reuse`); then the same per axis on a 2-D array of about
+//! `--n` items (`redist::thakur::redistribute_axis`, one distributed axis changing, the other
+//! local). Each time is the max over ranks of one call; the
 //! minimum over `--iters` calls is printed, one JSON line per measurement on rank 0. Every
 //! result is checked exactly.
 //!
@@ -119,6 +121,67 @@ fn main() {
         report(&case, "planner", "async", &mut per_call);
         let plan = RedistPlan::new(&fa, &ta, p).unwrap();
         let mut r = Redistribution::new(&world, &plan, Schedule::Async).unwrap();
+        let mut reuse = Vec::new();
+        for it in 0..=iters {
+            dst.fill(-1);
+            world.barrier();
+            let t = Instant::now();
+            r.execute(
+                &src,
+                &mut dst,
+                &mut send,
+                &mut recv,
+                &mut StageTimes::default(),
+            )
+            .unwrap();
+            let s = max_over(t.elapsed().as_secs_f64());
+            assert_eq!(dst, want);
+            if it > 0 {
+                reuse.push(s);
+            }
+        }
+        report(&case, "planner-reuse", "async", &mut reuse);
+    }
+
+    // Per axis: a 2-D array of about `n` items whose one distributed axis changes from
+    // cyclic(x) to cyclic(y) (the other axis local): Thakur's general methods along it,
+    // asynchronous receive, against the general planner with its plan reused.
+    let side = (n as f64).sqrt() as usize;
+    for (axis, x, y) in [(0usize, 15usize, 10usize), (1, 11, 3)] {
+        let case = format!("2-D axis {axis} c({x})->c({y})");
+        let spec = |b: usize| {
+            let dist = if axis == 0 {
+                format!("cyclic({b}),*")
+            } else {
+                format!("*,cyclic({b})")
+            };
+            DistArray::parse_spec(&format!("grid={p},dist={dist}"), &[side, side]).unwrap()
+        };
+        let (fa, ta) = (spec(x), spec(y));
+        let mut src = vec![0i32; fa.local_len(me)];
+        fa.fill_index_valued(me, &mut src, |g| g as i32);
+        let mut want = vec![0i32; ta.local_len(me)];
+        ta.fill_index_valued(me, &mut want, |g| g as i32);
+        let mut dst = vec![0i32; want.len()];
+        for method in [ThakurMethod::Gcd, ThakurMethod::Lcm, ThakurMethod::General] {
+            let plan = thakur::AxisMethod::new(&fa, &ta, method).unwrap();
+            let mut times = Vec::with_capacity(iters);
+            for it in 0..=iters {
+                dst.fill(-1);
+                world.barrier();
+                let t = Instant::now();
+                thakur::redistribute_axis(&world, &plan, Receive::Async, &src, &mut dst).unwrap();
+                let s = max_over(t.elapsed().as_secs_f64());
+                assert_eq!(dst, want, "{case} {method}");
+                if it > 0 {
+                    times.push(s);
+                }
+            }
+            report(&case, method.name(), "async", &mut times);
+        }
+        let plan = RedistPlan::new(&fa, &ta, p).unwrap();
+        let mut r = Redistribution::new(&world, &plan, Schedule::Async).unwrap();
+        let (mut send, mut recv) = (vec![0; r.send_len()], vec![0; r.recv_len()]);
         let mut reuse = Vec::new();
         for it in 0..=iters {
             dst.fill(-1);
