@@ -447,14 +447,24 @@ impl Redistribution {
         self.part.dst_len
     }
 
-    /// Minimum send-buffer length.
+    /// Minimum send-buffer length (0 when [`Schedule::Shared`] uses its window: the
+    /// messages are packed straight into it).
     pub fn send_len(&self) -> usize {
-        self.part.send_len
+        if self.shared.is_some() {
+            0
+        } else {
+            self.part.send_len
+        }
     }
 
-    /// Minimum receive-buffer length.
+    /// Minimum receive-buffer length (0 when [`Schedule::Shared`] uses its window, which holds
+    /// the received messages).
     pub fn recv_len(&self) -> usize {
-        self.part.recv_len
+        if self.shared.is_some() {
+            0
+        } else {
+            self.part.recv_len
+        }
     }
 
     /// This rank's part of the plan.
@@ -476,8 +486,8 @@ impl Redistribution {
     ) -> Result<()> {
         check_len("source", self.part.src_len, src.len())?;
         check_len("destination", self.part.dst_len, dst.len())?;
-        check_len("send", self.part.send_len, send.len())?;
-        check_len("receive", self.part.recv_len, recv.len())?;
+        check_len("send", self.send_len(), send.len())?;
+        check_len("receive", self.recv_len(), recv.len())?;
         let schedule = match self.schedule {
             Schedule::Shared if self.shared.is_none() => Schedule::Alltoallv,
             s => s,

@@ -128,6 +128,11 @@ fn redistribution_body() {
                         // One node under the harness: the window is used. A smaller element
                         // type reuses it, a larger one than the first call reallocates it.
                         assert!(r.uses_shared_memory());
+                        assert_eq!(
+                            (r.send_len(), r.recv_len()),
+                            (0, 0),
+                            "the window holds them"
+                        );
                         let small: Vec<u8> = src.iter().map(|&v| v as u8).collect();
                         let mut out = vec![0u8; r.dst_len()];
                         let (mut s8, mut r8) = (vec![0u8; r.send_len()], vec![0u8; r.recv_len()]);
