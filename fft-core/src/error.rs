@@ -62,6 +62,20 @@ pub enum FftError {
         /// The text given.
         name: String,
     },
+    /// A malformed real-to-real kind name.
+    #[error("unknown real-to-real kind '{name}' (expected one of: dct1, dct2, dct3, dct4, dst1, dst2, dst3, dst4)")]
+    UnknownR2rKind {
+        /// The text given.
+        name: String,
+    },
+    /// Options that do not fit the plan or the shape.
+    #[error("bad transform options for shape {shape:?}: {reason}")]
+    BadOptions {
+        /// The (spectral) shape given to the plan.
+        shape: Vec<usize>,
+        /// What is wrong, with the offending values.
+        reason: String,
+    },
 }
 
 /// Result alias of this crate.

@@ -14,6 +14,7 @@
 //! unless [`Normalization::Backward`] or [`Normalization::Ortho`] is chosen.
 #![warn(missing_docs)]
 
+mod engine;
 pub mod error;
 pub mod local;
 pub mod memory;
@@ -21,10 +22,12 @@ pub mod model;
 pub mod options;
 pub mod plan;
 pub mod real;
+pub mod spectral;
 pub mod stages;
 
 pub use error::{FftError, Result};
-pub use options::{FftOptions, GridChoice, Normalization};
+pub use options::{AxisKind, FftOptions, GridChoice, Normalization, R2rKind};
 pub use plan::FftPlan;
 pub use real::Real;
 pub use redist::{Method, StageTimes};
+pub use spectral::{wavenumber, R2rPlan, RealFftPlan};

@@ -29,6 +29,9 @@ pub const MEMORY_LIMIT_ENV: &str = "DFFT_MEMORY_LIMIT";
 /// Lines of the strided FFT sweeps' tiles (as in the local FFT kernels), plus headroom for
 /// rustfft's own scratch (at most a few times the axis length, e.g. Bluestein's inner FFT).
 const SCRATCH_LINES_PER_AXIS: u64 = 16 + 8;
+/// The same for the general line transforms (real, real-to-real, padded): tiles of input and
+/// output lines of up to two scalars each, plus temporaries and the transform's scratch.
+const SCRATCH_LINES_GENERAL: u64 = 2 * 16 + 16;
 
 /// What a plan needs per rank, in bytes, by purpose. Every field is the maximum over ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,38 +78,67 @@ pub fn estimate_memory(
     element_bytes: usize,
     threads: usize,
 ) -> MemoryEstimate {
-    let bytes = |elements: usize| (elements as u64).saturating_mul(element_bytes as u64);
-    let max_block = pipeline
-        .layouts
-        .iter()
-        .map(|l| l.max_local_len())
-        .max()
-        .unwrap_or(0);
-    let shape = pipeline
-        .layouts
-        .first()
-        .map(|l| l.global_shape())
-        .unwrap_or(&[]);
+    estimate_memory_batched(pipeline, element_bytes, threads, 1)
+}
+
+/// [`estimate_memory`] for `batch` fields transformed together. `element_bytes` is the size of
+/// a complex element; layouts that [`Pipeline::real`] marks real count half of it per element.
+/// An upper bound of the `work_len` of every plan kind ([`crate::FftPlan`],
+/// [`crate::RealFftPlan`], [`crate::R2rPlan`]) times `element_bytes`.
+pub fn estimate_memory_batched(
+    pipeline: &Pipeline,
+    element_bytes: usize,
+    threads: usize,
+    batch: usize,
+) -> MemoryEstimate {
+    let eb = element_bytes as u64;
+    let block = |i: usize| -> u64 {
+        let per = if pipeline.real.get(i).copied().unwrap_or(false) {
+            eb.div_ceil(2)
+        } else {
+            eb
+        };
+        (pipeline.layouts[i].max_local_len() as u64)
+            .saturating_mul(batch.max(1) as u64)
+            .saturating_mul(per)
+    };
+    let max_block = (0..pipeline.layouts.len()).map(block).max().unwrap_or(0);
     let ranks = pipeline
         .layouts
         .first()
         .map(|l| l.grid().ranks())
         .unwrap_or(1);
-    let longest_axis = shape.iter().copied().max().unwrap_or(0) as u64;
-    let input = pipeline.layouts[pipeline.input].max_local_len();
-    let output = pipeline.layouts[pipeline.output].max_local_len();
+    let longest_axis = pipeline
+        .layouts
+        .iter()
+        .flat_map(|l| l.global_shape().iter().copied())
+        .max()
+        .unwrap_or(0) as u64;
+    // Transforms that change lengths or element types, and real-to-real ones, gather tiles of
+    // input and output lines besides the transform's own temporaries.
+    let general = pipeline.real.iter().any(|&r| r)
+        || pipeline
+            .forward
+            .iter()
+            .any(|s| matches!(s, crate::stages::Stage::Resize { .. }));
+    let (lines, extra) = if general {
+        (SCRATCH_LINES_GENERAL, 64)
+    } else {
+        (SCRATCH_LINES_PER_AXIS, 0)
+    };
+    // Work buffers hold whole complex elements: a real block may round up by one.
+    let work = if general {
+        max_block.saturating_add(eb)
+    } else {
+        max_block
+    };
     MemoryEstimate {
-        work_bytes: bytes(max_block).saturating_mul(2),
-        message_bytes: if ranks > 1 {
-            bytes(max_block).saturating_mul(2)
-        } else {
-            0
-        },
+        work_bytes: work.saturating_mul(2),
+        message_bytes: if ranks > 1 { work.saturating_mul(2) } else { 0 },
         scratch_bytes: (threads.max(1) as u64)
-            .saturating_mul(SCRATCH_LINES_PER_AXIS)
-            .saturating_mul(longest_axis)
-            .saturating_mul(element_bytes as u64),
-        data_bytes: bytes(input).saturating_add(bytes(output)),
+            .saturating_mul(lines.saturating_mul(longest_axis).saturating_add(extra))
+            .saturating_mul(eb),
+        data_bytes: block(pipeline.input).saturating_add(block(pipeline.output)),
     }
 }
 
@@ -236,8 +268,10 @@ pub(crate) fn check_plan_memory<C: Communicator>(
     comm: &C,
     pipeline: &Pipeline,
     element_bytes: usize,
+    batch: usize,
 ) -> Result<()> {
-    let estimate = estimate_memory(pipeline, element_bytes, rayon::current_num_threads());
+    let estimate =
+        estimate_memory_batched(pipeline, element_bytes, rayon::current_num_threads(), batch);
     let ranks_on_node = comm.split_shared(0).size() as usize;
     let local = local_memory_limit(ranks_on_node);
     // [limit (u64::MAX for none), malformed override (1) or not (0)], agreed over all ranks.

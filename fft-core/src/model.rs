@@ -493,7 +493,10 @@ pub fn predict(
     }
     for stage in pipe.forward.iter().chain(&pipe.backward) {
         match *stage {
-            Stage::Fft { layout, axis } => {
+            Stage::Fft { layout, axis }
+            | Stage::Resize {
+                from: layout, axis, ..
+            } => {
                 let l = &pipe.layouts[layout];
                 let elements = l.max_local_len() as f64;
                 let len = problem.shape[axis];

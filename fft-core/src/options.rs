@@ -97,11 +97,17 @@ impl FromStr for Normalization {
 impl Normalization {
     /// The factors (forward, backward) for `n` elements.
     pub fn factors(self, n: usize) -> (f64, f64) {
+        self.factors_f64(n as f64)
+    }
+
+    /// The factors (forward, backward) for a logical size `n` (the product of the logical
+    /// sizes of the axes, which may exceed `usize` for real-to-real axes of huge arrays).
+    pub fn factors_f64(self, n: f64) -> (f64, f64) {
         match self {
             Normalization::None => (1.0, 1.0),
-            Normalization::Backward => (1.0, 1.0 / n as f64),
+            Normalization::Backward => (1.0, 1.0 / n),
             Normalization::Ortho => {
-                let s = 1.0 / (n as f64).sqrt();
+                let s = 1.0 / n.sqrt();
                 (s, s)
             }
         }
@@ -117,17 +123,158 @@ impl Normalization {
     }
 }
 
-/// Options of an [`crate::FftPlan`].
+/// Real-to-real transform kinds with FFTW's (and scipy's `norm=None`) conventions, 0-based,
+/// for an axis of `N` points:
+///
+/// | kind | FFTW | `Y_k` | logical size |
+/// |---|---|---|---|
+/// | `Dct1` | REDFT00 | `x_0 + (-1)^k x_{N-1} + 2 Σ_{n=1}^{N-2} x_n cos(π n k/(N-1))` | 2(N−1) |
+/// | `Dct2` | REDFT10 | `2 Σ x_n cos(π (n+1/2) k / N)` | 2N |
+/// | `Dct3` | REDFT01 | `x_0 + 2 Σ_{n≥1} x_n cos(π n (k+1/2) / N)` | 2N |
+/// | `Dct4` | REDFT11 | `2 Σ x_n cos(π (n+1/2)(k+1/2) / N)` | 2N |
+/// | `Dst1` | RODFT00 | `2 Σ x_n sin(π (n+1)(k+1)/(N+1))` | 2(N+1) |
+/// | `Dst2` | RODFT10 | `2 Σ x_n sin(π (n+1/2)(k+1)/N)` | 2N |
+/// | `Dst3` | RODFT01 | `(-1)^k x_{N-1} + 2 Σ_{n=0}^{N-2} x_n sin(π (n+1)(k+1/2)/N)` | 2N |
+/// | `Dst4` | RODFT11 | `2 Σ x_n sin(π (n+1/2)(k+1/2)/N)` | 2N |
+///
+/// The backward transform of a plan applies the inverse kind ([`R2rKind::inverse`]: I↔I,
+/// II↔III, IV↔IV), so backward(forward(x)) = (logical size)·x per axis with
+/// [`Normalization::None`], exactly like FFT axes; the normalization factors use the logical
+/// sizes.
 ///
 /// ```
-/// use fft_core::{FftOptions, GridChoice, Normalization};
+/// use fft_core::R2rKind;
+/// assert_eq!("dct2".parse::<R2rKind>().unwrap(), R2rKind::Dct2);
+/// assert_eq!(R2rKind::Dct2.inverse(), R2rKind::Dct3);
+/// assert_eq!(R2rKind::Dct1.logical_size(5), 8);
+/// assert_eq!(R2rKind::Dst1.logical_size(5), 12);
+/// assert!("dct5".parse::<R2rKind>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum R2rKind {
+    /// DCT-I (REDFT00); needs N ≥ 2.
+    Dct1,
+    /// DCT-II (REDFT10), "the" DCT.
+    Dct2,
+    /// DCT-III (REDFT01), the inverse of DCT-II up to 2N.
+    Dct3,
+    /// DCT-IV (REDFT11).
+    Dct4,
+    /// DST-I (RODFT00).
+    Dst1,
+    /// DST-II (RODFT10).
+    Dst2,
+    /// DST-III (RODFT01), the inverse of DST-II up to 2N.
+    Dst3,
+    /// DST-IV (RODFT11).
+    Dst4,
+}
+
+impl R2rKind {
+    /// Every kind, in order.
+    pub const ALL: [R2rKind; 8] = [
+        R2rKind::Dct1,
+        R2rKind::Dct2,
+        R2rKind::Dct3,
+        R2rKind::Dct4,
+        R2rKind::Dst1,
+        R2rKind::Dst2,
+        R2rKind::Dst3,
+        R2rKind::Dst4,
+    ];
+
+    /// The kind that undoes this one up to the logical size (I↔I, II↔III, IV↔IV).
+    pub fn inverse(self) -> Self {
+        match self {
+            R2rKind::Dct2 => R2rKind::Dct3,
+            R2rKind::Dct3 => R2rKind::Dct2,
+            R2rKind::Dst2 => R2rKind::Dst3,
+            R2rKind::Dst3 => R2rKind::Dst2,
+            other => other,
+        }
+    }
+
+    /// The logical size of an axis of `n` points (the length of the equivalent real-even or
+    /// real-odd DFT): 2(n−1) for DCT-I, 2(n+1) for DST-I, 2n otherwise.
+    pub fn logical_size(self, n: usize) -> usize {
+        match self {
+            R2rKind::Dct1 => 2 * n.saturating_sub(1),
+            R2rKind::Dst1 => 2 * (n + 1),
+            _ => 2 * n,
+        }
+    }
+
+    /// The name as the command line spells it (`dct1` .. `dst4`).
+    pub fn name(self) -> &'static str {
+        match self {
+            R2rKind::Dct1 => "dct1",
+            R2rKind::Dct2 => "dct2",
+            R2rKind::Dct3 => "dct3",
+            R2rKind::Dct4 => "dct4",
+            R2rKind::Dst1 => "dst1",
+            R2rKind::Dst2 => "dst2",
+            R2rKind::Dst3 => "dst3",
+            R2rKind::Dst4 => "dst4",
+        }
+    }
+}
+
+impl FromStr for R2rKind {
+    type Err = FftError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim().to_ascii_lowercase();
+        R2rKind::ALL
+            .into_iter()
+            .find(|k| k.name() == t)
+            .ok_or_else(|| FftError::UnknownR2rKind {
+                name: s.to_string(),
+            })
+    }
+}
+
+impl fmt::Display for R2rKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a plan does along one axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum AxisKind {
+    /// A DFT (complex, or the real-to-complex FFT on the last axis of a
+    /// [`crate::RealFftPlan`]).
+    #[default]
+    Fft,
+    /// A real-to-real transform (on complex data: on the real and imaginary parts separately).
+    R2r(R2rKind),
+}
+
+impl AxisKind {
+    /// The logical size of an axis of `n` points (`n` for FFT axes).
+    pub fn logical_size(self, n: usize) -> usize {
+        match self {
+            AxisKind::Fft => n,
+            AxisKind::R2r(k) => k.logical_size(n),
+        }
+    }
+}
+
+/// Options of an [`crate::FftPlan`], [`crate::RealFftPlan`] or [`crate::R2rPlan`].
+///
+/// ```
+/// use fft_core::{AxisKind, FftOptions, GridChoice, Normalization, R2rKind};
 /// let opts = FftOptions::default()
 ///     .grid(GridChoice::Rank(2))
 ///     .normalization(Normalization::Backward)
-///     .transposed_out(true);
+///     .transposed_out(true)
+///     .batch(3)
+///     .axes(vec![AxisKind::R2r(R2rKind::Dct2), AxisKind::Fft, AxisKind::Fft])
+///     .padding(vec![1.5; 3]);
 /// assert!(opts.transposed_out);
+/// assert_eq!(opts.batch, 3);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FftOptions {
     /// Processor grid.
     pub grid: GridChoice,
@@ -138,6 +285,30 @@ pub struct FftOptions {
     /// Leave the forward output in the last pencil layout (skip the exchanges back); backward
     /// then takes that layout as input. Like FFTW-MPI's `TRANSPOSED_OUT`/`TRANSPOSED_IN`.
     pub transposed_out: bool,
+    /// Number of fields transformed together (≥ 1): the input holds `batch` blocks one after
+    /// another (field-major), the output likewise, and every exchange moves all of them in one
+    /// message per peer.
+    pub batch: usize,
+    /// What happens along each axis; `None`: every axis is an FFT.
+    pub axes: Option<Vec<AxisKind>>,
+    /// Dealiasing: per axis, the physical grid has `floor(N·factor)` points while the spectrum
+    /// keeps the `N` modes of the shape given to the plan (3/2 rule: `vec![1.5; d]`); `None`:
+    /// no padding. Factors must be ≥ 1 and are allowed on FFT axes only (1 elsewhere).
+    pub padding: Option<Vec<f64>>,
+}
+
+impl Default for FftOptions {
+    fn default() -> Self {
+        Self {
+            grid: GridChoice::default(),
+            method: Method::default(),
+            normalization: Normalization::default(),
+            transposed_out: false,
+            batch: 1,
+            axes: None,
+            padding: None,
+        }
+    }
 }
 
 impl FftOptions {
@@ -162,6 +333,24 @@ impl FftOptions {
     /// Sets transposed output.
     pub fn transposed_out(mut self, transposed_out: bool) -> Self {
         self.transposed_out = transposed_out;
+        self
+    }
+
+    /// Sets the number of fields transformed together.
+    pub fn batch(mut self, batch: usize) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    /// Sets the transform kind of each axis.
+    pub fn axes(mut self, axes: Vec<AxisKind>) -> Self {
+        self.axes = Some(axes);
+        self
+    }
+
+    /// Sets the padding factor of each axis (dealiasing; see [`FftOptions::padding`]).
+    pub fn padding(mut self, factors: Vec<f64>) -> Self {
+        self.padding = Some(factors);
         self
     }
 }

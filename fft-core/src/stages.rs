@@ -10,15 +10,28 @@
 
 use crate::error::{FftError, Result};
 use crate::options::GridChoice;
-use redist::{GridShape, Layout, RedistError};
+use redist::{GridShape, Layout, MemoryOrder, RedistError};
 
 /// One step of a transform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
-    /// 1-D FFTs along `axis` of the data in layout `layout`.
+    /// 1-D transforms along `axis` of the data in layout `layout`, in place (the axis keeps its
+    /// length and the data its element type: a complex FFT, or a real-to-real transform).
     Fft {
         /// Index into [`Pipeline::layouts`].
         layout: usize,
+        /// Logical axis.
+        axis: usize,
+    },
+    /// 1-D transforms along `axis` that change its length or the element type: from layout
+    /// `from` to layout `to`, which differ only in the global length of `axis` (padding or
+    /// truncation of the modes) and/or in [`Pipeline::real`] (real-to-complex FFT and its
+    /// inverse).
+    Resize {
+        /// Index into [`Pipeline::layouts`].
+        from: usize,
+        /// Index into [`Pipeline::layouts`].
+        to: usize,
         /// Logical axis.
         axis: usize,
     },
@@ -49,11 +62,14 @@ pub enum Stage {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pipeline {
-    /// `L0..=Lr`.
+    /// Every layout the data passes through (`L0..=Lr` for a complex transform; layouts of
+    /// the same pencil at different global shapes or element types for real or padded ones).
     pub layouts: Vec<Layout>,
+    /// Whether the data in each layout is real (otherwise complex).
+    pub real: Vec<bool>,
     /// Forward stages in order.
     pub forward: Vec<Stage>,
-    /// Backward stages in order.
+    /// Backward stages in order: the forward ones reversed.
     pub backward: Vec<Stage>,
     /// Layout of the forward input (and backward output).
     pub input: usize,
@@ -61,80 +77,186 @@ pub struct Pipeline {
     pub output: usize,
 }
 
-/// Builds the pipeline for `shape` on `grid`.
-pub fn pipeline(shape: &[usize], grid: GridShape, transposed_out: bool) -> Result<Pipeline> {
-    if shape.len() < 2 {
-        return Err(FftError::TooFewDimensions {
-            shape: shape.to_vec(),
-        });
+/// The element types a transform goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// Complex in, complex out.
+    Complex,
+    /// Real in; the transform along the last axis makes it complex (real-to-complex FFT).
+    RealToComplex,
+    /// Real in, real out (every axis real-to-real).
+    Real,
+}
+
+/// The global shapes of a transform: `physical` (forward input) and `spectral` (forward
+/// output), which differ along padded axes and along the last axis of a real-to-complex
+/// transform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransformShape {
+    /// Global shape of the forward input.
+    pub physical: Vec<usize>,
+    /// Global shape of the forward output.
+    pub spectral: Vec<usize>,
+    /// Element types.
+    pub domain: Domain,
+}
+
+impl TransformShape {
+    /// A complex transform of `shape` without padding.
+    pub fn complex(shape: &[usize]) -> Self {
+        Self {
+            physical: shape.to_vec(),
+            spectral: shape.to_vec(),
+            domain: Domain::Complex,
+        }
     }
-    let d = shape.len();
-    let r = grid.rank();
-    let l0 = Layout::pencil(shape, grid.clone())?;
-    if grid.ranks() == 1 && !transposed_out {
-        // One process and the natural layout out: every axis is local, so transform each in
-        // place (strided where needed) instead of transposing there and back.
-        return Ok(Pipeline {
-            layouts: vec![l0],
-            forward: (0..d)
-                .rev()
-                .map(|axis| Stage::Fft { layout: 0, axis })
-                .collect(),
-            backward: (0..d)
-                .rev()
-                .map(|axis| Stage::Fft { layout: 0, axis })
-                .collect(),
-            input: 0,
-            output: 0,
-        });
+}
+
+/// The pencils of a transform on a grid of rank `r` over `d` axes, as (decomposed axes,
+/// memory order), and the axes transformed in each, in forward order. Pencil 0 splits axes
+/// `0..r` (grid dimension `j` splits axis `j`) in C order and transforms axes `d−1..r`; pencil
+/// `k` (1..=r) moves grid dimension `j = r − k` from axis `j` to axis `j + d − r`, makes axis
+/// `j` contiguous and transforms it. With `single` (one process, natural output) there is one
+/// pencil that transforms every axis in place.
+pub fn pencils(d: usize, r: usize, single: bool) -> Vec<(Vec<usize>, MemoryOrder, Vec<usize>)> {
+    if single {
+        return vec![(
+            (0..r).collect(),
+            MemoryOrder::natural(d),
+            (0..d).rev().collect(),
+        )];
     }
-    let mut layouts = vec![l0];
+    let mut out = vec![(
+        (0..r).collect::<Vec<usize>>(),
+        MemoryOrder::natural(d),
+        (r..d).rev().collect::<Vec<usize>>(),
+    )];
     for k in 1..=r {
         let j = r - k;
-        let prev = &layouts[k - 1];
-        let mut decomposed = prev.decomposed().to_vec();
+        let (prev_decomposed, prev_order, _) = &out[k - 1];
+        let mut decomposed = prev_decomposed.clone();
         decomposed[j] = j + d - r;
-        let order = prev.memory_order().with_contiguous(j);
-        layouts.push(Layout::new(shape, grid.clone(), decomposed, order)?);
+        let order = prev_order.with_contiguous(j);
+        out.push((decomposed, order, vec![j]));
     }
-    let mut forward: Vec<Stage> = (r..d)
-        .rev()
-        .map(|axis| Stage::Fft { layout: 0, axis })
-        .collect();
-    for k in 1..=r {
-        forward.push(Stage::Exchange { from: k - 1, to: k });
-        forward.push(Stage::Fft {
-            layout: k,
-            axis: r - k,
+    out
+}
+
+/// Builds the pipeline of a complex transform of `shape` on `grid`.
+pub fn pipeline(shape: &[usize], grid: GridShape, transposed_out: bool) -> Result<Pipeline> {
+    pipeline_for(&TransformShape::complex(shape), grid, transposed_out)
+}
+
+/// Builds the pipeline of a transform of `shape` on `grid`: the pencils of [`pencils`] at the
+/// global shape the data has when it reaches them. Each transform of an axis whose length or
+/// element type changes is a [`Stage::Resize`] into a layout of the same pencil at the new
+/// shape; exchanges connect layouts of equal global shape. Backward is forward reversed.
+///
+/// ```
+/// use fft_core::stages::{pipeline_for, Domain, Stage, TransformShape};
+/// use redist::GridShape;
+/// let shape = TransformShape {
+///     physical: vec![6, 8],
+///     spectral: vec![6, 5],
+///     domain: Domain::RealToComplex,
+/// };
+/// let p = pipeline_for(&shape, GridShape::new(vec![2]).unwrap(), false).unwrap();
+/// assert_eq!(p.forward[0], Stage::Resize { from: 0, to: 1, axis: 1 });
+/// assert!(p.real[0] && !p.real[1]);
+/// assert_eq!(p.layouts[p.output].global_shape(), &[6, 5]);
+/// ```
+pub fn pipeline_for(
+    shape: &TransformShape,
+    grid: GridShape,
+    transposed_out: bool,
+) -> Result<Pipeline> {
+    let physical = &shape.physical;
+    if physical.len() < 2 {
+        return Err(FftError::TooFewDimensions {
+            shape: physical.to_vec(),
         });
     }
-    let mut backward: Vec<Stage> = Vec::new();
-    for k in (1..=r).rev() {
-        backward.push(Stage::Fft {
-            layout: k,
-            axis: r - k,
-        });
-        backward.push(Stage::Exchange { from: k, to: k - 1 });
-    }
-    backward.extend((r..d).map(|axis| Stage::Fft { layout: 0, axis }));
-    let output = if transposed_out {
-        r
-    } else {
-        for k in (1..=r).rev() {
-            forward.push(Stage::Exchange { from: k, to: k - 1 });
+    let d = physical.len();
+    let r = grid.rank();
+    let single = grid.ranks() == 1 && !transposed_out;
+    let chain = pencils(d, r, single);
+    let mut layouts: Vec<Layout> = Vec::new();
+    let mut real: Vec<bool> = Vec::new();
+    let mut add = |layout: Layout, is_real: bool| -> usize {
+        match (0..layouts.len()).find(|&i| layouts[i] == layout && real[i] == is_real) {
+            Some(i) => i,
+            None => {
+                layouts.push(layout);
+                real.push(is_real);
+                layouts.len() - 1
+            }
         }
-        let back: Vec<Stage> = (1..=r)
-            .map(|k| Stage::Exchange { from: k - 1, to: k })
-            .collect();
-        backward.splice(0..0, back);
-        0
     };
+    let make = |pencil: usize, current: &[usize]| -> Result<Layout> {
+        let (decomposed, order, _) = &chain[pencil];
+        Ok(Layout::new(
+            current,
+            grid.clone(),
+            decomposed.clone(),
+            order.clone(),
+        )?)
+    };
+    let mut current = physical.clone();
+    let mut is_real = shape.domain != Domain::Complex;
+    let input = add(make(0, &current)?, is_real);
+    let mut at = input;
+    let mut forward = Vec::new();
+    for (k, (_, _, axes)) in chain.iter().enumerate() {
+        if k > 0 {
+            let next = add(make(k, &current)?, is_real);
+            forward.push(Stage::Exchange { from: at, to: next });
+            at = next;
+        }
+        for &axis in axes {
+            current[axis] = shape.spectral[axis];
+            if shape.domain == Domain::RealToComplex && axis == d - 1 {
+                is_real = false;
+            }
+            let next = add(make(k, &current)?, is_real);
+            forward.push(if next == at {
+                Stage::Fft { layout: at, axis }
+            } else {
+                Stage::Resize {
+                    from: at,
+                    to: next,
+                    axis,
+                }
+            });
+            at = next;
+        }
+    }
+    if !transposed_out {
+        for k in (0..chain.len() - 1).rev() {
+            let next = add(make(k, &current)?, is_real);
+            forward.push(Stage::Exchange { from: at, to: next });
+            at = next;
+        }
+    }
+    let backward = forward
+        .iter()
+        .rev()
+        .map(|s| match *s {
+            Stage::Fft { layout, axis } => Stage::Fft { layout, axis },
+            Stage::Resize { from, to, axis } => Stage::Resize {
+                from: to,
+                to: from,
+                axis,
+            },
+            Stage::Exchange { from, to } => Stage::Exchange { from: to, to: from },
+        })
+        .collect();
     Ok(Pipeline {
         layouts,
+        real,
         forward,
         backward,
-        input: 0,
-        output,
+        input,
+        output: at,
     })
 }
 
@@ -292,6 +414,7 @@ mod tests {
                                         }
                                         seen[axis] += 1;
                                     }
+                                    Stage::Resize { .. } => unreachable!("complex"),
                                     Stage::Exchange { from, to } => {
                                         assert_eq!(from, at);
                                         redist::ExchangePlan::new(&p.layouts[from], &p.layouts[to])

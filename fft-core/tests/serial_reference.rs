@@ -16,3 +16,57 @@ fn serial_reference_matches_naive_dft() {
         }
     }
 }
+
+#[test]
+fn real_reference_matches_naive_dft_truncated() {
+    for shape in [vec![3, 4], vec![2, 3, 5], vec![4, 1, 6]] {
+        let x = random_real(&shape, 7);
+        let fast = serial_rfft(&x, &shape);
+        let full = naive_dft(&complexify(&x), &shape, -1.0);
+        let d = shape.len();
+        let (n, h) = (shape[d - 1], shape[d - 1] / 2 + 1);
+        let slow: Vec<_> = full.chunks(n).flat_map(|l| l[..h].to_vec()).collect();
+        let err = error_vs(&fast, &slow, max_norm(&slow));
+        assert!(err < 1e-13, "shape {shape:?}: {err}");
+    }
+}
+
+#[test]
+fn naive_r2r_pairs_invert_with_the_logical_size() {
+    // The table's formulas themselves: backward(kind) ∘ kind = logical size × identity.
+    for n in [2usize, 3, 5, 8] {
+        let x: Vec<_> = (0..n)
+            .map(|i| num_complex::Complex::new((i as f64 * 0.7).sin() + 0.3, 0.1 * i as f64))
+            .collect();
+        for (kind, inverse, logical) in [
+            ("dct1", "dct1", 2 * (n - 1)),
+            ("dct2", "dct3", 2 * n),
+            ("dct3", "dct2", 2 * n),
+            ("dct4", "dct4", 2 * n),
+            ("dst1", "dst1", 2 * (n + 1)),
+            ("dst2", "dst3", 2 * n),
+            ("dst3", "dst2", 2 * n),
+            ("dst4", "dst4", 2 * n),
+        ] {
+            let y = naive_r2r(inverse, &naive_r2r(kind, &x));
+            let want: Vec<_> = x.iter().map(|v| v * logical as f64).collect();
+            let err = error_vs(&y, &want, max_norm(&want));
+            assert!(err < 1e-13, "{kind} n={n}: {err}");
+        }
+        // DCT-II of a line is twice the real part of a phase-shifted DFT of its even extension.
+        let ext: Vec<_> = x.iter().chain(x.iter().rev()).copied().collect();
+        let dft = naive_dft_line(&ext, -1.0);
+        let dct2 = naive_r2r("dct2", &x);
+        for k in 0..n {
+            let shifted = dft[k]
+                * num_complex::Complex::from_polar(
+                    1.0,
+                    -std::f64::consts::PI * k as f64 / (2 * n) as f64,
+                );
+            assert!(
+                (shifted - dct2[k]).norm() < 1e-12 * (n as f64),
+                "n={n} k={k}"
+            );
+        }
+    }
+}

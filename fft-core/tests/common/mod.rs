@@ -113,3 +113,125 @@ pub fn relative_error(got: &[Complex<f64>], reference: &[Complex<f64>], scale: f
 pub fn max_norm(data: &[Complex<f64>]) -> f64 {
     data.iter().map(|x| x.norm()).fold(0.0, f64::max)
 }
+
+/// The same pseudo-random real global array on every rank (C order).
+pub fn random_real(shape: &[usize], seed: u64) -> Vec<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n: usize = shape.iter().product();
+    (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect()
+}
+
+/// numpy's `rfftn`: the serial complex FFT of real data, last axis cut to `n/2 + 1`.
+pub fn serial_rfft(data: &[f64], shape: &[usize]) -> Vec<Complex<f64>> {
+    let complex: Vec<Complex<f64>> = data.iter().map(|&x| Complex::new(x, 0.0)).collect();
+    let full = serial_fft(&complex, shape, FftDirection::Forward);
+    let d = shape.len();
+    let (n, h) = (shape[d - 1], shape[d - 1] / 2 + 1);
+    full.chunks(n).flat_map(|line| line[..h].to_vec()).collect()
+}
+
+/// Applies `f` to every line along `axis` of a C-order array of `shape` (returns the new
+/// array; `f` maps a line to a line of possibly another length, given by `out_len`).
+pub fn along_axis(
+    data: &[Complex<f64>],
+    shape: &[usize],
+    axis: usize,
+    out_len: usize,
+    f: impl Fn(&[Complex<f64>]) -> Vec<Complex<f64>>,
+) -> Vec<Complex<f64>> {
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let mut out = vec![Complex::default(); outer * out_len * inner];
+    let mut line = vec![Complex::default(); n];
+    for o in 0..outer {
+        for c in 0..inner {
+            for i in 0..n {
+                line[i] = data[(o * n + i) * inner + c];
+            }
+            let y = f(&line);
+            assert_eq!(y.len(), out_len);
+            for (i, v) in y.into_iter().enumerate() {
+                out[(o * out_len + i) * inner + c] = v;
+            }
+        }
+    }
+    out
+}
+
+/// The 1-D naive DFT of a line (sign −1 forward).
+pub fn naive_dft_line(x: &[Complex<f64>], sign: f64) -> Vec<Complex<f64>> {
+    let n = x.len();
+    (0..n)
+        .map(|k| {
+            x.iter()
+                .enumerate()
+                .map(|(j, v)| {
+                    v * Complex::from_polar(
+                        1.0,
+                        sign * 2.0 * std::f64::consts::PI * ((j * k) % n) as f64 / n as f64,
+                    )
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// The naive O(N²) real-to-real transforms of the contract table (FFTW's REDFT/RODFT), by
+/// name `dct1`..`dst4`, on a line of complex values (real coefficients: re and im alike).
+pub fn naive_r2r(kind: &str, x: &[Complex<f64>]) -> Vec<Complex<f64>> {
+    use std::f64::consts::PI;
+    let n = x.len();
+    let nf = n as f64;
+    let sign = |k: usize| if k & 1 == 0 { 1.0 } else { -1.0 };
+    (0..n)
+        .map(|k| {
+            let kf = k as f64;
+            let sum = |f: &dyn Fn(f64) -> f64, range: std::ops::Range<usize>| -> Complex<f64> {
+                range.map(|j| x[j] * f(j as f64)).sum()
+            };
+            match kind {
+                "dct1" => {
+                    x[0] + x[n - 1] * sign(k)
+                        + sum(&|j| 2.0 * (PI * j * kf / (nf - 1.0)).cos(), 1..n - 1)
+                }
+                "dct2" => sum(&|j| 2.0 * (PI * (j + 0.5) * kf / nf).cos(), 0..n),
+                "dct3" => x[0] + sum(&|j| 2.0 * (PI * j * (kf + 0.5) / nf).cos(), 1..n),
+                "dct4" => sum(&|j| 2.0 * (PI * (j + 0.5) * (kf + 0.5) / nf).cos(), 0..n),
+                "dst1" => sum(
+                    &|j| 2.0 * (PI * (j + 1.0) * (kf + 1.0) / (nf + 1.0)).sin(),
+                    0..n,
+                ),
+                "dst2" => sum(&|j| 2.0 * (PI * (j + 0.5) * (kf + 1.0) / nf).sin(), 0..n),
+                "dst3" => {
+                    x[n - 1] * sign(k)
+                        + sum(
+                            &|j| 2.0 * (PI * (j + 1.0) * (kf + 0.5) / nf).sin(),
+                            0..n - 1,
+                        )
+                }
+                "dst4" => sum(&|j| 2.0 * (PI * (j + 0.5) * (kf + 0.5) / nf).sin(), 0..n),
+                other => panic!("unknown kind {other}"),
+            }
+        })
+        .collect()
+}
+
+/// max |a − b| / scale, with NaN counted as infinitely wrong.
+pub fn error_vs(got: &[Complex<f64>], reference: &[Complex<f64>], scale: f64) -> f64 {
+    assert_eq!(got.len(), reference.len());
+    let mut worst = 0.0f64;
+    for (a, b) in got.iter().zip(reference) {
+        let e = (a - b).norm();
+        if !e.is_finite() {
+            return f64::INFINITY;
+        }
+        worst = worst.max(e);
+    }
+    worst / scale.max(f64::MIN_POSITIVE)
+}
+
+/// Real values as complex ones.
+pub fn complexify(x: &[f64]) -> Vec<Complex<f64>> {
+    x.iter().map(|&v| Complex::new(v, 0.0)).collect()
+}

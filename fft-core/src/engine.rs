@@ -1,0 +1,724 @@
+//! The one execution engine behind [`crate::FftPlan`], [`crate::RealFftPlan`] and
+//! [`crate::R2rPlan`]: a pipeline of 1-D transform steps and exchanges made ready to run,
+//! generic over the precision `T` only. Data moves as scalars (`&[T]`): a complex element is two
+//! scalars, so real and complex layouts share the same work buffers (`Complex<T>` storage,
+//! viewed through `bytemuck`).
+
+use crate::error::{FftError, Result};
+use crate::local::{LineOp, LineStep, LocalFft, R2r};
+use crate::options::{AxisKind, FftOptions};
+use crate::real::Real;
+use crate::stages::{pipeline_for, resolve_grid, Domain, Pipeline, Stage, TransformShape};
+use mpi::topology::Communicator;
+use num_complex::Complex;
+use redist::alloc::huge_vec;
+use redist::{Exchange, ExchangePlan, Layout, MemoryOrder, ProcessGrid, StageTimes};
+use std::time::Instant;
+
+/// What a plan transforms, in global terms, checked: shapes, per-axis kinds and scaling.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Spec {
+    pub shape: TransformShape,
+    pub axes: Vec<AxisKind>,
+    /// Spectral resolution per axis (`N`: the real length along the r2c axis).
+    pub resolution: Vec<usize>,
+    pub forward_scale: f64,
+    pub backward_scale: f64,
+}
+
+impl Spec {
+    /// Checks `options` against `shape` (the spectral resolution; the real length along the
+    /// last axis of a real-to-complex transform) from global arguments only.
+    pub(crate) fn new(shape: &[usize], options: &FftOptions, domain: Domain) -> Result<Self> {
+        let d = shape.len();
+        if d < 2 {
+            return Err(FftError::TooFewDimensions {
+                shape: shape.to_vec(),
+            });
+        }
+        redist::layout::check_shape(shape)?;
+        let bad = |reason: String| FftError::BadOptions {
+            shape: shape.to_vec(),
+            reason,
+        };
+        if options.batch == 0 {
+            return Err(bad("batch must be at least 1, got 0".into()));
+        }
+        let axes = match (&options.axes, domain) {
+            (Some(a), _) if a.len() != d => {
+                return Err(bad(format!(
+                    "axes has {} entries for {d} axes: {a:?}",
+                    a.len()
+                )))
+            }
+            (Some(a), _) => a.clone(),
+            (None, Domain::Real) => {
+                return Err(bad(
+                    "a real-to-real plan needs a real-to-real kind for every axis (axes)".into(),
+                ))
+            }
+            (None, _) => vec![AxisKind::Fft; d],
+        };
+        match domain {
+            Domain::RealToComplex if axes[d - 1] != AxisKind::Fft => {
+                return Err(bad(format!(
+                    "the last axis of a real-to-complex plan must be an FFT axis, got {:?}",
+                    axes[d - 1]
+                )))
+            }
+            Domain::Real if axes.contains(&AxisKind::Fft) => {
+                return Err(bad(format!(
+                    "every axis of a real-to-real plan must be real-to-real, got {axes:?}"
+                )))
+            }
+            _ => {}
+        }
+        for (axis, (&kind, &n)) in axes.iter().zip(shape).enumerate() {
+            if kind == AxisKind::R2r(crate::R2rKind::Dct1) && n < 2 {
+                return Err(bad(format!(
+                    "DCT-I needs at least 2 points, axis {axis} has {n}"
+                )));
+            }
+        }
+        let factors = options.padding.clone().unwrap_or_else(|| vec![1.0; d]);
+        if factors.len() != d {
+            return Err(bad(format!(
+                "padding has {} factors for {d} axes: {factors:?}",
+                factors.len()
+            )));
+        }
+        let mut physical = shape.to_vec();
+        for (axis, &f) in factors.iter().enumerate() {
+            if !f.is_finite() || f < 1.0 {
+                return Err(bad(format!(
+                    "padding factors must be finite and at least 1, axis {axis} has {f}"
+                )));
+            }
+            let m = (shape[axis] as f64 * f).floor() as usize;
+            if m != shape[axis] && axes[axis] != AxisKind::Fft {
+                return Err(bad(format!(
+                    "padding is supported on FFT axes only, axis {axis} is {:?} with factor {f}",
+                    axes[axis]
+                )));
+            }
+            physical[axis] = m;
+        }
+        redist::layout::check_shape(&physical)?;
+        let mut spectral = shape.to_vec();
+        if domain == Domain::RealToComplex {
+            spectral[d - 1] = shape[d - 1] / 2 + 1;
+        }
+        let logical: f64 = axes
+            .iter()
+            .zip(shape)
+            .map(|(k, &n)| k.logical_size(n) as f64)
+            .product();
+        let (mut forward_scale, backward_scale) = options.normalization.factors_f64(logical);
+        for axis in 0..d {
+            if physical[axis] != shape[axis] {
+                forward_scale *= shape[axis] as f64 / physical[axis] as f64;
+            }
+        }
+        Ok(Self {
+            shape: TransformShape {
+                physical,
+                spectral,
+                domain,
+            },
+            axes,
+            resolution: shape.to_vec(),
+            forward_scale,
+            backward_scale,
+        })
+    }
+}
+
+/// A stage made ready to run.
+enum Step<T: Real> {
+    /// Complex 1-D FFTs along one or more local axes of the current block, in place.
+    Fft(LocalFft<T>),
+    /// Any other 1-D transform (real, real-to-real, padded), in or out of place.
+    Line { step: LineStep<T>, in_place: bool },
+    /// An exchange; `real`: the elements are scalars, else complex.
+    Exchange { index: usize, real: bool },
+}
+
+/// Where the data of a transform is between steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum At {
+    Input,
+    Work(usize),
+    Output,
+}
+
+/// One direction: its steps, where each leaves the data, and its scale.
+struct Program<T: Real> {
+    steps: Vec<Step<T>>,
+    dests: Vec<At>,
+    scale: T,
+}
+
+/// The plan's memory: two data buffers of the largest local block over all layouts, and the
+/// message buffers of the largest exchange (the part that goes to other ranks).
+struct Buffers<T> {
+    work: [Vec<Complex<T>>; 2],
+    send: Vec<Complex<T>>,
+    recv: Vec<Complex<T>>,
+}
+
+/// `layout` with a leading batch axis of `batch` fields, never distributed, slowest in
+/// memory; `layout` itself when `batch` is 1.
+pub(crate) fn batched(layout: &Layout, batch: usize) -> Result<Layout> {
+    if batch == 1 {
+        return Ok(layout.clone());
+    }
+    let shape: Vec<usize> = std::iter::once(batch)
+        .chain(layout.global_shape().iter().copied())
+        .collect();
+    let decomposed = layout.decomposed().iter().map(|a| a + 1).collect();
+    let order = std::iter::once(0)
+        .chain(layout.memory_order().axes().iter().map(|a| a + 1))
+        .collect();
+    Ok(Layout::new(
+        &shape,
+        layout.grid().clone(),
+        decomposed,
+        MemoryOrder::new(order)?,
+    )?)
+}
+
+/// The engine: pipeline, steps of both directions, exchanges and buffers.
+pub(crate) struct Engine<T: Real> {
+    pub(crate) grid: ProcessGrid,
+    pub(crate) pipeline: Pipeline,
+    pub(crate) options: FftOptions,
+    forward: Program<T>,
+    backward: Program<T>,
+    exchanges: Vec<Exchange>,
+    buffers: Buffers<T>,
+    workers: Vec<Vec<Complex<T>>>,
+    pub(crate) times: StageTimes,
+}
+
+impl<T: Real> Engine<T>
+where
+    Complex<T>: redist::Element,
+{
+    /// Plans `spec` over all processes of `comm`; collective.
+    pub(crate) fn new<C: Communicator>(comm: &C, spec: Spec, options: FftOptions) -> Result<Self> {
+        let ranks = comm.size() as usize;
+        let grid_shape = resolve_grid(&spec.shape.physical, ranks, &options.grid)?;
+        let pipeline = pipeline_for(&spec.shape, grid_shape.clone(), options.transposed_out)?;
+        let batch = options.batch;
+        // Refuse (on every rank alike) a plan that would not fit, before allocating.
+        crate::memory::check_plan_memory(
+            comm,
+            &pipeline,
+            std::mem::size_of::<Complex<T>>(),
+            batch,
+        )?;
+        let grid = ProcessGrid::new(comm, grid_shape)?;
+        let rank = grid.rank();
+        let layouts: Vec<Layout> = pipeline
+            .layouts
+            .iter()
+            .map(|l| batched(l, batch))
+            .collect::<Result<_>>()?;
+        let shift = usize::from(batch > 1);
+        let scalars = |layout: usize| {
+            layouts[layout].local_len(rank) * if pipeline.real[layout] { 1 } else { 2 }
+        };
+
+        let mut exchanges = Vec::new();
+        let mut ffts = rustfft::FftPlanner::<T>::new();
+        let mut reals = realfft::RealFftPlanner::<T>::new();
+        let mut dcts = rustdct::DctPlanner::<T>::new();
+        // Steps of one direction, and the layout each leaves the data in.
+        let mut make_steps = |stages: &[Stage],
+                              inverse: bool|
+         -> Result<(Vec<Step<T>>, Vec<usize>)> {
+            let mut steps = Vec::new();
+            let mut after = Vec::new();
+            let mut i = 0;
+            while i < stages.len() {
+                match stages[i] {
+                    Stage::Fft { layout, axis } => {
+                        let l = &layouts[layout];
+                        let memory_shape = l.local_shape_in_memory(rank);
+                        let position = l.memory_order().position_of(axis + shift);
+                        let real = pipeline.real[layout];
+                        if let AxisKind::R2r(kind) = spec.axes[axis] {
+                            let kind = if inverse { kind.inverse() } else { kind };
+                            let n = spec.resolution[axis];
+                            let op = LineOp::R2r(R2r::new(&mut dcts, kind, n));
+                            let step = LineStep::new(op, &memory_shape, position, n, real, real, n);
+                            steps.push(Step::Line {
+                                step,
+                                in_place: true,
+                            });
+                            after.push(layout);
+                            i += 1;
+                            continue;
+                        }
+                        // Consecutive complex FFT stages on one layout run as one fused step.
+                        let mut plans = Vec::new();
+                        let mut positions = Vec::new();
+                        while let Some(&Stage::Fft { layout: same, axis }) = stages.get(i) {
+                            if same != layout || spec.axes[axis] != AxisKind::Fft {
+                                break;
+                            }
+                            let n = spec.shape.physical[axis];
+                            plans.push(if inverse {
+                                ffts.plan_fft_inverse(n)
+                            } else {
+                                ffts.plan_fft_forward(n)
+                            });
+                            positions.push(l.memory_order().position_of(axis + shift));
+                            i += 1;
+                        }
+                        steps.push(Step::Fft(LocalFft::new(plans, &memory_shape, &positions)));
+                        after.push(layout);
+                    }
+                    Stage::Resize { from, to, axis } => {
+                        let l = &layouts[from];
+                        let memory_shape = l.local_shape_in_memory(rank);
+                        let position = l.memory_order().position_of(axis + shift);
+                        let n_in = memory_shape[position];
+                        let n_out = layouts[to].global_shape()[axis + shift];
+                        let (real_in, real_out) = (pipeline.real[from], pipeline.real[to]);
+                        let op = match (real_in, real_out) {
+                            (true, false) => LineOp::R2c(reals.plan_fft_forward(n_in)),
+                            (false, true) => LineOp::C2r(reals.plan_fft_inverse(n_out)),
+                            _ => {
+                                let m = n_in.max(n_out);
+                                LineOp::C2c(if inverse {
+                                    ffts.plan_fft_inverse(m)
+                                } else {
+                                    ffts.plan_fft_forward(m)
+                                })
+                            }
+                        };
+                        let step = LineStep::new(
+                            op,
+                            &memory_shape,
+                            position,
+                            n_out,
+                            real_in,
+                            real_out,
+                            spec.resolution[axis],
+                        );
+                        steps.push(Step::Line {
+                            step,
+                            in_place: false,
+                        });
+                        after.push(to);
+                        i += 1;
+                    }
+                    Stage::Exchange { from, to } => {
+                        let plan = ExchangePlan::new(&layouts[from], &layouts[to])?;
+                        exchanges.push(Exchange::new(&grid, &plan, options.method)?);
+                        steps.push(Step::Exchange {
+                            index: exchanges.len() - 1,
+                            real: pipeline.real[from],
+                        });
+                        after.push(to);
+                        i += 1;
+                    }
+                }
+            }
+            Ok((steps, after))
+        };
+        let (forward_steps, forward_after) = make_steps(&pipeline.forward, false)?;
+        let (backward_steps, backward_after) = make_steps(&pipeline.backward, true)?;
+
+        let movers = |steps: &[Step<T>]| -> Vec<bool> {
+            steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    i == 0
+                        || matches!(
+                            s,
+                            Step::Exchange { .. }
+                                | Step::Line {
+                                    in_place: false,
+                                    ..
+                                }
+                        )
+                })
+                .collect()
+        };
+        let lens = |after: &[usize]| -> Vec<usize> { after.iter().map(|&l| scalars(l)).collect() };
+        let (forward_dests, fw) = schedule(
+            &movers(&forward_steps),
+            &lens(&forward_after),
+            scalars(pipeline.output),
+        );
+        let (backward_dests, bw) = schedule(
+            &movers(&backward_steps),
+            &lens(&backward_after),
+            scalars(pipeline.input),
+        );
+        let complex_len = |scalars: usize| scalars.div_ceil(2);
+        let work_lens = [complex_len(fw[0].max(bw[0])), complex_len(fw[1].max(bw[1]))];
+        let exchange_scalars = |len: &dyn Fn(&Exchange) -> usize| {
+            forward_steps
+                .iter()
+                .chain(&backward_steps)
+                .filter_map(|s| match s {
+                    Step::Exchange { index, real } => {
+                        Some(len(&exchanges[*index]) * if *real { 1 } else { 2 })
+                    }
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(0)
+        };
+        let send_len = complex_len(exchange_scalars(&Exchange::send_len));
+        let recv_len = complex_len(exchange_scalars(&Exchange::recv_len));
+        let scratch_len = forward_steps
+            .iter()
+            .chain(&backward_steps)
+            .map(|s| match s {
+                Step::Fft(local) => local.scratch_len(),
+                Step::Line { step, .. } => step.scratch_len(),
+                Step::Exchange { .. } => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        let workers = (0..rayon::current_num_threads().max(1))
+            .map(|_| vec![Complex::default(); scratch_len])
+            .collect();
+        Ok(Self {
+            forward: Program {
+                steps: forward_steps,
+                dests: forward_dests,
+                scale: T::of(spec.forward_scale),
+            },
+            backward: Program {
+                steps: backward_steps,
+                dests: backward_dests,
+                scale: T::of(spec.backward_scale),
+            },
+            grid,
+            pipeline,
+
+            exchanges,
+            buffers: Buffers {
+                work: [huge_vec(work_lens[0]), huge_vec(work_lens[1])],
+                send: huge_vec(send_len),
+                recv: huge_vec(recv_len),
+            },
+            workers,
+            times: StageTimes::default(),
+            options,
+        })
+    }
+
+    /// This rank's elements (not scalars) of the forward input, batch included.
+    pub(crate) fn input_len(&self) -> usize {
+        self.pipeline.layouts[self.pipeline.input].local_len(self.grid.rank()) * self.options.batch
+    }
+
+    /// This rank's elements of the forward output, batch included.
+    pub(crate) fn output_len(&self) -> usize {
+        self.pipeline.layouts[self.pipeline.output].local_len(self.grid.rank()) * self.options.batch
+    }
+
+    /// `Complex<T>` elements of work memory (see [`crate::FftPlan::work_len`]).
+    pub(crate) fn work_len(&self) -> usize {
+        let b = &self.buffers;
+        b.work.iter().map(Vec::len).sum::<usize>()
+            + b.send.len()
+            + b.recv.len()
+            + self.workers.iter().map(Vec::len).sum::<usize>()
+    }
+
+    /// Checks the caller's buffer lengths (in elements).
+    pub(crate) fn check(
+        input: usize,
+        input_len: usize,
+        output: usize,
+        output_len: usize,
+    ) -> Result<()> {
+        if input != input_len {
+            return Err(FftError::BufferLength {
+                buffer: "input",
+                expected: input_len,
+                actual: input,
+            });
+        }
+        if output != output_len {
+            return Err(FftError::BufferLength {
+                buffer: "output",
+                expected: output_len,
+                actual: output,
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs one direction on scalar views of the caller's blocks (lengths checked by the
+    /// caller). Collective; allocates nothing.
+    pub(crate) fn execute(&mut self, forward: bool, input: &[T], output: &mut [T]) -> Result<()> {
+        let program = if forward {
+            &self.forward
+        } else {
+            &self.backward
+        };
+        let Buffers { work, send, recv } = &mut self.buffers;
+        let [w0, w1] = work;
+        let mut work: [&mut [T]; 2] = [
+            bytemuck::cast_slice_mut(&mut w0[..]),
+            bytemuck::cast_slice_mut(&mut w1[..]),
+        ];
+        let send: &mut [T] = bytemuck::cast_slice_mut(&mut send[..]);
+        let recv: &mut [T] = bytemuck::cast_slice_mut(&mut recv[..]);
+        let workers = &mut self.workers;
+        let times = &mut self.times;
+        let steps = &program.steps;
+        let dests = &program.dests;
+        let last_transform = steps
+            .iter()
+            .rposition(|s| !matches!(s, Step::Exchange { .. }));
+        let mut at = At::Input;
+        let mut len = input.len();
+        for (i, step) in steps.iter().enumerate() {
+            let scale = if Some(i) == last_transform {
+                program.scale
+            } else {
+                T::one()
+            };
+            match step {
+                Step::Fft(local) => {
+                    let t = Instant::now();
+                    if at == At::Input {
+                        let (src, dst) = split(input, output, &mut work, at, dests[i]);
+                        local.run(
+                            as_complex_mut(&mut dst[..len]),
+                            Some(as_complex(&src[..len])),
+                            scale,
+                            workers,
+                        );
+                        at = dests[i];
+                    } else {
+                        let data = place(output, &mut work, at);
+                        local.run(as_complex_mut(&mut data[..len]), None, scale, workers);
+                    }
+                    times.fft += t.elapsed().as_secs_f64();
+                }
+                Step::Line { step, in_place } => {
+                    let t = Instant::now();
+                    let out_len = step.output_scalars();
+                    if at == At::Input || !in_place {
+                        let (src, dst) = split(input, output, &mut work, at, dests[i]);
+                        step.run(&mut dst[..out_len], Some(&src[..len]), scale, workers);
+                        at = dests[i];
+                    } else {
+                        let data = place(output, &mut work, at);
+                        step.run(&mut data[..len], None, scale, workers);
+                    }
+                    len = out_len;
+                    times.fft += t.elapsed().as_secs_f64();
+                }
+                Step::Exchange { index, real } => {
+                    let exchange = &mut self.exchanges[*index];
+                    let (src, dst) = split(input, output, &mut work, at, dests[i]);
+                    if *real {
+                        let (s, d) = (exchange.src_len(), exchange.dst_len());
+                        debug_assert_eq!(s, len);
+                        exchange.execute(&src[..s], &mut dst[..d], send, recv, times)?;
+                        len = d;
+                    } else {
+                        let (s, d) = (exchange.src_len(), exchange.dst_len());
+                        debug_assert_eq!(2 * s, len);
+                        exchange.execute(
+                            as_complex(&src[..2 * s]),
+                            as_complex_mut(&mut dst[..2 * d]),
+                            as_complex_mut(send),
+                            as_complex_mut(recv),
+                            times,
+                        )?;
+                        len = 2 * d;
+                    }
+                    at = dests[i];
+                }
+            }
+        }
+        debug_assert_eq!(at, At::Output, "every transform ends in the output buffer");
+        debug_assert_eq!(len, output.len());
+        Ok(())
+    }
+}
+
+fn as_complex<T: Real>(s: &[T]) -> &[Complex<T>] {
+    bytemuck::cast_slice(s)
+}
+
+fn as_complex_mut<T: Real>(s: &mut [T]) -> &mut [Complex<T>] {
+    // Odd-length views (real buffers) are cut to whole complex elements.
+    let even = s.len() / 2 * 2;
+    bytemuck::cast_slice_mut(&mut s[..even])
+}
+
+/// The mutable buffer at `at` (not the input).
+fn place<'a, T>(output: &'a mut [T], work: &'a mut [&mut [T]; 2], at: At) -> &'a mut [T] {
+    match at {
+        At::Output => output,
+        At::Work(k) => &mut *work[k],
+        At::Input => unreachable!("the input is read-only"),
+    }
+}
+
+/// The source buffer at `from` and the (different) destination buffer at `to`.
+fn split<'a, T>(
+    input: &'a [T],
+    output: &'a mut [T],
+    work: &'a mut [&mut [T]; 2],
+    from: At,
+    to: At,
+) -> (&'a [T], &'a mut [T]) {
+    let [w0, w1] = work;
+    match (from, to) {
+        (At::Input, At::Output) => (input, output),
+        (At::Input, At::Work(0)) => (input, &mut **w0),
+        (At::Input, At::Work(1)) => (input, &mut **w1),
+        (At::Output, At::Work(0)) => (output, &mut **w0),
+        (At::Output, At::Work(1)) => (output, &mut **w1),
+        (At::Work(0), At::Output) => (&**w0, output),
+        (At::Work(1), At::Output) => (&**w1, output),
+        (At::Work(0), At::Work(1)) => (&**w0, &mut **w1),
+        (At::Work(1), At::Work(0)) => (&**w1, &mut **w0),
+        (from, to) => unreachable!("a step cannot move data from {from:?} to {to:?}"),
+    }
+}
+
+/// Where each step leaves the data, and the lengths the two work buffers need.
+///
+/// `moves[i]` says whether step `i` writes a new buffer (the first step, which reads the
+/// caller's input, every exchange and every out-of-place transform); `lens[i]` is the local
+/// length after step `i`. Walking back from the end, movers alternate between the output and
+/// work buffer 0, so a plan needs only one work buffer, as long as every layout placed in the
+/// output fits in it (all of them, for even splits); otherwise the output is used last only
+/// and work buffers 0 and 1 alternate.
+fn schedule(moves: &[bool], lens: &[usize], output_len: usize) -> (Vec<At>, [usize; 2]) {
+    let movers: Vec<usize> = (0..moves.len()).filter(|&i| moves[i]).collect();
+    let assign = |two_buffers: bool| -> Vec<(usize, At)> {
+        movers
+            .iter()
+            .rev()
+            .enumerate()
+            .map(|(k, &i)| {
+                let at = match (two_buffers, k) {
+                    (_, 0) => At::Output,
+                    (true, k) if k % 2 == 0 => At::Output,
+                    (true, _) => At::Work(0),
+                    (false, k) => At::Work((k + 1) % 2),
+                };
+                (i, at)
+            })
+            .collect()
+    };
+    let fits = |a: &[(usize, At)]| {
+        a.iter()
+            .all(|&(i, at)| at != At::Output || lens[i] <= output_len)
+    };
+    let two = assign(true);
+    let assignment = if fits(&two) { two } else { assign(false) };
+    let mut dests = vec![At::Output; moves.len()];
+    let mut work_lens = [0, 0];
+    let mut current = At::Input;
+    let mut next = assignment.iter().rev().peekable();
+    for i in 0..moves.len() {
+        if let Some(&&(j, at)) = next.peek() {
+            if j == i {
+                current = at;
+                next.next();
+            }
+        }
+        dests[i] = current;
+        if let At::Work(k) = current {
+            work_lens[k] = work_lens[k].max(lens[i]);
+        }
+    }
+    (dests, work_lens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_work_buffer_when_the_output_fits_every_layout_it_hosts() {
+        // FFT (reads input), exchange, FFT, exchange: output, work 0, work 0, output.
+        let (dests, lens) = schedule(&[true, true, false, true], &[8, 8, 8, 8], 8);
+        assert_eq!(
+            dests,
+            vec![At::Output, At::Work(0), At::Work(0), At::Output]
+        );
+        assert_eq!(lens, [8, 0]);
+    }
+
+    #[test]
+    fn two_work_buffers_when_an_intermediate_layout_is_bigger_than_the_output() {
+        // A bigger intermediate layout in work buffer 0 is fine...
+        let (dests, lens) = schedule(&[true, true, false, true], &[8, 9, 9, 8], 8);
+        assert_eq!(
+            dests,
+            vec![At::Output, At::Work(0), At::Work(0), At::Output]
+        );
+        assert_eq!(lens, [9, 0]);
+        // ...but one that would have to sit in the output needs the second work buffer.
+        let (dests, lens) = schedule(&[true, true, false, true, true], &[8, 9, 9, 7, 8], 8);
+        assert_eq!(
+            dests,
+            vec![
+                At::Work(0),
+                At::Work(1),
+                At::Work(1),
+                At::Work(0),
+                At::Output
+            ]
+        );
+        assert_eq!(lens, [8, 9]);
+        // Consecutive movers never share a buffer, and the last lands in the output.
+        for moves in [
+            vec![true],
+            vec![true, true],
+            vec![true, false, true, false, true, true],
+        ] {
+            let n = moves.len();
+            for out_len in [1, 5] {
+                let (dests, _) = schedule(&moves, &vec![3; n], out_len);
+                assert_eq!(dests[n - 1], At::Output);
+                let mut prev = At::Input;
+                for i in 0..n {
+                    if moves[i] {
+                        assert_ne!(dests[i], prev, "{moves:?} step {i}");
+                    } else {
+                        assert_eq!(dests[i], prev);
+                    }
+                    prev = dests[i];
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn batched_layouts_keep_one_box_per_peer() {
+        use redist::GridShape;
+        let grid = GridShape::new(vec![3]).unwrap();
+        let p = crate::stages::pipeline(&[7, 5, 4], grid, false).unwrap();
+        let from = batched(&p.layouts[0], 3).unwrap();
+        let to = batched(&p.layouts[1], 3).unwrap();
+        let plan = ExchangePlan::new(&from, &to).unwrap();
+        for rank in 0..3 {
+            let part = plan.for_rank(rank);
+            assert_eq!(part.peers.len(), 3, "one message per peer");
+            for peer in &part.peers {
+                assert_eq!(peer.send_box.ranges[0], 0..3, "all fields in the message");
+            }
+            assert_eq!(from.local_len(rank), 3 * p.layouts[0].local_len(rank));
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! What spectral solvers use besides [`crate::FftPlan`]: [`RealFftPlan`] (real-to-complex
+//! forward, complex-to-real backward), [`R2rPlan`] (real-to-real on every axis) and
+//! [`wavenumber`]. Conventions are in `docs/spectral.md`.
+
+use crate::engine::{Engine, Spec};
+use crate::error::Result;
+use crate::options::FftOptions;
+use crate::plan::plan_accessors;
+use crate::real::Real;
+use crate::stages::{Domain, Pipeline};
+use mpi::topology::Communicator;
+use num_complex::Complex;
+use redist::{Element, Layout, ProcessGrid, StageTimes};
+
+/// The signed wavenumber of global index `index` along an FFT axis of `n` points (numpy's
+/// `fftfreq(n) * n`): `index` for `index < (n + 1) / 2`, else `index − n`. Along the last axis
+/// of a [`RealFftPlan`]'s spectrum the wavenumber is the index itself.
+///
+/// ```
+/// use fft_core::wavenumber;
+/// let k: Vec<i64> = (0..6).map(|i| wavenumber(6, i)).collect();
+/// assert_eq!(k, vec![0, 1, 2, -3, -2, -1]);
+/// let k: Vec<i64> = (0..5).map(|i| wavenumber(5, i)).collect();
+/// assert_eq!(k, vec![0, 1, 2, -2, -1]);
+/// ```
+pub fn wavenumber(n: usize, index: usize) -> i64 {
+    if index < n.div_ceil(2) {
+        index as i64
+    } else {
+        index as i64 - n as i64
+    }
+}
+
+/// A distributed real-to-complex FFT (forward) and its complex-to-real inverse (backward), for
+/// `T = f64` or `f32`, with numpy's `rfftn` layout: a real array of global shape
+/// `N_0 × … × N_{d−1}` has the spectrum `N_0 × … × (N_{d−1}/2 + 1)`.
+///
+/// The real FFT runs first, on the locally resident last axis, so every exchange moves the
+/// halved data. Everything [`crate::FftPlan`] offers applies: any grid, uneven sizes,
+/// transposed output (backward takes exactly that layout), normalization (`N` is the product
+/// of the real lengths), batches, real-to-real kinds on the other axes and padding.
+/// Backward ignores the imaginary parts of the modes that must be real (index 0, and index
+/// `N_{d−1}/2` for even `N_{d−1}`, along the last axis), as numpy's `irfftn` does.
+///
+/// ```no_run
+/// use fft_core::{FftOptions, Normalization, RealFftPlan};
+/// use num_complex::Complex;
+/// let universe = mpi::initialize().unwrap();
+/// let world = universe.world();
+/// let opts = FftOptions::default().normalization(Normalization::Backward);
+/// let mut plan = RealFftPlan::<f64>::new(&world, &[32, 32, 32], opts).unwrap();
+/// assert_eq!(plan.spectral_shape(), &[32, 32, 17]);
+/// let field = vec![1.0; plan.input_len()];
+/// let mut spectrum = vec![Complex::default(); plan.output_len()];
+/// let mut back = vec![0.0; plan.input_len()];
+/// plan.forward(&field, &mut spectrum).unwrap();
+/// plan.backward(&spectrum, &mut back).unwrap();
+/// assert!((back[0] - 1.0).abs() < 1e-12);
+/// ```
+pub struct RealFftPlan<T: Real>
+where
+    Complex<T>: Element,
+{
+    engine: Engine<T>,
+}
+
+plan_accessors!(RealFftPlan);
+
+impl<T: Real> RealFftPlan<T>
+where
+    Complex<T>: Element,
+{
+    /// Plans the transform of a real global array of `shape` (with padding: the spectral
+    /// resolution; the real input then lives on the padded grid, [`RealFftPlan::global_shape`])
+    /// over all processes of `comm`; collective. `options.axes`, if given, must make the last
+    /// axis an FFT axis.
+    pub fn new<C: Communicator>(comm: &C, shape: &[usize], options: FftOptions) -> Result<Self> {
+        let spec = Spec::new(shape, &options, Domain::RealToComplex)?;
+        Ok(Self {
+            engine: Engine::new(comm, spec, options)?,
+        })
+    }
+
+    /// The forward (real-to-complex) transform of `input` (input layout) into `output`
+    /// (output layout). Collective; `input` is not modified; allocates nothing.
+    pub fn forward(&mut self, input: &[T], output: &mut [Complex<T>]) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.input_len(),
+            output.len(),
+            self.output_len(),
+        )?;
+        self.engine
+            .execute(true, input, bytemuck::cast_slice_mut(output))
+    }
+
+    /// The backward (complex-to-real) transform of `input` (output layout) into `output`
+    /// (input layout). Collective; `input` is not modified; allocates nothing.
+    pub fn backward(&mut self, input: &[Complex<T>], output: &mut [T]) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.output_len(),
+            output.len(),
+            self.input_len(),
+        )?;
+        self.engine
+            .execute(false, bytemuck::cast_slice(input), output)
+    }
+}
+
+/// A distributed real-to-real transform with a [`crate::R2rKind`] on every axis (given by
+/// [`FftOptions::axes`], which is required), real in and real out; backward applies the
+/// inverse kinds, so backward(forward(x)) = (product of logical sizes)·x with
+/// [`crate::Normalization::None`].
+///
+/// ```no_run
+/// use fft_core::{AxisKind, FftOptions, R2rKind, R2rPlan};
+/// let universe = mpi::initialize().unwrap();
+/// let world = universe.world();
+/// let opts = FftOptions::default().axes(vec![AxisKind::R2r(R2rKind::Dct2); 3]);
+/// let mut plan = R2rPlan::<f64>::new(&world, &[16, 16, 16], opts).unwrap();
+/// let x = vec![1.0; plan.input_len()];
+/// let mut y = vec![0.0; plan.output_len()];
+/// plan.forward(&x, &mut y).unwrap();
+/// ```
+pub struct R2rPlan<T: Real>
+where
+    Complex<T>: Element,
+{
+    engine: Engine<T>,
+}
+
+plan_accessors!(R2rPlan);
+
+impl<T: Real> R2rPlan<T>
+where
+    Complex<T>: Element,
+{
+    /// Plans the transform of a real global array of `shape` over all processes of `comm`;
+    /// collective.
+    pub fn new<C: Communicator>(comm: &C, shape: &[usize], options: FftOptions) -> Result<Self> {
+        let spec = Spec::new(shape, &options, Domain::Real)?;
+        Ok(Self {
+            engine: Engine::new(comm, spec, options)?,
+        })
+    }
+
+    /// The forward transform of `input` (input layout) into `output` (output layout).
+    /// Collective; `input` is not modified.
+    pub fn forward(&mut self, input: &[T], output: &mut [T]) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.input_len(),
+            output.len(),
+            self.output_len(),
+        )?;
+        self.engine.execute(true, input, output)
+    }
+
+    /// The backward transform (inverse kinds) of `input` (output layout) into `output`
+    /// (input layout). Collective; `input` is not modified.
+    pub fn backward(&mut self, input: &[T], output: &mut [T]) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.output_len(),
+            output.len(),
+            self.input_len(),
+        )?;
+        self.engine.execute(false, input, output)
+    }
+}
