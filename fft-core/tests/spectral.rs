@@ -11,7 +11,10 @@
 mod common;
 
 use common::*;
-use fft_core::{FftOptions, GridChoice, Method, Normalization, Real, RealFftPlan};
+use fft_core::{
+    wavenumber, AxisKind, FftOptions, FftPlan, GridChoice, Method, Normalization, R2rKind, R2rPlan,
+    Real, RealFftPlan,
+};
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
@@ -114,6 +117,11 @@ fn spectral_body() {
     real_to_complex::<f64>(&world, rank, size, &mut errors, true);
     real_to_complex::<f32>(&world, rank, size, &mut errors, false);
     real_normalizations(&world, rank, &mut errors);
+    batches(&world, rank, size, &mut errors);
+    real_to_real::<f64>(&world, rank, size, &mut errors);
+    real_to_real::<f32>(&world, rank, size, &mut errors);
+    mixed_axes(&world, rank, size, &mut errors);
+    padding(&world, rank, size, &mut errors);
     errors.report(&world, rank);
     mpi_harness::mark_passed(BODY, rank, size);
 }
@@ -230,5 +238,452 @@ fn real_normalizations(world: &impl Communicator, rank: usize, errors: &mut Erro
         let scaled: Vec<_> = input.iter().map(|v| v * rt_scale).collect();
         let err = error_vs(&complexify(&back), &complexify(&scaled), rt_scale);
         errors.check(&format!("{norm:?}"), "c2r round trip f64".into(), err, tol);
+    }
+}
+
+/// The plan's memory estimate bounds its work memory.
+fn check_estimate(
+    pipeline: &fft_core::stages::Pipeline,
+    batch: usize,
+    work_len: usize,
+    what: &str,
+) {
+    let e = fft_core::memory::estimate_memory_batched(
+        pipeline,
+        16,
+        rayon::current_num_threads(),
+        batch,
+    );
+    let bound = e.total() - e.data_bytes;
+    assert!(
+        (work_len * 16) as u64 <= bound,
+        "{what}: work {} bytes > estimate {bound}",
+        work_len * 16
+    );
+}
+
+/// Batches of 3 fields (c2c, r2c, r2r) against the same plan applied field by field.
+fn batches(world: &impl Communicator, rank: usize, size: usize, errors: &mut Errors) {
+    let k = 3;
+    for (s, shape) in [&[9usize, 7, 5][..], &[11, 7, 13]].into_iter().enumerate() {
+        let d = shape.len();
+        for r in 1..d {
+            for transposed in [false, true] {
+                let dims = redist::GridShape::balanced(size, r)
+                    .unwrap()
+                    .dims()
+                    .to_vec();
+                let base = FftOptions::default()
+                    .grid(GridChoice::Dims(dims.clone()))
+                    .method(Method::ALL[(s + r) % 2])
+                    .normalization(Normalization::Backward)
+                    .transposed_out(transposed);
+                let what =
+                    format!("batch {k} shape {shape:?} grid {dims:?} transposed={transposed}");
+                // Complex.
+                let mut one = FftPlan::<f64>::new(world, shape, base.clone()).unwrap();
+                let mut many = FftPlan::<f64>::new(world, shape, base.clone().batch(k)).unwrap();
+                assert_eq!(many.input_len(), k * one.input_len());
+                check_estimate(many.pipeline(), k, many.work_len(), &what);
+                let fields: Vec<Vec<Complex<f64>>> = (0..k)
+                    .map(|f| {
+                        local_block(
+                            &random_global(shape, 70 + f as u64),
+                            one.input_layout(),
+                            rank,
+                        )
+                    })
+                    .collect();
+                let input: Vec<_> = fields.concat();
+                let mut out = vec![Complex::default(); many.output_len()];
+                many.forward(&input, &mut out).unwrap();
+                let mut back = vec![Complex::default(); many.input_len()];
+                many.backward(&out, &mut back).unwrap();
+                let block = one.output_len();
+                let mut identical = true;
+                for (f, field) in fields.iter().enumerate() {
+                    let mut single = vec![Complex::default(); block];
+                    one.forward(field, &mut single).unwrap();
+                    let got = &out[f * block..(f + 1) * block];
+                    identical &= got == &single[..];
+                    let err = error_vs(got, &single, max_norm(&single).max(1.0));
+                    errors.check(&what, "batch vs one-by-one c2c f64".into(), err, 1e-14);
+                    let err = error_vs(&back[f * field.len()..(f + 1) * field.len()], field, 1.0);
+                    errors.check(&what, "batch round trip c2c f64".into(), err, 1e-12);
+                }
+                assert!(
+                    identical,
+                    "{what}: c2c batch not bit-identical to one by one"
+                );
+                // Real to complex.
+                let mut one = RealFftPlan::<f64>::new(world, shape, base.clone()).unwrap();
+                let mut many =
+                    RealFftPlan::<f64>::new(world, shape, base.clone().batch(k)).unwrap();
+                check_estimate(many.pipeline(), k, many.work_len(), &what);
+                let fields: Vec<Vec<f64>> = (0..k)
+                    .map(|f| {
+                        local_block(&random_real(shape, 80 + f as u64), one.input_layout(), rank)
+                    })
+                    .collect();
+                let input: Vec<f64> = fields.concat();
+                let mut out = vec![Complex::default(); many.output_len()];
+                many.forward(&input, &mut out).unwrap();
+                let mut back = vec![0.0; many.input_len()];
+                many.backward(&out, &mut back).unwrap();
+                let block = one.output_len();
+                for (f, field) in fields.iter().enumerate() {
+                    let mut single = vec![Complex::default(); block];
+                    one.forward(field, &mut single).unwrap();
+                    let got = &out[f * block..(f + 1) * block];
+                    assert!(got == &single[..], "{what}: r2c batch not bit-identical");
+                    let part = &back[f * field.len()..(f + 1) * field.len()];
+                    let err = error_vs(&complexify(part), &complexify(field), 1.0);
+                    errors.check(&what, "batch round trip r2c f64".into(), err, 1e-12);
+                }
+                // Real to real.
+                let kinds = vec![AxisKind::R2r(R2rKind::Dct2); d];
+                let mut one =
+                    R2rPlan::<f64>::new(world, shape, base.clone().axes(kinds.clone())).unwrap();
+                let mut many =
+                    R2rPlan::<f64>::new(world, shape, base.clone().axes(kinds).batch(k)).unwrap();
+                check_estimate(many.pipeline(), k, many.work_len(), &what);
+                let input: Vec<f64> = fields.concat();
+                let mut out = vec![0.0; many.output_len()];
+                many.forward(&input, &mut out).unwrap();
+                let block = one.output_len();
+                for (f, field) in fields.iter().enumerate() {
+                    let mut single = vec![0.0; block];
+                    one.forward(field, &mut single).unwrap();
+                    assert!(
+                        out[f * block..(f + 1) * block] == single[..],
+                        "{what}: r2r batch"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Applies the naive real-to-real `kinds` (or the naive DFT for `None`) along every axis.
+fn naive_separable(
+    x: &[Complex<f64>],
+    shape: &[usize],
+    kinds: &[Option<R2rKind>],
+) -> Vec<Complex<f64>> {
+    let mut y = x.to_vec();
+    for (axis, kind) in kinds.iter().enumerate() {
+        y = along_axis(&y, shape, axis, shape[axis], |line| match kind {
+            Some(k) => naive_r2r(k.name(), line),
+            None => naive_dft_line(line, -1.0),
+        });
+    }
+    y
+}
+
+/// Every real-to-real kind alone on a 3-D array (all axes that kind) against the naive
+/// formulas, forward and round trip, on the balanced grids of each rank and both layouts.
+fn real_to_real<T: Real>(world: &impl Communicator, rank: usize, size: usize, errors: &mut Errors)
+where
+    Complex<T>: redist::Element,
+{
+    let shape = [7usize, 6, 5];
+    let n: usize = shape.iter().product();
+    let x = random_real(&shape, 99);
+    let p = precision::<T>();
+    for kind in R2rKind::ALL {
+        let reference = naive_separable(&complexify(&x), &shape, &[Some(kind); 3]);
+        let scale = max_norm(&reference);
+        for r in 1..3 {
+            for transposed in [false, true] {
+                let dims = redist::GridShape::balanced(size, r)
+                    .unwrap()
+                    .dims()
+                    .to_vec();
+                let opts = FftOptions::default()
+                    .grid(GridChoice::Dims(dims.clone()))
+                    .normalization(Normalization::Backward)
+                    .transposed_out(transposed)
+                    .axes(vec![AxisKind::R2r(kind); 3]);
+                let what = format!("r2r {kind} {p} grid {dims:?} transposed={transposed}");
+                let mut plan = R2rPlan::<T>::new(world, &shape, opts).expect(&what);
+                let input: Vec<T> = to_t(&local_block(&x, plan.input_layout(), rank));
+                let want: Vec<_> = local_block(&reference, plan.output_layout(), rank);
+                let mut out = vec![T::of(f64::NAN); plan.output_len()];
+                plan.forward(&input, &mut out).expect(&what);
+                let err = error_vs(&real_to_c64(&out), &want, scale);
+                errors.check(&what, format!("r2r {kind} {p}"), err, tolerance::<T>(n));
+                let mut back = vec![T::of(f64::NAN); plan.input_len()];
+                plan.backward(&out, &mut back).expect(&what);
+                let err = error_vs(&real_to_c64(&back), &real_to_c64(&input), 1.0);
+                errors.check(&what, format!("r2r round trip {p}"), err, tolerance::<T>(n));
+            }
+        }
+    }
+}
+
+/// Real-to-real axes mixed with FFT axes: in a complex plan (re and im separately) and on the
+/// non-last axes of a real-to-complex plan.
+fn mixed_axes(world: &impl Communicator, rank: usize, size: usize, errors: &mut Errors) {
+    let shape = [9usize, 7, 6];
+    let n: usize = shape.iter().product();
+    let tol = tolerance::<f64>(n);
+    let dct2 = Some(R2rKind::Dct2);
+    let dst1 = Some(R2rKind::Dst1);
+    let axes = |k: &[Option<R2rKind>]| -> Vec<AxisKind> {
+        k.iter()
+            .map(|k| k.map_or(AxisKind::Fft, AxisKind::R2r))
+            .collect()
+    };
+    for r in 1..3 {
+        for transposed in [false, true] {
+            let dims = redist::GridShape::balanced(size, r)
+                .unwrap()
+                .dims()
+                .to_vec();
+            let base = FftOptions::default()
+                .grid(GridChoice::Dims(dims.clone()))
+                .normalization(Normalization::Backward)
+                .transposed_out(transposed);
+            // Complex data: DCT-II, FFT, DST-I.
+            let kinds = [dct2, None, dst1];
+            let what = format!("c2c+r2r {kinds:?} grid {dims:?} transposed={transposed}");
+            let x = random_global(&shape, 31);
+            let reference = naive_separable(&x, &shape, &kinds);
+            let mut plan =
+                FftPlan::<f64>::new(world, &shape, base.clone().axes(axes(&kinds))).unwrap();
+            let input = local_block(&x, plan.input_layout(), rank);
+            let mut out = vec![Complex::default(); plan.output_len()];
+            plan.forward(&input, &mut out).unwrap();
+            let want = local_block(&reference, plan.output_layout(), rank);
+            let err = error_vs(&out, &want, max_norm(&reference));
+            errors.check(&what, "c2c with r2r axes f64".into(), err, tol);
+            let mut back = vec![Complex::default(); plan.input_len()];
+            plan.backward(&out, &mut back).unwrap();
+            let err = error_vs(&back, &input, 1.0);
+            errors.check(&what, "c2c with r2r axes round trip f64".into(), err, tol);
+            // Real data: DST-I, DCT-II, then the real FFT on the last axis.
+            let kinds = [dst1, dct2, None];
+            let what = format!("r2c+r2r {kinds:?} grid {dims:?} transposed={transposed}");
+            let xr = random_real(&shape, 32);
+            let full = naive_separable(&complexify(&xr), &shape, &kinds);
+            let h = shape[2] / 2 + 1;
+            let reference: Vec<_> = full
+                .chunks(shape[2])
+                .flat_map(|l| l[..h].to_vec())
+                .collect();
+            let mut plan =
+                RealFftPlan::<f64>::new(world, &shape, base.clone().axes(axes(&kinds))).unwrap();
+            let input = local_block(&xr, plan.input_layout(), rank);
+            let mut out = vec![Complex::default(); plan.output_len()];
+            plan.forward(&input, &mut out).unwrap();
+            let want = local_block(&reference, plan.output_layout(), rank);
+            let err = error_vs(&out, &want, max_norm(&reference));
+            errors.check(&what, "r2c with r2r axes f64".into(), err, tol);
+            let mut back = vec![0.0; plan.input_len()];
+            plan.backward(&out, &mut back).unwrap();
+            let err = error_vs(&complexify(&back), &complexify(&input), 1.0);
+            errors.check(&what, "r2c with r2r axes round trip f64".into(), err, tol);
+        }
+    }
+}
+
+/// Fourier coefficients of a band-limited field: modes with |k_i| < n_i/3 on every axis.
+type Modes = BTreeMap<Vec<i64>, Complex<f64>>;
+
+fn band_limited(n: &[usize], seed: u64, real: bool) -> Modes {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let ranges: Vec<Vec<i64>> = n
+        .iter()
+        .map(|&ni| {
+            let lim = ni as i64;
+            (-lim..=lim).filter(|k| 3 * k.abs() < lim).collect()
+        })
+        .collect();
+    let mut modes = Modes::new();
+    let mut idx = vec![0usize; n.len()];
+    'outer: loop {
+        let k: Vec<i64> = idx.iter().zip(&ranges).map(|(&i, r)| r[i]).collect();
+        let c = Complex::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0));
+        modes.insert(k, c);
+        for a in (0..n.len()).rev() {
+            idx[a] += 1;
+            if idx[a] < ranges[a].len() {
+                continue 'outer;
+            }
+            idx[a] = 0;
+        }
+        break;
+    }
+    if real {
+        // Coefficients of the real part: (c_k + conj(c_{-k})) / 2.
+        let sym: Modes = modes
+            .iter()
+            .map(|(k, c)| {
+                let minus: Vec<i64> = k.iter().map(|v| -v).collect();
+                (k.clone(), (c + modes[&minus].conj()) * 0.5)
+            })
+            .collect();
+        return sym;
+    }
+    modes
+}
+
+/// The field of `modes` sampled on a grid of `shape` (C order), by direct summation.
+fn synthesize(modes: &Modes, shape: &[usize]) -> Vec<Complex<f64>> {
+    let total: usize = shape.iter().product();
+    (0..total)
+        .map(|mut lin| {
+            let mut x = vec![0usize; shape.len()];
+            for a in (0..shape.len()).rev() {
+                x[a] = lin % shape[a];
+                lin /= shape[a];
+            }
+            modes
+                .iter()
+                .map(|(k, c)| {
+                    let phase: f64 = k
+                        .iter()
+                        .zip(&x)
+                        .zip(shape)
+                        .map(|((&k, &x), &m)| k as f64 * x as f64 / m as f64)
+                        .sum();
+                    c * Complex::from_polar(1.0, 2.0 * std::f64::consts::PI * phase)
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// `total · modes` at the spectral indices of shape `spectral` (the last axis halved when
+/// `half`), zero at Nyquist indices and absent modes.
+fn spectrum_of(modes: &Modes, n: &[usize], half: bool, total: f64) -> Vec<Complex<f64>> {
+    let d = n.len();
+    let mut spectral = n.to_vec();
+    if half {
+        spectral[d - 1] = n[d - 1] / 2 + 1;
+    }
+    let len: usize = spectral.iter().product();
+    (0..len)
+        .map(|mut lin| {
+            let mut k = vec![0i64; d];
+            let mut nyquist = false;
+            for a in (0..d).rev() {
+                let j = lin % spectral[a];
+                lin /= spectral[a];
+                nyquist |= n[a] & 1 == 0 && j == n[a] / 2;
+                k[a] = if half && a == d - 1 {
+                    j as i64
+                } else {
+                    wavenumber(n[a], j)
+                };
+            }
+            match modes.get(&k) {
+                Some(c) if !nyquist => c * total,
+                _ => Complex::default(),
+            }
+        })
+        .collect()
+}
+
+/// Padded (3/2 rule) plans: forward on the padded grid equals the unpadded spectrum of
+/// band-limited data, backward samples the same polynomial on the padded grid, and a product
+/// of two band-limited fields formed on the padded grid has its exact spectrum (no aliasing),
+/// while the same product on the unpadded grid is aliased.
+fn padding(world: &impl Communicator, rank: usize, size: usize, errors: &mut Errors) {
+    let n = [8usize, 7, 10];
+    let m = [12usize, 10, 15];
+    let total = n.iter().product::<usize>() as f64;
+    let tol = tolerance::<f64>(m.iter().product());
+    for r in 1..3 {
+        for transposed in [false, true] {
+            let dims = redist::GridShape::balanced(size, r)
+                .unwrap()
+                .dims()
+                .to_vec();
+            let opts = FftOptions::default()
+                .grid(GridChoice::Dims(dims.clone()))
+                .normalization(Normalization::Backward)
+                .transposed_out(transposed)
+                .padding(vec![1.5; 3]);
+            let what = format!("padded grid {dims:?} transposed={transposed}");
+            // Complex.
+            let c = band_limited(&n, 5, false);
+            let u_m = synthesize(&c, &m);
+            let want_global = spectrum_of(&c, &n, false, total);
+            let mut plan = FftPlan::<f64>::new(world, &n, opts.clone()).expect(&what);
+            assert_eq!(plan.global_shape(), &m[..]);
+            assert_eq!(plan.spectral_shape(), &n[..]);
+            check_estimate(plan.pipeline(), 1, plan.work_len(), &what);
+            let input = local_block(&u_m, plan.input_layout(), rank);
+            let mut out = vec![Complex::default(); plan.output_len()];
+            plan.forward(&input, &mut out).unwrap();
+            let want = local_block(&want_global, plan.output_layout(), rank);
+            let err = error_vs(&out, &want, max_norm(&want_global));
+            errors.check(&what, "padded c2c forward f64".into(), err, tol);
+            let mut back = vec![Complex::default(); plan.input_len()];
+            plan.backward(&out, &mut back).unwrap();
+            let err = error_vs(&back, &input, max_norm(&u_m));
+            errors.check(&what, "padded c2c backward f64".into(), err, tol);
+
+            // Real, and the dealiased product.
+            let cu = band_limited(&n, 6, true);
+            let cv = band_limited(&n, 7, true);
+            let um: Vec<f64> = synthesize(&cu, &m).iter().map(|z| z.re).collect();
+            let vm: Vec<f64> = synthesize(&cv, &m).iter().map(|z| z.re).collect();
+            let mut plan = RealFftPlan::<f64>::new(world, &n, opts.clone()).expect(&what);
+            assert_eq!(plan.global_shape(), &m[..]);
+            check_estimate(plan.pipeline(), 1, plan.work_len(), &what);
+            let u = local_block(&um, plan.input_layout(), rank);
+            let v = local_block(&vm, plan.input_layout(), rank);
+            let mut uh = vec![Complex::default(); plan.output_len()];
+            plan.forward(&u, &mut uh).unwrap();
+            let want_global = spectrum_of(&cu, &n, true, total);
+            let want = local_block(&want_global, plan.output_layout(), rank);
+            let err = error_vs(&uh, &want, max_norm(&want_global));
+            errors.check(&what, "padded r2c forward f64".into(), err, tol);
+            let mut back = vec![0.0; plan.input_len()];
+            plan.backward(&uh, &mut back).unwrap();
+            let err = error_vs(&complexify(&back), &complexify(&u), 1.0);
+            errors.check(&what, "padded c2r backward f64".into(), err, tol);
+
+            let mut product = Modes::new();
+            for (ka, a) in &cu {
+                for (kb, b) in &cv {
+                    let k: Vec<i64> = ka.iter().zip(kb).map(|(x, y)| x + y).collect();
+                    *product.entry(k).or_default() += a * b;
+                }
+            }
+            let w: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a * b).collect();
+            let mut wh = vec![Complex::default(); plan.output_len()];
+            plan.forward(&w, &mut wh).unwrap();
+            let exact_global = spectrum_of(&product, &n, true, total);
+            let exact = local_block(&exact_global, plan.output_layout(), rank);
+            let err = error_vs(&wh, &exact, max_norm(&exact_global));
+            errors.check(&what, "dealiased product f64".into(), err, tol);
+
+            // The same product on the unpadded grid is aliased (the check above means something).
+            let plain_opts = FftOptions {
+                padding: None,
+                ..opts.clone()
+            };
+            let mut plain = RealFftPlan::<f64>::new(world, &n, plain_opts).unwrap();
+            let un: Vec<f64> = synthesize(&cu, &n).iter().map(|z| z.re).collect();
+            let vn: Vec<f64> = synthesize(&cv, &n).iter().map(|z| z.re).collect();
+            let wn: Vec<f64> = un.iter().zip(&vn).map(|(a, b)| a * b).collect();
+            let mut wh = vec![Complex::default(); plain.output_len()];
+            plain
+                .forward(&local_block(&wn, plain.input_layout(), rank), &mut wh)
+                .unwrap();
+            let exact = local_block(&exact_global, plain.output_layout(), rank);
+            let mut aliased = error_vs(&wh, &exact, max_norm(&exact_global));
+            let mut worst = 0.0f64;
+            world.all_reduce_into(&aliased, &mut worst, SystemOperation::max());
+            aliased = worst;
+            assert!(
+                aliased > 1e-3,
+                "{what}: the unpadded product should be aliased ({aliased:e})"
+            );
+        }
     }
 }
