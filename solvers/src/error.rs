@@ -24,7 +24,9 @@ pub enum SolverError {
         actual: usize,
     },
     /// A malformed dealiasing rule.
-    #[error("unknown dealiasing rule '{name}' (expected one of: truncate (or 2/3), none)")]
+    #[error(
+        "unknown dealiasing rule '{name}' (expected one of: pad (or 3/2), truncate (or 2/3), none)"
+    )]
     UnknownDealias {
         /// The text given.
         name: String,

@@ -14,9 +14,12 @@
 //! ```
 //!
 //! where the product `u×ω` is formed on the grid (pseudo-spectral) and `D(k)` is the
-//! dealiasing mask ([`crate::Dealias`]). The velocity is advanced with the classical
-//! fourth-order Runge–Kutta method; each stage takes three backward transforms (u), three
-//! more (ω) and three forward ones (u×ω). Every buffer is made once, in [`NavierStokes::new`].
+//! dealiasing mask ([`crate::Dealias`]: the 2/3 rule's mask, or only the Nyquist modes when
+//! the product is formed on the 3/2-padded grid). The velocity is advanced with the classical
+//! fourth-order Runge–Kutta method; each stage takes one batched backward transform of the
+//! three components of û, one of ω̂, and one batched forward transform of u×ω (r2c/c2r,
+//! one message per peer per exchange for all three components). Every buffer is made once,
+//! in [`NavierStokes::new`]; a step allocates nothing.
 
 use crate::error::{Result, SolverError};
 use crate::spectral::{Dealias, SpectralBox};

@@ -1,6 +1,6 @@
 //! [`SpectralBox`]: the periodic box [0, 2π)³ seen by a pseudo-spectral solver: one distributed
-//! transform of K-component real fields, and the global wavenumber of every local spectral
-//! element.
+//! real-to-complex transform of K real fields at once (a batched [`RealFftPlan`]: one message
+//! per peer per exchange for all K), and the global wavenumber of every local spectral element.
 //!
 //! A real field `u` on the grid `x_j = 2π j / M` (per axis) is the trigonometric polynomial
 //! `u(x) = Σ_k û_k exp(i k·x)`; [`SpectralBox::forward`] computes the coefficients `û_k`
@@ -9,7 +9,7 @@
 //! times the spectral resolution `N`; otherwise `M = N`.
 
 use crate::error::{Result, SolverError};
-use fft_core::{FftOptions, FftPlan, GridChoice, Normalization};
+use fft_core::{wavenumber, FftOptions, GridChoice, Normalization, RealFftPlan};
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
@@ -21,9 +21,13 @@ use std::ops::Range;
 /// How a solver removes the aliasing errors of quadratic products.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dealias {
+    /// The 3/2 rule: products are formed on a grid of `⌊3N_i/2⌋` points per axis (the
+    /// spectrum is zero-padded on the way to the grid and truncated back to `N_i` modes on the
+    /// way back; fft-core's padded plans), so they are exact for the `N` modes kept.
+    #[default]
+    Pad,
     /// Orszag's 2/3 rule: after each product, zero every mode with `|k_i| ≥ N_i/3` on some
     /// axis. The grid is the spectral resolution.
-    #[default]
     Truncate,
     /// No dealiasing (products alias; for comparisons only). Nyquist modes are still zeroed.
     None,
@@ -34,11 +38,13 @@ impl std::str::FromStr for Dealias {
 
     /// ```
     /// use solvers::Dealias;
+    /// assert_eq!("3/2".parse::<Dealias>().unwrap(), Dealias::Pad);
     /// assert_eq!("2/3".parse::<Dealias>().unwrap(), Dealias::Truncate);
     /// assert!("3/4".parse::<Dealias>().is_err());
     /// ```
     fn from_str(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
+            "pad" | "3/2" => Ok(Dealias::Pad),
             "truncate" | "2/3" => Ok(Dealias::Truncate),
             "none" => Ok(Dealias::None),
             _ => Err(SolverError::UnknownDealias {
@@ -52,47 +58,45 @@ impl Dealias {
     /// The name as the command line spells it.
     pub fn name(self) -> &'static str {
         match self {
+            Dealias::Pad => "pad",
             Dealias::Truncate => "truncate",
             Dealias::None => "none",
         }
     }
-}
 
-/// Signed wavenumber of global index `index` along an FFT axis of length `n` (numpy's
-/// `fftfreq(n) * n`): `index` for `index < (n+1)/2`, else `index - n`.
-///
-/// ```
-/// assert_eq!(solvers::spectral::wavenumber(8, 3), 3);
-/// assert_eq!(solvers::spectral::wavenumber(8, 4), -4);
-/// assert_eq!(solvers::spectral::wavenumber(7, 4), -3);
-/// ```
-pub fn wavenumber(n: usize, index: usize) -> i64 {
-    if index < n.div_ceil(2) {
-        index as i64
-    } else {
-        index as i64 - n as i64
+    /// The padding factor of the physical grid.
+    pub fn padding(self) -> f64 {
+        match self {
+            Dealias::Pad => 1.5,
+            Dealias::Truncate | Dealias::None => 1.0,
+        }
     }
 }
 
 /// The periodic box [0, 2π)³ with a distributed transform of `components` real fields at once.
 ///
 /// Physical fields are `components` blocks one after another, each in
-/// [`SpectralBox::physical_layout`] (C order); spectral fields likewise in
-/// [`SpectralBox::spectral_layout`]. The per-element arrays `k`, `k2`, `weight` and `dealias`
-/// are indexed like one spectral block.
+/// [`SpectralBox::physical_layout`] (C order, global shape [`SpectralBox::grid_points`]);
+/// spectral fields likewise in [`SpectralBox::spectral_layout`] (global shape
+/// `N_0 × N_1 × (N_2/2 + 1)`: numpy's `rfftn`, left in the last pencil's memory order). The
+/// per-element arrays `k`, `k2`, `weight` and `dealias` are indexed like one spectral block.
+///
+/// Wavenumbers: along axes 0 and 1 the global index `g` of an `N`-point axis stands for
+/// [`fft_core::wavenumber`]`(N, g)` (`g` or `g − N`); along the halved last axis for `g` itself.
+/// The modes `(−k_0, −k_1, −k_2)` of the last axis' omitted half are the complex conjugates
+/// of those stored (the fields are real), which [`SpectralBox::weight`] accounts for in sums.
 pub struct SpectralBox {
-    plan: FftPlan<f64>,
+    plan: RealFftPlan<f64>,
     components: usize,
     modes: [usize; 3],
     rule: Dealias,
-    /// Complex copies of the physical fields (the c2c transform's input and output).
-    complex_physical: Vec<Complex<f64>>,
     /// Global wavenumber `k_i` of each local spectral element, per axis.
     pub k: [Vec<f64>; 3],
     /// `|k|²` of each local spectral element.
     pub k2: Vec<f64>,
-    /// Parseval multiplicity of each local spectral element: `Σ_x |u|²/M = Σ_k weight·|û_k|²`
-    /// summed over this rank's elements and all ranks.
+    /// Parseval multiplicity of each local spectral element: 2 where the conjugate mode is
+    /// not stored (`0 < k_2 < N_2/2`), else 1; so `⟨|u|²⟩ = Σ weight·|û_k|²` over the stored
+    /// modes of all ranks.
     pub weight: Vec<f64>,
     /// 1 for modes kept by the dealiasing rule, 0 for modes it removes (and Nyquist modes).
     pub dealias: Vec<f64>,
@@ -111,6 +115,7 @@ impl std::fmt::Debug for SpectralBox {
 impl SpectralBox {
     /// A box with spectral resolution `modes` (`N_0 × N_1 × N_2`, any sizes ≥ 1 per axis)
     /// transforming `components` fields at once, over all processes of `comm`; collective.
+    /// With [`Dealias::Pad`] the physical grid has `⌊3N_i/2⌋` points per axis.
     pub fn new<C: Communicator>(
         comm: &C,
         modes: [usize; 3],
@@ -123,26 +128,34 @@ impl SpectralBox {
         }
         // Pointwise work in spectral space does not care about the memory order, so the
         // spectrum stays in the last pencil (skipping the exchanges back).
-        let options = FftOptions::default()
+        let mut options = FftOptions::default()
             .grid(grid)
             .normalization(Normalization::None)
-            .transposed_out(true);
-        let plan = FftPlan::<f64>::new(comm, &modes, options)?;
-        let spectral_len = plan.output_len();
+            .transposed_out(true)
+            .batch(components);
+        if dealias == Dealias::Pad {
+            options = options.padding(vec![dealias.padding(); 3]);
+        }
+        let plan = RealFftPlan::<f64>::new(comm, &modes, options)?;
+        let spectral_len = plan.output_len() / components;
         let mut k = [
             vec![0.0; spectral_len],
             vec![0.0; spectral_len],
             vec![0.0; spectral_len],
         ];
         let mut k2 = vec![0.0; spectral_len];
-        let weight = vec![1.0; spectral_len];
+        let mut weight = vec![0.0; spectral_len];
         let mut mask = vec![0.0; spectral_len];
         let layout = plan.output_layout();
         for_each_local(layout, plan.rank(), |offset, global| {
             let mut kept = true;
             for axis in 0..3 {
                 let n = modes[axis];
-                let ki = wavenumber(n, global[axis]);
+                let ki = if axis < 2 {
+                    wavenumber(n, global[axis])
+                } else {
+                    global[axis] as i64 // the halved real-to-complex axis
+                };
                 k[axis][offset] = ki as f64;
                 let nyquist = n.is_multiple_of(2) && ki.unsigned_abs() as usize == n / 2;
                 kept &= !nyquist;
@@ -152,11 +165,12 @@ impl SpectralBox {
                 }
             }
             k2[offset] = (0..3).map(|a| k[a][offset] * k[a][offset]).sum();
+            let k_last = global[2];
+            let self_conjugate = k_last == 0 || 2 * k_last == modes[2];
+            weight[offset] = if self_conjugate { 1.0 } else { 2.0 };
             mask[offset] = if kept { 1.0 } else { 0.0 };
         });
-        let physical_len = plan.input_len();
         Ok(Self {
-            complex_physical: vec![Complex::default(); components * physical_len],
             plan,
             components,
             modes,
@@ -184,7 +198,7 @@ impl SpectralBox {
             let n = n as u64;
             match self.rule {
                 Dealias::Truncate => n.saturating_sub(1) / 3,
-                Dealias::None => n.saturating_sub(1) / 2,
+                Dealias::Pad | Dealias::None => n.saturating_sub(1) / 2,
             }
         })
     }
@@ -243,22 +257,22 @@ impl SpectralBox {
 
     /// Elements of one physical block on this rank.
     pub fn physical_block(&self) -> usize {
-        self.plan.input_len()
+        self.plan.input_len() / self.components
     }
 
     /// Elements of one spectral block on this rank.
     pub fn spectral_block(&self) -> usize {
-        self.plan.output_len()
+        self.plan.output_len() / self.components
     }
 
     /// Length of a physical buffer holding all components.
     pub fn physical_len(&self) -> usize {
-        self.components * self.physical_block()
+        self.plan.input_len()
     }
 
     /// Length of a spectral buffer holding all components.
     pub fn spectral_len(&self) -> usize {
-        self.components * self.spectral_block()
+        self.plan.output_len()
     }
 
     /// The coordinates `(x, y, z)` of every local physical point, in memory order.
@@ -273,40 +287,23 @@ impl SpectralBox {
         xyz
     }
 
-    /// The Fourier coefficients `û` of every component of `physical` (collective).
+    /// The Fourier coefficients `û` of every component of `physical` (collective; one
+    /// batched transform; allocates nothing).
     pub fn forward(&mut self, physical: &[f64], spectral: &mut [Complex<f64>]) -> Result<()> {
         self.check(physical.len(), spectral.len())?;
-        let (pb, sb) = (self.physical_block(), self.spectral_block());
+        self.plan.forward(physical, spectral)?;
         let scale = 1.0 / self.modes.iter().product::<usize>() as f64;
-        for (z, &x) in self.complex_physical.iter_mut().zip(physical) {
-            *z = Complex::new(x, 0.0);
-        }
-        for c in 0..self.components {
-            let out = &mut spectral[c * sb..(c + 1) * sb];
-            self.plan
-                .forward(&self.complex_physical[c * pb..(c + 1) * pb], out)?;
-            for z in out.iter_mut() {
-                *z *= scale;
-            }
+        for z in spectral.iter_mut() {
+            *z *= scale;
         }
         Ok(())
     }
 
     /// The grid values of every component of the trigonometric polynomial with coefficients
-    /// `spectral` (collective; `spectral` is not modified).
+    /// `spectral` (collective; one batched transform; `spectral` is not modified).
     pub fn backward(&mut self, spectral: &[Complex<f64>], physical: &mut [f64]) -> Result<()> {
         self.check(physical.len(), spectral.len())?;
-        let (pb, sb) = (self.physical_block(), self.spectral_block());
-        for c in 0..self.components {
-            self.plan.backward(
-                &spectral[c * sb..(c + 1) * sb],
-                &mut self.complex_physical[c * pb..(c + 1) * pb],
-            )?;
-        }
-        for (x, z) in physical.iter_mut().zip(&self.complex_physical) {
-            *x = z.re;
-        }
-        Ok(())
+        Ok(self.plan.backward(spectral, physical)?)
     }
 
     fn check(&self, physical: usize, spectral: usize) -> Result<()> {

@@ -35,7 +35,7 @@ struct Args {
     #[arg(long, default_value_t = 10)]
     every: u64,
     /// Dealiasing: truncate (2/3 rule) or none.
-    #[arg(long, default_value = "truncate")]
+    #[arg(long, default_value = "pad")]
     dealias: Dealias,
     /// Processor grid: auto, a grid rank (1, 2) or dimensions (4x2).
     #[arg(long, default_value = "auto")]
