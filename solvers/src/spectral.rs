@@ -287,6 +287,12 @@ impl SpectralBox {
         xyz
     }
 
+    /// Seconds this rank spent in the transforms' stages (local FFTs, pack, communication,
+    /// unpack) since the box was made.
+    pub fn transform_times(&self) -> fft_core::StageTimes {
+        self.plan.times()
+    }
+
     /// The Fourier coefficients `û` of every component of `physical` (collective; one
     /// batched transform; allocates nothing).
     pub fn forward(&mut self, physical: &[f64], spectral: &mut [Complex<f64>]) -> Result<()> {

@@ -122,6 +122,7 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
         }
     };
     report(&ns);
+    let before = ns.space().transform_times();
     let mut step_s = Vec::with_capacity(args.steps as usize);
     for step in 1..=args.steps {
         let start = Instant::now();
@@ -131,6 +132,17 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
             report(&ns);
         }
     }
+    let after = ns.space().transform_times();
+    let per_step = |a: f64, b: f64| {
+        ns.space()
+            .max_over_ranks((a - b) / args.steps.max(1) as f64)
+    };
+    let transforms = serde_json::json!({
+        "fft_s": per_step(after.fft, before.fft),
+        "pack_s": per_step(after.pack, before.pack),
+        "comm_s": per_step(after.comm, before.comm),
+        "unpack_s": per_step(after.unpack, before.unpack),
+    });
     step_s.sort_by(f64::total_cmp);
     let min_s = ns
         .space()
@@ -149,6 +161,7 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
         "nu": args.nu, "dt": args.dt, "steps": args.steps,
         "step_min_s": min_s,
         "step_median_s": median_s,
+        "transforms_per_step": transforms,
     });
     if args.flow == FlowKind::Beltrami {
         let t = ns.time();
@@ -162,8 +175,8 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
             println!("{summary}");
         } else {
             println!(
-                "time per step: min {:.4} s, median {:.4} s (max over ranks)",
-                min_s, median_s
+                "time per step: min {:.4} s, median {:.4} s (max over ranks); transforms per step (mean): {}",
+                min_s, median_s, summary["transforms_per_step"]
             );
             if let Some(e) = summary.get("max_error") {
                 println!(
