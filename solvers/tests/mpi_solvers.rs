@@ -70,14 +70,20 @@ fn beltrami(world: &impl Communicator) {
             mean: [0.3, -0.2, 0.1],
         },
     ];
+    // Even and odd sizes (the padded grid of 15×12×9 modes is 22×18×13), slabs and pencils.
     let cases = [
-        (&flows[0], Dealias::Pad, GridChoice::Rank(1)),
-        (&flows[1], Dealias::Pad, GridChoice::Rank(2)),
-        (&flows[1], Dealias::Truncate, GridChoice::Rank(1)),
+        (&flows[0], [12, 10, 14], Dealias::Pad, GridChoice::Rank(1)),
+        (&flows[1], [15, 12, 9], Dealias::Pad, GridChoice::Rank(2)),
+        (
+            &flows[1],
+            [15, 12, 9],
+            Dealias::Truncate,
+            GridChoice::Rank(1),
+        ),
     ];
-    for (flow, dealias, grid) in cases {
+    for (flow, modes, dealias, grid) in cases {
         let params = Parameters {
-            modes: [12, 10, 14],
+            modes,
             nu,
             dt,
             dealias,
