@@ -77,9 +77,16 @@ pub struct RunArgs {
     /// FFTW-MPI's TRANSPOSED_OUT; backward takes that layout. --output still writes C order.
     #[arg(long)]
     pub transposed_out: bool,
-    /// Transform kind: c2c.
+    /// Transform kind: c2c, r2c (real input, numpy.fft.rfftn's half spectrum), c2r (half
+    /// spectrum to real, numpy.fft.irfftn; the real shape is --shape) or r2r:<t0>,<t1>,...
+    /// with one type per axis among dct1..dct4, dst1..dst4 (FFTW's REDFT/RODFT).
     #[arg(long, default_value = "c2c")]
     pub kind: crate::kind::Kind,
+    /// Fields transformed together (one exchange per stage for all of them). Without --input
+    /// each field gets its own random modes (seed + field); an --input file then holds the
+    /// fields along a leading axis of length K (so does --output).
+    #[arg(long, default_value_t = 1, value_parser = parse_batch)]
+    pub batch: usize,
     /// Precision of the transforms and of the .npy files: f32 or f64.
     #[arg(long, value_enum, default_value_t = crate::kind::Precision::F64)]
     pub precision: crate::kind::Precision,
@@ -87,6 +94,15 @@ pub struct RunArgs {
     /// ortho (1/sqrt(N) both ways). N counts elements (logical sizes for r2r axes).
     #[arg(long, default_value = "backward")]
     pub normalization: fft_core::Normalization,
+}
+
+/// Parses `--batch`: at least one field.
+pub fn parse_batch(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("a batch holds at least 1 field, got 0".to_string()),
+        Ok(k) => Ok(k),
+        Err(_) => Err(format!("'{s}' is not a positive integer")),
+    }
 }
 
 /// A global shape given on the command line.
@@ -117,14 +133,33 @@ pub fn parse_shape(s: &str) -> Result<ShapeArg, String> {
 }
 
 impl Cli {
-    /// Usage checks clap cannot express: `dfft run` needs `--shape` or `--input`.
+    /// Usage checks clap cannot express: `dfft run` needs `--shape` or `--input` (and `--shape`
+    /// with `--kind c2r`); an r2r type list must give one type per axis of `--shape`.
     pub fn check(self) -> Result<Self, clap::Error> {
         if let Command::Run(run) = &self.command {
+            let usage = |kind, text: String| {
+                Err(<Cli as clap::CommandFactory>::command().error(kind, text))
+            };
             if run.shape.is_none() && run.input.is_none() {
-                return Err(<Cli as clap::CommandFactory>::command().error(
+                return usage(
                     clap::error::ErrorKind::MissingRequiredArgument,
-                    "the argument '--shape <SHAPE>' is required unless --input gives the array",
-                ));
+                    "the argument '--shape <SHAPE>' is required unless --input gives the array"
+                        .to_string(),
+                );
+            }
+            if run.shape.is_none() && run.kind == crate::kind::Kind::C2r {
+                return usage(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "the argument '--shape <SHAPE>' is required with --kind c2r (the real \
+                     output's shape: the half spectrum does not tell an even last axis from \
+                     an odd one)"
+                        .to_string(),
+                );
+            }
+            if let Some(shape) = &run.shape {
+                if let Err(e) = run.kind.check_axes(&shape.0) {
+                    return usage(clap::error::ErrorKind::ValueValidation, e.to_string());
+                }
             }
         }
         Ok(self)

@@ -8,8 +8,8 @@ use crate::args::RunArgs;
 use crate::kind::{Kind, Precision};
 use crate::report::{RunReport, Stages};
 use crate::synthetic::Reference;
-use crate::transform::{RunPlan, Sample};
-use fft_core::{FftError, FftOptions, FftPlan, Real};
+use crate::transform::{Inverse, RunPlan, Sample};
+use fft_core::{AxisKind, FftError, FftOptions, FftPlan, R2rPlan, Real, RealFftPlan};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
@@ -58,6 +58,21 @@ pub enum RunError {
         kind: String,
         precision: Precision,
         expected: String,
+    },
+    /// A batch file without the leading axis of fields.
+    #[error("{path}: --batch {batch} reads {batch} fields along the first axis, but the file has shape {shape:?}")]
+    BatchAxis {
+        path: String,
+        batch: usize,
+        shape: Vec<usize>,
+    },
+    /// c2r: the file is not the half spectrum of --shape.
+    #[error("--kind c2r --shape {shape:?} reads the half spectrum {want:?}, but {path} has shape {file:?}")]
+    HalfSpectrumMismatch {
+        shape: Vec<usize>,
+        want: Vec<usize>,
+        file: Vec<usize>,
+        path: String,
     },
     /// The input file has fewer than 2 dimensions.
     #[error("{path}: a distributed FFT needs at least 2 axes, the file has shape {shape:?}")]
@@ -280,19 +295,45 @@ fn setup(world: &SimpleCommunicator, args: &RunArgs) -> Result<Setup, RunError> 
             },
         });
     }
-    if header.shape.len() < 2 {
+    // With --batch K > 1 the fields lie along a leading axis of length K.
+    let mut file = header.shape.clone();
+    if args.batch > 1 {
+        if file.first() != Some(&args.batch) {
+            return Err(RunError::BatchAxis {
+                path,
+                batch: args.batch,
+                shape: file,
+            });
+        }
+        file.remove(0);
+    }
+    if file.len() < 2 {
         return Err(RunError::InputRank {
             path,
             shape: header.shape.clone(),
         });
     }
-    redist::layout::check_shape(&header.shape).map_err(|source| RunError::InputShape {
+    redist::layout::check_shape(&file).map_err(|source| RunError::InputShape {
         path: path.clone(),
         source,
     })?;
-    let file = header.shape.clone();
-    let shape = match &args.shape {
-        Some(s) if s.0 != file => {
+    let shape = match (&args.kind, &args.shape) {
+        // c2r: the file holds the half spectrum; --shape (required) gives the real array.
+        (Kind::C2r, Some(s)) => {
+            let want = args.kind.input_shape(&s.0);
+            if want != file {
+                return Err(RunError::HalfSpectrumMismatch {
+                    shape: s.0.clone(),
+                    want,
+                    file,
+                    path,
+                });
+            }
+            s.0.clone()
+        }
+        // (`Cli::check` refuses c2r without --shape before MPI starts.)
+        (Kind::C2r, None) => return Err(RunError::MissingShape),
+        (_, Some(s)) if s.0 != file => {
             return Err(RunError::ShapeMismatch {
                 given: s.0.clone(),
                 file,
@@ -327,7 +368,8 @@ where
         .grid(args.grid.clone())
         .method(args.method)
         .normalization(args.normalization)
-        .transposed_out(args.transposed_out);
+        .transposed_out(args.transposed_out)
+        .batch(args.batch);
     // `--grid auto`: the complexity model picks the grid (the same on every rank).
     let (options, model) = crate::plan_cmd::RunModel::prepare(
         world,
@@ -348,8 +390,15 @@ where
         model,
         verify_limit,
     };
+    let shape = &setup.shape;
     match &args.kind {
-        Kind::C2c => ctx.execute(FftPlan::<T>::new(world, &setup.shape, options)?),
+        Kind::C2c => ctx.execute(FftPlan::<T>::new(world, shape, options)?),
+        Kind::R2c => ctx.execute(RealFftPlan::<T>::new(world, shape, options)?),
+        Kind::C2r => ctx.execute(Inverse(RealFftPlan::<T>::new(world, shape, options)?)),
+        Kind::R2r(types) => {
+            let axes = types.iter().map(|&t| AxisKind::R2r(t)).collect();
+            ctx.execute(R2rPlan::<T>::new(world, shape, options.axes(axes))?)
+        }
     }
 }
 
@@ -369,6 +418,9 @@ impl Context<'_> {
         let shape = &self.setup.shape;
         match &self.args.kind {
             Kind::C2c => Reference::c2c(shape, seed, forward_scale),
+            Kind::R2c => Reference::r2c(shape, seed, forward_scale),
+            Kind::C2r => Reference::c2r(shape, seed, forward_scale),
+            Kind::R2r(types) => Reference::r2r(shape, types, seed, forward_scale),
         }
     }
 
@@ -384,13 +436,13 @@ impl Context<'_> {
         let out_block = out_layout.local_len(rank);
         // Scaling of this run's forward and backward, and of backward(forward(x)) / x.
         let logical = args.kind.logical_len(&self.setup.shape);
-        let (forward_scale, backward_scale) = args.normalization.factors(logical);
+        let (forward_scale, backward_scale) = args.normalization.factors_f64(logical);
         let (forward_scale, backward_scale) = if args.kind.forward_is_backward() {
             (backward_scale, forward_scale)
         } else {
             (forward_scale, backward_scale)
         };
-        let roundtrip_scale = forward_scale * backward_scale * logical as f64;
+        let roundtrip_scale = forward_scale * backward_scale * logical;
 
         let mut input: Vec<P::In> = redist::alloc::huge_vec(in_block * batch);
         let references: Vec<Reference> = match &self.setup.header {

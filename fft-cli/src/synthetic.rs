@@ -5,11 +5,22 @@
 //!
 //! * c2c: `x[n] = Σ_m a_m exp(2πi Σ_j k_{m,j} n_j / N_j)`, whose unnormalized forward
 //!   transform is `X[k] = N · Σ_{m : k_m = k} a_m`, zero elsewhere;
+//! * r2c: the real part of that sum, `Σ_m (a_m e^{iθ_m} + conj(a_m) e^{−iθ_m}) / 2`: the
+//!   spectrum is `N a_m / 2` at `k_m` and `N conj(a_m) / 2` at `−k_m` (mod N), of which the half
+//!   spectrum keeps the indices with last component `<= N_{d−1}/2`;
+//! * c2r: that half spectrum as input; the output is `N` times the real part of the sum (the
+//!   full spectrum it stands for is Hermitian by construction, so any c2r algorithm must
+//!   give exactly this);
+//! * r2r: `x[n] = Σ_m a_m Π_j φ_{t_j, k_{m,j}}(n_j)` with real `a_m`, where `φ_{t,k}` is the
+//!   inverse kind of `t` applied to the unit vector `e_k` (closed form from the table of
+//!   `fft_core::R2rKind`); as backward∘forward = forward∘backward = M·identity per axis (M the
+//!   logical size), the forward output is `M · Σ_{m : k_m = k} a_m` with `M = Π_j M_j`.
 //!
 //! where `N` is the number of elements. The normalization's forward factor multiplies the
 //! expected output.
 
 use crate::transform::Sample;
+use fft_core::R2rKind;
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,6 +35,9 @@ pub const MODES: usize = 8;
 enum AxisFn {
     /// `exp(2πi k n / len)`.
     Wave { k: usize, len: usize },
+    /// The inverse kind of `kind` applied to the unit vector `e_k` of length `len`, at `n`:
+    /// `kind` maps it to `logical_size · e_k`.
+    Basis { kind: R2rKind, k: usize, len: usize },
 }
 
 impl AxisFn {
@@ -34,7 +48,34 @@ impl AxisFn {
                 let phase = ((k as u128 * n as u128) % len as u128) as f64 / len as f64;
                 Complex::from_polar(1.0, 2.0 * PI * phase)
             }
+            AxisFn::Basis { kind, k, len } => Complex::new(basis(kind, k, len, n), 0.0),
         }
+    }
+}
+
+/// `φ_{t,k}(n)`: the inverse kind of `t` (DCT-I↔I, II↔III, IV↔IV, same for DST) applied to the
+/// unit vector `e_k` of length `len`, at `n`, from the formulas of `fft_core::R2rKind`.
+fn basis(t: R2rKind, k: usize, len: usize, n: usize) -> f64 {
+    let (k, n, nn) = (k as f64, n as f64, len as f64);
+    let sign = |n: f64| (-1.0f64).powi(n as i32 & 1);
+    match t {
+        // Inverse DCT-I: Y_n = x_0 + (-1)^n x_{N-1} + 2 Σ_{j=1}^{N-2} x_j cos(π j n/(N-1)).
+        R2rKind::Dct1 if k == 0.0 => 1.0,
+        R2rKind::Dct1 if k == nn - 1.0 => sign(n),
+        R2rKind::Dct1 => 2.0 * (PI * k * n / (nn - 1.0)).cos(),
+        // Inverse DCT-III: Y_n = x_0 + 2 Σ_{j>=1} x_j cos(π j (n+1/2) / N).
+        R2rKind::Dct2 if k == 0.0 => 1.0,
+        R2rKind::Dct2 => 2.0 * (PI * k * (n + 0.5) / nn).cos(),
+        // Inverse DCT-II: Y_n = 2 Σ x_j cos(π (j+1/2) n / N).
+        R2rKind::Dct3 => 2.0 * (PI * (k + 0.5) * n / nn).cos(),
+        R2rKind::Dct4 => 2.0 * (PI * (k + 0.5) * (n + 0.5) / nn).cos(),
+        R2rKind::Dst1 => 2.0 * (PI * (k + 1.0) * (n + 1.0) / (nn + 1.0)).sin(),
+        // Inverse DST-III: Y_n = (-1)^n x_{N-1} + 2 Σ_{j=0}^{N-2} x_j sin(π (j+1)(n+1/2)/N).
+        R2rKind::Dst2 if k == nn - 1.0 => sign(n),
+        R2rKind::Dst2 => 2.0 * (PI * (k + 1.0) * (n + 0.5) / nn).sin(),
+        // Inverse DST-II: Y_n = 2 Σ x_j sin(π (j+1/2)(n+1)/N).
+        R2rKind::Dst3 => 2.0 * (PI * (k + 0.5) * (n + 1.0) / nn).sin(),
+        R2rKind::Dst4 => 2.0 * (PI * (k + 0.5) * (n + 0.5) / nn).sin(),
     }
 }
 
@@ -199,21 +240,126 @@ fn max_amplitude(modes: &[(Vec<usize>, Complex<f64>)]) -> f64 {
     modes.iter().map(|(_, a)| a.norm()).fold(0.0, f64::max)
 }
 
+/// `−k` modulo the shape, per axis.
+fn negate(k: &[usize], shape: &[usize]) -> Vec<usize> {
+    k.iter().zip(shape).map(|(&k, &n)| (n - k) % n).collect()
+}
+
+fn waves(k: &[usize], shape: &[usize]) -> Vec<AxisFn> {
+    k.iter()
+        .zip(shape)
+        .map(|(&k, &len)| AxisFn::Wave { k, len })
+        .collect()
+}
+
+/// The modes of the real part of a sum of plane waves: `a/2` at `k`, `conj(a)/2` at `−k`.
+fn real_part_modes(
+    modes: &[(Vec<usize>, Complex<f64>)],
+    shape: &[usize],
+) -> Vec<(Vec<usize>, Complex<f64>)> {
+    modes
+        .iter()
+        .flat_map(|(k, a)| [(k.clone(), a / 2.0), (negate(k, shape), a.conj() / 2.0)])
+        .collect()
+}
+
+/// The modes whose index lies in the half spectrum (last component `<= n/2`).
+fn in_half_spectrum(
+    modes: Vec<(Vec<usize>, Complex<f64>)>,
+    shape: &[usize],
+) -> Vec<(Vec<usize>, Complex<f64>)> {
+    let half = shape[shape.len() - 1] / 2;
+    modes
+        .into_iter()
+        .filter(|(k, _)| k[k.len() - 1] <= half)
+        .collect()
+}
+
 impl Reference {
     /// c2c: plane waves in, their amplitudes times `N · forward_scale` out.
     pub fn c2c(shape: &[usize], seed: u64, forward_scale: f64) -> Self {
-        let n: usize = shape.iter().product();
+        let n: f64 = shape.iter().map(|&n| n as f64).product();
         let modes = random_modes(shape, MODES, seed);
-        let waves = |k: &[usize]| -> Vec<AxisFn> {
-            k.iter()
-                .zip(shape)
-                .map(|(&k, &len)| AxisFn::Wave { k, len })
-                .collect()
-        };
-        let scale = n as f64 * forward_scale;
+        let scale = n * forward_scale;
         Reference {
             input: Field::Dense(Separable {
-                terms: modes.iter().map(|(k, a)| (*a, waves(k))).collect(),
+                terms: modes.iter().map(|(k, a)| (*a, waves(k, shape))).collect(),
+            }),
+            output: Field::Sparse(Sparse {
+                entries: modes.iter().map(|(k, a)| (k.clone(), a * scale)).collect(),
+            }),
+            magnitude: scale * max_amplitude(&modes),
+        }
+    }
+
+    /// r2c: the real part of plane waves in, its half spectrum times `forward_scale` out.
+    pub fn r2c(shape: &[usize], seed: u64, forward_scale: f64) -> Self {
+        let n: f64 = shape.iter().map(|&n| n as f64).product();
+        let modes = random_modes(shape, MODES, seed);
+        let real = real_part_modes(&modes, shape);
+        let scale = n * forward_scale;
+        Reference {
+            input: Field::Dense(Separable {
+                terms: real.iter().map(|(k, a)| (*a, waves(k, shape))).collect(),
+            }),
+            output: Field::Sparse(Sparse {
+                entries: in_half_spectrum(real, shape)
+                    .into_iter()
+                    .map(|(k, a)| (k, a * scale))
+                    .collect(),
+            }),
+            magnitude: scale * max_amplitude(&modes),
+        }
+    }
+
+    /// c2r: the (unnormalized) half spectrum of the r2c input in, that real input times
+    /// `N · forward_scale` out (`forward_scale`: the factor of this run's forward, the
+    /// plan's backward).
+    pub fn c2r(shape: &[usize], seed: u64, forward_scale: f64) -> Self {
+        let n: f64 = shape.iter().map(|&n| n as f64).product();
+        let modes = random_modes(shape, MODES, seed);
+        let real = real_part_modes(&modes, shape);
+        let scale = n * forward_scale;
+        Reference {
+            input: Field::Sparse(Sparse {
+                entries: in_half_spectrum(real.clone(), shape)
+                    .into_iter()
+                    .map(|(k, a)| (k, a * n))
+                    .collect(),
+            }),
+            output: Field::Dense(Separable {
+                terms: real
+                    .iter()
+                    .map(|(k, a)| (a * scale, waves(k, shape)))
+                    .collect(),
+            }),
+            magnitude: scale * max_amplitude(&modes),
+        }
+    }
+
+    /// r2r: products of basis functions in, one coefficient each times `M · forward_scale`
+    /// out (`M` the product of the logical sizes).
+    pub fn r2r(shape: &[usize], kinds: &[R2rKind], seed: u64, forward_scale: f64) -> Self {
+        let m: f64 = kinds
+            .iter()
+            .zip(shape)
+            .map(|(t, &n)| t.logical_size(n) as f64)
+            .product();
+        let modes: Vec<(Vec<usize>, Complex<f64>)> = random_modes(shape, MODES, seed)
+            .into_iter()
+            .map(|(k, a)| (k, Complex::new(a.re, 0.0)))
+            .collect();
+        let scale = m * forward_scale;
+        let basis = |k: &[usize]| -> Vec<AxisFn> {
+            k.iter()
+                .zip(shape)
+                .zip(kinds)
+                .map(|((&k, &len), &kind)| AxisFn::Basis { kind, k, len })
+                .collect()
+        };
+        Reference {
+            input: Field::Dense(Separable {
+                terms: modes.iter().map(|(k, a)| (*a, basis(k))).collect(),
             }),
             output: Field::Sparse(Sparse {
                 entries: modes.iter().map(|(k, a)| (k.clone(), a * scale)).collect(),
@@ -263,6 +409,33 @@ mod tests {
         Layout::pencil(shape, GridShape::new(vec![1]).unwrap()).unwrap()
     }
 
+    /// Naive DFT (sign −1) of a C-order array, every index.
+    fn naive_dft(x: &[Complex<f64>], shape: &[usize]) -> Vec<Complex<f64>> {
+        let unravel = |mut i: usize| -> Vec<usize> {
+            let mut idx = vec![0; shape.len()];
+            for j in (0..shape.len()).rev() {
+                idx[j] = i % shape[j];
+                i /= shape[j];
+            }
+            idx
+        };
+        (0..x.len())
+            .map(|k| {
+                let kk = unravel(k);
+                x.iter()
+                    .enumerate()
+                    .map(|(n, v)| {
+                        let nn = unravel(n);
+                        let phase: f64 = (0..shape.len())
+                            .map(|j| (kk[j] * nn[j]) as f64 / shape[j] as f64)
+                            .sum();
+                        v * Complex::from_polar(1.0, -2.0 * PI * phase)
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+
     /// The c2c reference against a naive DFT of its input (one process holds everything).
     #[test]
     fn c2c_reference_is_the_naive_dft_of_its_input() {
@@ -271,18 +444,129 @@ mod tests {
         let r = Reference::c2c(&shape, 7, 1.0);
         let mut x = vec![Complex::<f64>::default(); 60];
         r.input.fill(&layout, 0, &mut x);
-        let mut want = vec![Complex::<f64>::default(); 60];
-        for (k, w) in want.iter_mut().enumerate() {
-            let kk = [k / 12, k / 3 % 4, k % 3];
-            for (n, v) in x.iter().enumerate() {
-                let nn = [n / 12, n / 3 % 4, n % 3];
-                let phase: f64 = (0..3)
-                    .map(|j| (kk[j] * nn[j]) as f64 / shape[j] as f64)
-                    .sum();
-                *w += v * Complex::from_polar(1.0, -2.0 * PI * phase);
-            }
-        }
+        let want = naive_dft(&x, &shape);
         let err = r.output.max_error(&layout, 0, &want) / r.magnitude;
         assert!(err < 1e-14, "{err:e}");
+    }
+
+    /// The r2c input is real and its half spectrum is the naive DFT's; the c2r reference is
+    /// the same pair the other way round (its output N times the r2c input).
+    #[test]
+    fn r2c_and_c2r_references_are_the_naive_dft_pair() {
+        for shape in [vec![5, 4, 6], vec![3, 7], vec![2, 2], vec![4, 1]] {
+            let n: usize = shape.iter().product();
+            let layout = whole(&shape);
+            let mut half_shape = shape.clone();
+            *half_shape.last_mut().unwrap() = shape[shape.len() - 1] / 2 + 1;
+            let half = whole(&half_shape);
+            let r = Reference::r2c(&shape, 11, 0.5);
+            let mut x = vec![Complex::<f64>::default(); n];
+            r.input.fill(&layout, 0, &mut x);
+            assert!(
+                x.iter().all(|v| v.im.abs() < 1e-13),
+                "{shape:?}: real input"
+            );
+            let full = naive_dft(&x, &shape);
+            let last = shape[shape.len() - 1];
+            let want: Vec<Complex<f64>> = full
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % last <= last / 2)
+                .map(|(_, v)| v * 0.5)
+                .collect();
+            let err = r.output.max_error(&half, 0, &want) / r.magnitude;
+            assert!(err < 1e-14, "{shape:?}: r2c {err:e}");
+
+            let c = Reference::c2r(&shape, 11, 0.25);
+            let mut spectrum = vec![Complex::<f64>::default(); want.len()];
+            c.input.fill(&half, 0, &mut spectrum);
+            let e = spectrum
+                .iter()
+                .zip(&want)
+                .map(|(a, b)| (a - b * 2.0).norm())
+                .fold(0.0, f64::max);
+            assert!(e < 1e-12, "{shape:?}: c2r input {e:e}");
+            let scaled: Vec<Complex<f64>> = x.iter().map(|v| v * (n as f64 * 0.25)).collect();
+            let e = c.output.max_error(&layout, 0, &scaled) / c.magnitude;
+            assert!(e < 1e-14, "{shape:?}: c2r output {e:e}");
+        }
+    }
+
+    /// The forward kinds of fft_core::R2rKind's table, naively.
+    fn naive_r2r(t: R2rKind, x: &[f64]) -> Vec<f64> {
+        let nn = x.len() as f64;
+        let sign = |k: usize| (-1.0f64).powi(k as i32 & 1);
+        (0..x.len())
+            .map(|k| {
+                let kf = k as f64;
+                let sum = |f: &dyn Fn(f64) -> f64, range: std::ops::Range<usize>| -> f64 {
+                    range.map(|n| 2.0 * x[n] * f(n as f64)).sum()
+                };
+                let last = x.len() - 1;
+                match t {
+                    R2rKind::Dct1 => {
+                        x[0] + sign(k) * x[last]
+                            + sum(&|n| (PI * n * kf / (nn - 1.0)).cos(), 1..last)
+                    }
+                    R2rKind::Dct2 => sum(&|n| (PI * (n + 0.5) * kf / nn).cos(), 0..x.len()),
+                    R2rKind::Dct3 => x[0] + sum(&|n| (PI * n * (kf + 0.5) / nn).cos(), 1..x.len()),
+                    R2rKind::Dct4 => sum(&|n| (PI * (n + 0.5) * (kf + 0.5) / nn).cos(), 0..x.len()),
+                    R2rKind::Dst1 => sum(
+                        &|n| (PI * (n + 1.0) * (kf + 1.0) / (nn + 1.0)).sin(),
+                        0..x.len(),
+                    ),
+                    R2rKind::Dst2 => sum(&|n| (PI * (n + 0.5) * (kf + 1.0) / nn).sin(), 0..x.len()),
+                    R2rKind::Dst3 => {
+                        sign(k) * x[last]
+                            + sum(&|n| (PI * (n + 1.0) * (kf + 0.5) / nn).sin(), 0..last)
+                    }
+                    R2rKind::Dst4 => sum(&|n| (PI * (n + 0.5) * (kf + 0.5) / nn).sin(), 0..x.len()),
+                }
+            })
+            .collect()
+    }
+
+    /// Every basis function maps to (logical size) times its unit vector under the naive
+    /// forward kind: the closed forms agree with the table.
+    #[test]
+    fn r2r_basis_functions_map_to_one_coefficient() {
+        for t in R2rKind::ALL {
+            for len in [2, 5, 6] {
+                let m = t.logical_size(len) as f64;
+                for k in 0..len {
+                    let x: Vec<f64> = (0..len).map(|n| basis(t, k, len, n)).collect();
+                    let y = naive_r2r(t, &x);
+                    for (j, v) in y.iter().enumerate() {
+                        let want = if j == k { m } else { 0.0 };
+                        assert!(
+                            (v - want).abs() < 1e-12 * m,
+                            "{t} N={len} k={k}: y[{j}]={v}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A 2-D r2r reference against the naive transform applied along both axes.
+    #[test]
+    fn r2r_reference_is_the_naive_transform_of_its_input() {
+        let (shape, kinds) = ([5, 6], [R2rKind::Dst3, R2rKind::Dct1]);
+        let layout = whole(&shape);
+        let r = Reference::r2r(&shape, &kinds, 3, 1.0);
+        let mut x = vec![0.0f64; 30];
+        r.input.fill(&layout, 0, &mut x);
+        let mut y = x.clone();
+        for row in y.chunks_mut(6) {
+            row.copy_from_slice(&naive_r2r(kinds[1], row));
+        }
+        for c in 0..6 {
+            let col: Vec<f64> = (0..5).map(|i| y[i * 6 + c]).collect();
+            for (i, v) in naive_r2r(kinds[0], &col).into_iter().enumerate() {
+                y[i * 6 + c] = v;
+            }
+        }
+        let err = r.output.max_error(&layout, 0, &y) / r.magnitude;
+        assert!(err < 1e-13, "{err:e}");
     }
 }

@@ -1,7 +1,7 @@
 //! One interface over the plans `dfft run` drives, so the run (fill, time, verify, write) is
 //! one code path for every kind and precision.
 
-use fft_core::{FftError, FftPlan, Real};
+use fft_core::{FftError, FftPlan, R2rPlan, Real, RealFftPlan};
 use num_complex::Complex;
 use redist::{Element, Layout, ProcessGrid, StageTimes};
 
@@ -89,42 +89,83 @@ pub trait RunPlan {
     fn work_bytes(&self) -> usize;
 }
 
-/// c2c: `FftPlan<T>` as it is.
-impl<T: Real> RunPlan for FftPlan<T>
-where
-    Complex<T>: Element + Sample,
-{
-    type In = Complex<T>;
-    type Out = Complex<T>;
-    fn forward(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<(), FftError> {
-        FftPlan::forward(self, input, output)
+/// `RunPlan` for a fft-core plan type: the accessors have the same names on every plan.
+macro_rules! run_plan {
+    ($plan:ident, $in:ty, $out:ty) => {
+        impl<T: Real> RunPlan for $plan<T>
+        where
+            T: Sample,
+            Complex<T>: Element + Sample,
+        {
+            type In = $in;
+            type Out = $out;
+            fn forward(&mut self, input: &[$in], output: &mut [$out]) -> Result<(), FftError> {
+                $plan::forward(self, input, output)
+            }
+            fn backward(&mut self, input: &[$out], output: &mut [$in]) -> Result<(), FftError> {
+                $plan::backward(self, input, output)
+            }
+            fn input_layout(&self) -> &Layout {
+                $plan::input_layout(self)
+            }
+            fn output_layout(&self) -> &Layout {
+                $plan::output_layout(self)
+            }
+            fn batch(&self) -> usize {
+                $plan::batch(self)
+            }
+            fn grid(&self) -> &ProcessGrid {
+                $plan::grid(self)
+            }
+            fn times(&self) -> StageTimes {
+                $plan::times(self)
+            }
+            fn reset_times(&mut self) {
+                $plan::reset_times(self)
+            }
+            fn work_bytes(&self) -> usize {
+                self.work_len() * std::mem::size_of::<Complex<T>>()
+            }
+        }
+    };
+}
+
+run_plan!(FftPlan, Complex<T>, Complex<T>);
+run_plan!(RealFftPlan, T, Complex<T>);
+run_plan!(R2rPlan, T, T);
+
+/// A plan run the other way round: its backward is the run's forward (c2r is the backward of
+/// a real-to-complex plan).
+pub struct Inverse<P>(pub P);
+
+impl<P: RunPlan> RunPlan for Inverse<P> {
+    type In = P::Out;
+    type Out = P::In;
+    fn forward(&mut self, input: &[P::Out], output: &mut [P::In]) -> Result<(), FftError> {
+        self.0.backward(input, output)
     }
-    fn backward(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> Result<(), FftError> {
-        FftPlan::backward(self, input, output)
+    fn backward(&mut self, input: &[P::In], output: &mut [P::Out]) -> Result<(), FftError> {
+        self.0.forward(input, output)
     }
     fn input_layout(&self) -> &Layout {
-        FftPlan::input_layout(self)
+        self.0.output_layout()
     }
     fn output_layout(&self) -> &Layout {
-        FftPlan::output_layout(self)
+        self.0.input_layout()
     }
     fn batch(&self) -> usize {
-        1
+        self.0.batch()
     }
     fn grid(&self) -> &ProcessGrid {
-        FftPlan::grid(self)
+        self.0.grid()
     }
     fn times(&self) -> StageTimes {
-        FftPlan::times(self)
+        self.0.times()
     }
     fn reset_times(&mut self) {
-        FftPlan::reset_times(self)
+        self.0.reset_times()
     }
     fn work_bytes(&self) -> usize {
-        self.work_len() * std::mem::size_of::<Complex<T>>()
+        self.0.work_bytes()
     }
 }
