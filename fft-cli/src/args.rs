@@ -35,7 +35,7 @@ pub enum Command {
 /// Arguments of `dfft run`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  mpirun -n 4 dfft run --shape 64,64,64\n  mpirun -n 6 dfft run --shape 16,21,41 --grid 3x2 --method pairwise\n  mpirun -n 2 dfft run --input in.npy --output out.npy"
+    after_help = "Examples:\n  mpirun -n 4 dfft run --shape 64,64,64\n  mpirun -n 6 dfft run --shape 16,21,41 --grid 3x2 --method pairwise\n  mpirun -n 2 dfft run --input in.npy --output out.npy\n  mpirun -n 4 dfft run --shape 64,64,64 --kind r2c --precision f32 --batch 3 --transposed-out\n  mpirun -n 2 dfft run --kind c2r --input half.npy --shape 32,32,30 --output real.npy\n  mpirun -n 4 dfft run --shape 33,64,64 --kind r2r:dct1,dct2,dst2 --normalization ortho"
 )]
 pub struct RunArgs {
     /// Global shape, comma-separated (axis 0 slowest, C order), e.g. 64,64,64.
