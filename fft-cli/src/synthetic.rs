@@ -79,10 +79,13 @@ fn basis(t: R2rKind, k: usize, len: usize, n: usize) -> f64 {
     }
 }
 
-/// `Σ_t c_t Π_j f_{t,j}(n_j)`: a dense array given by a few separable terms.
+/// `Σ_t c_t Π_j f_{t,j}(n_j)`, or its real part: a dense array given by a few separable
+/// terms.
 #[derive(Debug, Clone, Default)]
 pub struct Separable {
     terms: Vec<(Complex<f64>, Vec<AxisFn>)>,
+    /// Keep only the real part of the sum (half the work of adding the conjugate terms).
+    real_part: bool,
 }
 
 impl Separable {
@@ -111,7 +114,7 @@ impl Separable {
                 }
                 v += p;
             }
-            f(off, v);
+            f(off, if self.real_part { v.re.into() } else { v });
         });
     }
 }
@@ -284,6 +287,7 @@ impl Reference {
         Reference {
             input: Field::Dense(Separable {
                 terms: modes.iter().map(|(k, a)| (*a, waves(k, shape))).collect(),
+                real_part: false,
             }),
             output: Field::Sparse(Sparse {
                 entries: modes.iter().map(|(k, a)| (k.clone(), a * scale)).collect(),
@@ -300,7 +304,8 @@ impl Reference {
         let scale = n * forward_scale;
         Reference {
             input: Field::Dense(Separable {
-                terms: real.iter().map(|(k, a)| (*a, waves(k, shape))).collect(),
+                terms: modes.iter().map(|(k, a)| (*a, waves(k, shape))).collect(),
+                real_part: true,
             }),
             output: Field::Sparse(Sparse {
                 entries: in_half_spectrum(real, shape)
@@ -328,10 +333,11 @@ impl Reference {
                     .collect(),
             }),
             output: Field::Dense(Separable {
-                terms: real
+                terms: modes
                     .iter()
                     .map(|(k, a)| (a * scale, waves(k, shape)))
                     .collect(),
+                real_part: true,
             }),
             magnitude: scale * max_amplitude(&modes),
         }
@@ -360,6 +366,7 @@ impl Reference {
         Reference {
             input: Field::Dense(Separable {
                 terms: modes.iter().map(|(k, a)| (*a, basis(k))).collect(),
+                real_part: false,
             }),
             output: Field::Sparse(Sparse {
                 entries: modes.iter().map(|(k, a)| (k.clone(), a * scale)).collect(),
