@@ -5,6 +5,14 @@
 //!
 //! * [`FftPlan`]: complex-to-complex, `f64` or `f32`, any d ≥ 2, any grid rank r < d, any grid
 //!   shape, uneven sizes; optional transposed output; normalization per [`Normalization`].
+//! * [`RealFftPlan`]: real-to-complex forward / complex-to-real backward (numpy's `rfftn`
+//!   layout), the real FFT first on the locally resident last axis so exchanges move half the
+//!   data; [`R2rPlan`]: real-to-real kinds ([`R2rKind`], FFTW's REDFT/RODFT) on every axis.
+//! * Options for all three ([`FftOptions`]): batches of fields with one exchange per stage,
+//!   real-to-real axes mixed with FFT axes ([`AxisKind`]), padding for dealiasing (3/2 rule);
+//!   [`wavenumber`] indexes the spectrum. Conventions: `docs/spectral.md`.
+//!
+//! One generic code path serves every plan kind and precision (`T: Real`).
 //! * [`model`]: the complexity model (seed 000 §5) that predicts each candidate grid's time
 //!   and chooses the grid for [`GridChoice::Auto`].
 //! * [`stages`]: the pure part (grid choice, layouts, stage list), testable without MPI.

@@ -543,11 +543,20 @@ impl<T: Real> LineStep<T> {
                 let scratch: &mut [Complex<T>] =
                     bytemuck::cast_slice_mut(&mut scratch[..2 * fft.get_scratch_len()]);
                 real.copy_from_slice(input);
-                fft.process_with_scratch(real, spec, scratch)
-                    .expect("r2c buffer lengths are planned");
                 let output: &mut [Complex<T>] = bytemuck::cast_slice_mut(output);
                 let padded = m != self.spectral;
                 let n = self.spectral;
+                if !padded {
+                    // The whole half spectrum is kept: transform straight into the output.
+                    fft.process_with_scratch(real, output, scratch)
+                        .expect("r2c buffer lengths are planned");
+                    if scale != T::one() {
+                        output.iter_mut().for_each(|x| *x = *x * scale);
+                    }
+                    return;
+                }
+                fft.process_with_scratch(real, spec, scratch)
+                    .expect("r2c buffer lengths are planned");
                 for (j, o) in output.iter_mut().enumerate() {
                     *o = if padded && is_nyquist(n, j) {
                         Complex::default()

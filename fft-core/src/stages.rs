@@ -7,6 +7,13 @@
 //! `j` local and contiguous in memory. The forward transform runs the FFTs of the local axes
 //! of `L0`, then, for each k, the exchange `L(k−1) → Lk` and the FFT along axis `r − k`. Unless
 //! the output is transposed, exchanges `Lr → … → L0` follow. Backward runs the mirror image.
+//! [`pencils`] is the one place that builds this chain.
+//!
+//! Real and padded transforms ([`pipeline_for`]) use the same pencils; a transform that changes
+//! an axis length (padding/truncation) or the element type (real ↔ complex) is a
+//! [`Stage::Resize`] into the same pencil at the new global shape, so the layouts of one
+//! pipeline may have different global shapes, and every exchange connects two layouts of equal
+//! global shape.
 
 use crate::error::{FftError, Result};
 use crate::options::GridChoice;

@@ -644,7 +644,8 @@ fn padding(world: &impl Communicator, rank: usize, size: usize, errors: &mut Err
             errors.check(&what, "padded r2c forward f64".into(), err, tol);
             let mut back = vec![0.0; plan.input_len()];
             plan.backward(&uh, &mut back).unwrap();
-            let err = error_vs(&complexify(&back), &complexify(&u), 1.0);
+            let u_scale = um.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+            let err = error_vs(&complexify(&back), &complexify(&u), u_scale);
             errors.check(&what, "padded c2r backward f64".into(), err, tol);
 
             let mut product = Modes::new();
