@@ -198,6 +198,9 @@ pub(crate) struct Engine<T: Real> {
     buffers: Buffers<T>,
     workers: Vec<Vec<Complex<T>>>,
     pub(crate) times: StageTimes,
+    /// This rank's input and output lengths (batch included), computed once: `Layout`'s
+    /// queries allocate, and forward/backward check the caller's buffers against these.
+    lens: (usize, usize),
 }
 
 impl<T: Real> Engine<T>
@@ -401,8 +404,11 @@ where
                 scale: T::of(spec.backward_scale),
             },
             grid,
+            lens: (
+                pipeline.layouts[pipeline.input].local_len(rank) * batch,
+                pipeline.layouts[pipeline.output].local_len(rank) * batch,
+            ),
             pipeline,
-
             exchanges,
             buffers: Buffers {
                 work: [huge_vec(work_lens[0]), huge_vec(work_lens[1])],
@@ -417,12 +423,12 @@ where
 
     /// This rank's elements (not scalars) of the forward input, batch included.
     pub(crate) fn input_len(&self) -> usize {
-        self.pipeline.layouts[self.pipeline.input].local_len(self.grid.rank()) * self.options.batch
+        self.lens.0
     }
 
     /// This rank's elements of the forward output, batch included.
     pub(crate) fn output_len(&self) -> usize {
-        self.pipeline.layouts[self.pipeline.output].local_len(self.grid.rank()) * self.options.batch
+        self.lens.1
     }
 
     /// `Complex<T>` elements of work memory (see [`crate::FftPlan::work_len`]).
