@@ -9,6 +9,9 @@
 //! * Navier–Stokes, Taylor–Green vortex at 16³: energy and dissipation at t = 0, 0.2, …, 1
 //!   against the values recorded in docs/solvers.md, `dE/dt = −ε` to the time-stepping error,
 //!   and a second run from the same start must be bit-identical (no hidden state).
+//! * A Navier–Stokes step allocates nothing (a counting global allocator; one rayon thread per
+//!   rank, as the harness runs it: with more threads rayon's job queue allocates a block now
+//!   and then, amortized over many jobs).
 
 use fft_core::GridChoice;
 use mpi::topology::Communicator;
@@ -16,6 +19,35 @@ use solvers::flows::{Beltrami, TaylorGreen};
 use solvers::navier_stokes::{NavierStokes, Parameters};
 use solvers::poisson::solve_manufactured;
 use solvers::Dealias;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The system allocator, counting allocations (all threads).
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 const BODY: &str = "solvers_body";
 
@@ -36,6 +68,7 @@ fn solvers_body() {
     poisson(&world);
     beltrami(&world);
     taylor_green(&world);
+    steps_allocate_nothing(&world);
 
     mpi_harness::mark_passed(BODY, rank, size);
 }
@@ -208,6 +241,33 @@ fn taylor_green_against(world: &impl Communicator, dealias: Dealias, recorded: &
             (lost - simpson).abs() < 1e-9 * simpson,
             "steps {n}..{}: E lost {lost:e} but ∫ε dt = {simpson:e}",
             n + 2
+        );
+    }
+}
+
+fn steps_allocate_nothing(world: &impl Communicator) {
+    for (dealias, grid) in [
+        (Dealias::Pad, GridChoice::Rank(2)),
+        (Dealias::Truncate, GridChoice::Rank(1)),
+    ] {
+        let params = Parameters {
+            modes: [12, 10, 9],
+            nu: 0.01,
+            dt: 0.01,
+            dealias,
+            grid,
+        };
+        let mut ns = NavierStokes::new(world, params).unwrap();
+        ns.set_velocity(|x| TaylorGreen.velocity(x)).unwrap();
+        ns.step().unwrap();
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        for _ in 0..3 {
+            ns.step().unwrap();
+        }
+        let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+        assert_eq!(
+            allocations, 0,
+            "{dealias:?}: 3 steps allocated {allocations} times"
         );
     }
 }
