@@ -258,6 +258,21 @@ fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()>
     Ok(())
 }
 
+/// Where each of `part`'s messages starts in its receiver's receive buffer, which holds the
+/// messages from the other ranks by increasing sender ([`RedistPlan::for_rank`]).
+fn remote_offsets(plan: &RedistPlan, part: &RankRedist) -> Vec<usize> {
+    let me = part.rank;
+    part.sends
+        .iter()
+        .map(|t| {
+            (0..me)
+                .filter(|&s| s != t.peer)
+                .filter_map(|s| plan.message(s, t.peer).map(|m| m.len()))
+                .sum()
+        })
+        .collect()
+}
+
 /// The shared schedule's layout when every rank of `comm` is on one node (agreed over all
 /// ranks), else `None`: where each of this rank's messages lands in its receiver's buffer
 /// (receivers store messages by increasing sender, as [`RedistPlan::for_rank`] does).
@@ -274,17 +289,7 @@ fn shared_layout(
     if all == 0 {
         return Ok(None);
     }
-    let me = part.rank;
-    let remote_offset = part
-        .sends
-        .iter()
-        .map(|t| {
-            (0..me)
-                .filter(|&s| s != t.peer)
-                .filter_map(|s| plan.message(s, t.peer).map(|m| m.len()))
-                .sum()
-        })
-        .collect();
+    let remote_offset = remote_offsets(plan, part);
     Ok(Some(SharedWindow {
         remote_offset,
         win: None,
@@ -949,5 +954,41 @@ impl Redistribution {
         times.comm += comm_s;
         times.unpack += unpack_s;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::DistArray;
+
+    /// The shared schedule writes each message where its receiver's plan reads it.
+    #[test]
+    fn remote_offsets_match_the_receivers_plans() {
+        let shape = [13, 11];
+        let specs = [
+            "grid=2x3,dist=cyclic(2),cyclic(3)",
+            "grid=3x2,order=col,dist=cyclic(3),block",
+            "grid=1x1,dist=block,block",
+            "grid=5,dist=cyclic(5),*",
+        ];
+        for a in specs {
+            for b in specs {
+                let from = DistArray::parse_spec(a, &shape).unwrap();
+                let to = DistArray::parse_spec(b, &shape).unwrap();
+                let plan = RedistPlan::new(&from, &to, 6).unwrap();
+                let parts: Vec<RankRedist> = (0..6).map(|r| plan.for_rank(r)).collect();
+                for p in &parts {
+                    for (t, off) in p.sends.iter().zip(remote_offsets(&plan, p)) {
+                        let r = parts[t.peer]
+                            .recvs
+                            .iter()
+                            .find(|r| r.peer == p.rank)
+                            .unwrap();
+                        assert_eq!((off, r.map.len()), (r.offset, t.map.len()), "{a} -> {b}");
+                    }
+                }
+            }
+        }
     }
 }
