@@ -18,6 +18,14 @@ const TILE_LINES: usize = 16;
 /// Target elements per batch of contiguous lines (fits in L2 for complex f64).
 const BATCH_ELEMENTS: usize = 1 << 14;
 
+/// Distance in elements between the lines of a strided sweep's tile: the line length padded
+/// by two cache lines, so that lines of a power-of-two length do not all fall into the same
+/// cache set (the gather writes, and the scatter reads, one element of every line in turn).
+fn tile_stride<T>(n: usize) -> usize {
+    let per_line = (64 / std::mem::size_of::<Complex<T>>()).max(1);
+    n + 2 * per_line
+}
+
 /// One worker's share of a contiguous sweep: (index, (its lines, its scratch)).
 type WorkerChunk<'a, T> = (usize, (&'a mut [Complex<T>], &'a mut Vec<Complex<T>>));
 
@@ -72,7 +80,53 @@ impl<T: Real> Sweep<T> {
         let fft_scratch = self.fft.get_inplace_scratch_len();
         match self.shape {
             Shape::Contiguous { .. } => fft_scratch,
-            Shape::Strided { .. } => fft_scratch + TILE_LINES * self.n,
+            Shape::Strided { .. } => fft_scratch + TILE_LINES * tile_stride::<T>(self.n),
+        }
+    }
+
+    /// Transforms one tile of a strided sweep: the lines `c0..c0 + TILE_LINES` (clipped) of
+    /// plane `o`, where `task = o · blocks + c0 / TILE_LINES`. The lines are gathered into the
+    /// tile (one line every [`tile_stride`] elements), transformed there, scaled and
+    /// scattered back.
+    ///
+    /// # Safety
+    /// `base` points to a block of this sweep's shape (`outer · n · inner` elements, with
+    /// `inner` and `blocks = inner.div_ceil(TILE_LINES)` as given) that no one else touches in
+    /// the tile's columns, and `task < outer · blocks`.
+    unsafe fn strided_tile(
+        &self,
+        base: *mut Complex<T>,
+        inner: usize,
+        blocks: usize,
+        task: usize,
+        scale: Option<T>,
+        scratch: &mut [Complex<T>],
+    ) {
+        let n = self.n;
+        let stride = tile_stride::<T>(n);
+        let (tile, fft_scratch) = scratch.split_at_mut(TILE_LINES * stride);
+        let (o, block) = (task / blocks, task % blocks);
+        let c0 = block * TILE_LINES;
+        let width = TILE_LINES.min(inner - c0);
+        let origin = base.add(o * n * inner + c0);
+        for i in 0..n {
+            let row = origin.add(i * inner);
+            for c in 0..width {
+                *tile.get_unchecked_mut(c * stride + i) = *row.add(c);
+            }
+        }
+        for c in 0..width {
+            let line = &mut tile[c * stride..c * stride + n];
+            self.fft.process_with_scratch(line, fft_scratch);
+            if let Some(s) = scale {
+                line.iter_mut().for_each(|x| *x = *x * s);
+            }
+        }
+        for i in 0..n {
+            let row = origin.add(i * inner);
+            for c in 0..width {
+                *row.add(c) = *tile.get_unchecked(c * stride + i);
+            }
         }
     }
 
@@ -108,31 +162,11 @@ impl<T: Real> Sweep<T> {
                 if let Some(input) = input {
                     data.copy_from_slice(input);
                 }
-                let (tile, fft_scratch) = scratch.split_at_mut(TILE_LINES * n);
-                for o in 0..outer {
-                    let plane = &mut data[o * n * inner..(o + 1) * n * inner];
-                    let mut c0 = 0;
-                    while c0 < inner {
-                        let width = TILE_LINES.min(inner - c0);
-                        for i in 0..n {
-                            let row = &plane[i * inner + c0..i * inner + c0 + width];
-                            for (c, &v) in row.iter().enumerate() {
-                                tile[c * n + i] = v;
-                            }
-                        }
-                        let lines = &mut tile[..width * n];
-                        fft.process_with_scratch(lines, fft_scratch);
-                        if let Some(s) = scale {
-                            lines.iter_mut().for_each(|x| *x = *x * s);
-                        }
-                        for i in 0..n {
-                            let row = &mut plane[i * inner + c0..i * inner + c0 + width];
-                            for (c, v) in row.iter_mut().enumerate() {
-                                *v = tile[c * n + i];
-                            }
-                        }
-                        c0 += width;
-                    }
+                let blocks = inner.div_ceil(TILE_LINES);
+                let base = data.as_mut_ptr();
+                for task in 0..outer * blocks {
+                    // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably.
+                    unsafe { self.strided_tile(base, inner, blocks, task, scale, scratch) };
                 }
             }
         }
@@ -186,39 +220,14 @@ impl<T: Real> Sweep<T> {
                 let tasks = outer * blocks;
                 let nworkers = workers.len();
                 let base = SharedMut(data.as_mut_ptr());
-                let total = data.len();
-                assert_eq!(total, outer * n * inner);
+                assert_eq!(data.len(), outer * n * inner);
                 workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
                     let first = tasks * w / nworkers;
                     let last = tasks * (w + 1) / nworkers;
-                    let (tile, fft_scratch) = scratch.split_at_mut(TILE_LINES * n);
                     for task in first..last {
-                        let (o, block) = (task / blocks, task % blocks);
-                        let c0 = block * TILE_LINES;
-                        let width = TILE_LINES.min(inner - c0);
-                        let origin = o * n * inner + c0;
                         // SAFETY: tasks cover disjoint (outer, column-block) sets, so workers
-                        // touch disjoint elements; all indices are < outer·n·inner = total.
-                        unsafe {
-                            let p = base.get();
-                            for i in 0..n {
-                                let row = p.add(origin + i * inner);
-                                for c in 0..width {
-                                    *tile.get_unchecked_mut(c * n + i) = *row.add(c);
-                                }
-                            }
-                            let lines = &mut tile[..width * n];
-                            fft.process_with_scratch(lines, fft_scratch);
-                            if let Some(s) = scale {
-                                lines.iter_mut().for_each(|x| *x = *x * s);
-                            }
-                            for i in 0..n {
-                                let row = p.add(origin + i * inner);
-                                for c in 0..width {
-                                    *row.add(c) = *tile.get_unchecked(c * n + i);
-                                }
-                            }
-                        }
+                        // touch disjoint elements of the block of outer·n·inner elements.
+                        unsafe { self.strided_tile(base.get(), inner, blocks, task, scale, scratch) };
                     }
                 });
             }

@@ -4,9 +4,12 @@
 //! With a d-dimensional array on a grid of rank r, layout `L0` splits axes `0..r` (grid
 //! dimension `j` splits axis `j`) in C memory order, so axes `r..d` are local. Layout `Lk`
 //! (k = 1..=r) moves grid dimension `j = r − k` from axis `j` to axis `j + d − r`, making axis
-//! `j` local and contiguous in memory. The forward transform runs the FFTs of the local axes
-//! of `L0`, then, for each k, the exchange `L(k−1) → Lk` and the FFT along axis `r − k`. Unless
-//! the output is transposed, exchanges `Lr → … → L0` follow. Backward runs the mirror image.
+//! `j` local and contiguous in memory. A slab (r = 1) of d ≥ 3 axes is the exception, as in
+//! FFTW-MPI: `L1` splits axis 1 with memory order `1, 0, 2, …, d−1`, so the exchange moves
+//! whole runs of the trailing axes and the FFT along axis 0 is a tiled strided sweep.
+//! The forward transform runs the FFTs of the local axes of `L0`, then, for each k, the
+//! exchange `L(k−1) → Lk` and the FFT along axis `r − k`. Unless the output is transposed,
+//! exchanges `Lr → … → L0` follow. Backward runs the mirror image.
 //! [`pencils`] is the one place that builds this chain.
 //!
 //! Real and padded transforms ([`pipeline_for`]) use the same pencils; a transform that changes
@@ -123,7 +126,8 @@ impl TransformShape {
 /// memory order), and the axes transformed in each, in forward order. Pencil 0 splits axes
 /// `0..r` (grid dimension `j` splits axis `j`) in C order and transforms axes `d−1..r`; pencil
 /// `k` (1..=r) moves grid dimension `j = r − k` from axis `j` to axis `j + d − r`, makes axis
-/// `j` contiguous and transforms it. With `single` (one process, natural output) there is one
+/// `j` contiguous and transforms it, except in a slab of d ≥ 3 axes, whose pencil 1 splits
+/// axis 1 in memory order `1, 0, 2, …` (FFTW's layout). With `single` (one process, natural output) there is one
 /// pencil that transforms every axis in place.
 pub fn pencils(d: usize, r: usize, single: bool) -> Vec<(Vec<usize>, MemoryOrder, Vec<usize>)> {
     if single {
@@ -138,6 +142,17 @@ pub fn pencils(d: usize, r: usize, single: bool) -> Vec<(Vec<usize>, MemoryOrder
         MemoryOrder::natural(d),
         (r..d).rev().collect::<Vec<usize>>(),
     )];
+    if r == 1 && d >= 3 {
+        // A slab: move the grid from axis 0 to axis 1 and keep the last axis contiguous
+        // (memory order 1, 0, 2, …), as FFTW-MPI does. The exchanges then move whole runs of
+        // the trailing axes, and the FFT along axis 0 runs as a tiled strided sweep that
+        // reads and writes those runs straight from and to the message buffers.
+        let mut order = vec![1, 0];
+        order.extend(2..d);
+        let order = MemoryOrder::new(order).expect("a permutation");
+        out.push((vec![1], order, vec![0]));
+        return out;
+    }
     for k in 1..=r {
         let j = r - k;
         let (prev_decomposed, prev_order, _) = &out[k - 1];
@@ -416,7 +431,10 @@ mod tests {
                                         assert!((0..l.grid().ranks()).all(|rank| {
                                             l.global_range(rank, axis).len() == shape[axis]
                                         }));
-                                        if layout != 0 {
+                                        // After L0 the transformed axis is contiguous,
+                                        // except in a slab of d ≥ 3 (FFTW's layout: axis 0
+                                        // strided, the trailing axes stay contiguous).
+                                        if layout != 0 && !(r == 1 && d >= 3) {
                                             assert!(is_contiguous(&p.layouts[layout], axis));
                                         }
                                         seen[axis] += 1;

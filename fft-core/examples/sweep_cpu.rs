@@ -1,0 +1,35 @@
+//! Developer tool: CPU time (not wall time, so it holds up on a loaded machine) of the FFT
+//! sweeps along each axis of a 3-D block, one thread. `cargo run --release -p fft-core
+//! --example sweep_cpu -- 256 128 256`.
+use fft_core::local::Sweep;
+use num_complex::Complex;
+use rustfft::FftPlanner;
+
+fn cpu_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid timespec pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+fn main() {
+    let shape: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("axis length"))
+        .collect();
+    let shape = if shape.is_empty() { vec![128, 128, 128] } else { shape };
+    let len: usize = shape.iter().product();
+    let mut data = vec![Complex::new(1.0f64, 0.5); len];
+    let mut planner = FftPlanner::<f64>::new();
+    for (position, &n) in shape.iter().enumerate() {
+        let sweep = Sweep::new(planner.plan_fft_forward(n), &shape, position);
+        let mut workers = vec![vec![Complex::default(); sweep.scratch_len()]; 1];
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let t = cpu_seconds();
+            sweep.run(&mut data, None, 1.0, &mut workers);
+            best = best.min(cpu_seconds() - t);
+        }
+        println!("{shape:?} axis {position}: {:.2} ms", best * 1e3);
+    }
+}
