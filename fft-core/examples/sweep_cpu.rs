@@ -6,7 +6,10 @@ use num_complex::Complex;
 use rustfft::FftPlanner;
 
 fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: a valid timespec pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -17,7 +20,11 @@ fn main() {
         .skip(1)
         .map(|a| a.parse().expect("axis length"))
         .collect();
-    let shape = if shape.is_empty() { vec![128, 128, 128] } else { shape };
+    let shape = if shape.is_empty() {
+        vec![128, 128, 128]
+    } else {
+        shape
+    };
     let len: usize = shape.iter().product();
     let mut data = vec![Complex::new(1.0f64, 0.5); len];
     let mut planner = FftPlanner::<f64>::new();

@@ -5,13 +5,14 @@
 //! viewed through `bytemuck`).
 
 use crate::error::{FftError, Result};
-use crate::local::{LineOp, LineStep, LocalFft, R2r};
+use crate::local::{LineOp, LineStep, LocalFft, R2r, Rows, Sweep};
 use crate::options::{AxisKind, FftOptions};
 use crate::real::Real;
 use crate::stages::{pipeline_for, resolve_grid, Domain, Pipeline, Stage, TransformShape};
 use mpi::topology::Communicator;
 use num_complex::Complex;
 use redist::alloc::huge_vec;
+use redist::runs::Run;
 use redist::{Exchange, ExchangePlan, Layout, MemoryOrder, ProcessGrid, StageTimes};
 use std::time::Instant;
 
@@ -141,6 +142,82 @@ enum Step<T: Real> {
     Line { step: LineStep<T>, in_place: bool },
     /// An exchange; `real`: the elements are scalars, else complex.
     Exchange { index: usize, real: bool },
+    /// A strided complex FFT sweep fused with the exchange before it, after it, or both (see
+    /// [`Fused`]).
+    Fused(Box<Fused<T>>),
+}
+
+/// A strided sweep whose tiles read their rows straight from where exchange `before` leaves
+/// them (the source block for the rank's own part, the receive buffer for the rest; run map
+/// `gather`) and write them straight to where exchange `after` takes them (run map
+/// `scatter`; the destination block for the own part, the send buffer for the rest). The
+/// layout in between is never stored, and nothing is unpacked or packed in a pass of its own.
+/// Complex data only.
+struct Fused<T: Real> {
+    before: Option<usize>,
+    gather: Vec<Run>,
+    sweep: Sweep<T>,
+    after: Option<usize>,
+    scatter: Vec<Run>,
+}
+
+/// Fuses each complex FFT step that is one strided sweep with the complex exchanges next to
+/// it, where their run maps ([`redist::runs`]) show that the sweep's rows are whole runs on
+/// the other side. `after[i]` is the layout after step `i`; so is the result's.
+fn fuse<T: Real>(
+    steps: Vec<Step<T>>,
+    after: Vec<usize>,
+    exchanges: &[Exchange],
+) -> (Vec<Step<T>>, Vec<usize>) {
+    let mut out: Vec<(Step<T>, usize)> = Vec::with_capacity(steps.len());
+    let mut pending = steps.into_iter().zip(after).peekable();
+    while let Some((step, layout)) = pending.next() {
+        let sweep = match &step {
+            Step::Fft(local) => local.single_strided().cloned(),
+            _ => None,
+        };
+        let Some(sweep) = sweep else {
+            out.push((step, layout));
+            continue;
+        };
+        let row = sweep.row_len();
+        let before = match out.last() {
+            Some((Step::Exchange { index, real: false }, _)) => exchanges[*index]
+                .rank_part()
+                .dst_runs(row)
+                .map(|runs| (*index, runs)),
+            _ => None,
+        };
+        let after = match pending.peek() {
+            Some((Step::Exchange { index, real: false }, _)) => exchanges[*index]
+                .rank_part()
+                .src_runs(row)
+                .map(|runs| (*index, runs)),
+            _ => None,
+        };
+        if before.is_none() && after.is_none() {
+            out.push((step, layout));
+            continue;
+        }
+        let mut last = layout;
+        if before.is_some() {
+            out.pop();
+        }
+        if after.is_some() {
+            last = pending.next().expect("peeked").1;
+        }
+        let (before, gather) = before.map_or((None, Vec::new()), |(e, r)| (Some(e), r));
+        let (after, scatter) = after.map_or((None, Vec::new()), |(e, r)| (Some(e), r));
+        let fused = Fused {
+            before,
+            gather,
+            sweep,
+            after,
+            scatter,
+        };
+        out.push((Step::Fused(Box::new(fused)), last));
+    }
+    out.into_iter().unzip()
 }
 
 /// Where the data of a transform is between steps.
@@ -333,6 +410,8 @@ where
         };
         let (forward_steps, forward_after) = make_steps(&pipeline.forward, false)?;
         let (backward_steps, backward_after) = make_steps(&pipeline.backward, true)?;
+        let (forward_steps, forward_after) = fuse(forward_steps, forward_after, &exchanges);
+        let (backward_steps, backward_after) = fuse(backward_steps, backward_after, &exchanges);
 
         let movers = |steps: &[Step<T>]| -> Vec<bool> {
             steps
@@ -343,6 +422,7 @@ where
                         || matches!(
                             s,
                             Step::Exchange { .. }
+                                | Step::Fused(_)
                                 | Step::Line {
                                     in_place: false,
                                     ..
@@ -372,6 +452,12 @@ where
                     Step::Exchange { index, real } => {
                         Some(len(&exchanges[*index]) * if *real { 1 } else { 2 })
                     }
+                    Step::Fused(f) => f
+                        .before
+                        .iter()
+                        .chain(&f.after)
+                        .map(|&e| 2 * len(&exchanges[e]))
+                        .max(),
                     _ => None,
                 })
                 .max()
@@ -385,6 +471,7 @@ where
             .map(|s| match s {
                 Step::Fft(local) => local.scratch_len(),
                 Step::Line { step, .. } => step.scratch_len(),
+                Step::Fused(f) => f.sweep.scratch_len(),
                 Step::Exchange { .. } => 0,
             })
             .max()
@@ -548,6 +635,61 @@ where
                         len = 2 * d;
                     }
                     at = dests[i];
+                }
+                Step::Fused(fused) => {
+                    let (src, dst) = split(input, output, &mut work, at, dests[i]);
+                    let src = as_complex(&src[..len]);
+                    let (send, recv) = (as_complex_mut(send), as_complex_mut(recv));
+                    let inner = fused.sweep.row_len();
+                    // The rows come from the source block, or through exchange `before`.
+                    let from = match fused.before {
+                        Some(e) => {
+                            let exchange = &mut self.exchanges[e];
+                            let t = Instant::now();
+                            exchange.pack(src, send);
+                            times.pack += t.elapsed().as_secs_f64();
+                            let t = Instant::now();
+                            exchange.communicate(send, recv)?;
+                            times.comm += t.elapsed().as_secs_f64();
+                            Rows::mapped(
+                                &fused.gather,
+                                src.as_ptr() as *mut _,
+                                recv.as_mut_ptr(),
+                                inner,
+                            )
+                        }
+                        None => Rows::block(src.as_ptr() as *mut _, inner),
+                    };
+                    let last = fused
+                        .after
+                        .or(fused.before)
+                        .expect("fused with an exchange");
+                    let dst_len = self.exchanges[last].dst_len();
+                    let dst = as_complex_mut(&mut dst[..2 * dst_len]);
+                    let to = match fused.after {
+                        Some(_) => {
+                            Rows::mapped(&fused.scatter, dst.as_mut_ptr(), send.as_mut_ptr(), inner)
+                        }
+                        None => Rows::block(dst.as_mut_ptr(), inner),
+                    };
+                    let t = Instant::now();
+                    // SAFETY: the run maps come from the exchanges' plans for exactly these
+                    // block and message lengths; `from` is only read (the source block is the
+                    // caller's input or another buffer than `dst`, and the receive buffer is
+                    // not written meanwhile); `to` names disjoint rows of `dst` and `send`.
+                    unsafe { fused.sweep.run_mapped(from, to, scale, workers) };
+                    times.fft += t.elapsed().as_secs_f64();
+                    if let Some(e) = fused.after {
+                        let exchange = &mut self.exchanges[e];
+                        let t = Instant::now();
+                        exchange.communicate(send, recv)?;
+                        times.comm += t.elapsed().as_secs_f64();
+                        let t = Instant::now();
+                        exchange.unpack(recv, dst);
+                        times.unpack += t.elapsed().as_secs_f64();
+                    }
+                    at = dests[i];
+                    len = 2 * dst_len;
                 }
             }
         }

@@ -10,6 +10,7 @@ use crate::real::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
 use realfft::{ComplexToReal, RealToComplex};
+use redist::runs::{Run, RunBuffer};
 use rustfft::Fft;
 use std::sync::Arc;
 
@@ -54,6 +55,7 @@ enum Shape {
 /// assert_eq!(data[0], Complex::new(4.0, 0.0)); // DC of a column of ones
 /// assert_eq!(data[8], Complex::new(0.0, 0.0));
 /// ```
+#[derive(Clone)]
 pub struct Sweep<T: Real> {
     fft: Arc<dyn Fft<T>>,
     n: usize,
@@ -85,17 +87,21 @@ impl<T: Real> Sweep<T> {
     }
 
     /// Transforms one tile of a strided sweep: the lines `c0..c0 + TILE_LINES` (clipped) of
-    /// plane `o`, where `task = o · blocks + c0 / TILE_LINES`. The lines are gathered into the
-    /// tile (one line every [`tile_stride`] elements), transformed there, scaled and
-    /// scattered back.
+    /// plane `o`, where `task = o · blocks + c0 / TILE_LINES`. Row `i` of plane `o` (the run of
+    /// `inner` elements at line position `i`) is read from `from.row(o · n + i)` and written to
+    /// `to.row(o · n + i)`; the lines are gathered into the tile (one line every
+    /// [`tile_stride`] elements), transformed there, scaled and scattered.
     ///
     /// # Safety
-    /// `base` points to a block of this sweep's shape (`outer · n · inner` elements, with
-    /// `inner` and `blocks = inner.div_ceil(TILE_LINES)` as given) that no one else touches in
-    /// the tile's columns, and `task < outer · blocks`.
+    /// Every row `from` and `to` name for this task is valid for `inner` elements; rows that
+    /// `to` names for different tasks' columns are not touched by anyone else meanwhile, and
+    /// `from`'s rows are not written by anyone meanwhile (they may be `to`'s own rows, as in
+    /// an in-place sweep, since a tile is gathered before it is scattered).
+    #[allow(clippy::too_many_arguments)]
     unsafe fn strided_tile(
         &self,
-        base: *mut Complex<T>,
+        from: Rows<'_, T>,
+        to: Rows<'_, T>,
         inner: usize,
         blocks: usize,
         task: usize,
@@ -108,9 +114,8 @@ impl<T: Real> Sweep<T> {
         let (o, block) = (task / blocks, task % blocks);
         let c0 = block * TILE_LINES;
         let width = TILE_LINES.min(inner - c0);
-        let origin = base.add(o * n * inner + c0);
         for i in 0..n {
-            let row = origin.add(i * inner);
+            let row = from.row(o * n + i).add(c0);
             for c in 0..width {
                 *tile.get_unchecked_mut(c * stride + i) = *row.add(c);
             }
@@ -123,11 +128,59 @@ impl<T: Real> Sweep<T> {
             }
         }
         for i in 0..n {
-            let row = origin.add(i * inner);
+            let row = to.row(o * n + i).add(c0);
             for c in 0..width {
                 *row.add(c) = *tile.get_unchecked(c * stride + i);
             }
         }
+    }
+
+    /// Whether this sweep runs along a strided axis (lines gathered into tiles), the only
+    /// kind [`Sweep::run_mapped`] takes.
+    pub(crate) fn is_strided(&self) -> bool {
+        matches!(self.shape, Shape::Strided { .. }) && self.n > 0
+    }
+
+    /// Elements per row of a strided sweep (the product of the memory axes after the swept
+    /// one): the run length of the row maps [`Sweep::run_mapped`] takes.
+    pub(crate) fn row_len(&self) -> usize {
+        match self.shape {
+            Shape::Strided { inner, .. } => inner,
+            Shape::Contiguous { .. } => 1,
+        }
+    }
+
+    /// A strided sweep whose rows are read from `from` and written to `to` instead of one
+    /// block in place: with run maps of the exchanges around it, the sweep reads its lines
+    /// straight from where an exchange leaves them and writes them straight to where the next
+    /// one takes them, so neither unpacks nor packs in a pass of its own. In parallel over
+    /// tiles, like [`Sweep::run`].
+    ///
+    /// # Safety
+    /// The sweep is strided; `from` and `to` each name `outer · n` rows of `inner` valid
+    /// elements, the rows `to` names are disjoint, and no row of `from` overlaps one of `to`
+    /// unless it is the same row (an in-place sweep).
+    pub(crate) unsafe fn run_mapped(
+        &self,
+        from: Rows<'_, T>,
+        to: Rows<'_, T>,
+        scale: T,
+        workers: &mut [Vec<Complex<T>>],
+    ) {
+        let Shape::Strided { outer, inner } = self.shape else {
+            panic!("run_mapped needs a strided sweep");
+        };
+        let scale = (scale != T::one()).then_some(scale);
+        let blocks = inner.div_ceil(TILE_LINES);
+        let tasks = outer * blocks;
+        let nworkers = workers.len();
+        workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
+            for task in tasks * w / nworkers..tasks * (w + 1) / nworkers {
+                // SAFETY: the caller's contract; tasks cover disjoint (plane, column-block)
+                // sets, so workers write disjoint elements.
+                unsafe { self.strided_tile(from, to, inner, blocks, task, scale, scratch) };
+            }
+        });
     }
 
     /// Transforms `data` (one block of this sweep's memory shape) in place on the calling
@@ -163,10 +216,10 @@ impl<T: Real> Sweep<T> {
                     data.copy_from_slice(input);
                 }
                 let blocks = inner.div_ceil(TILE_LINES);
-                let base = data.as_mut_ptr();
+                let rows = Rows::block(data.as_mut_ptr(), inner);
                 for task in 0..outer * blocks {
                     // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably.
-                    unsafe { self.strided_tile(base, inner, blocks, task, scale, scratch) };
+                    unsafe { self.strided_tile(rows, rows, inner, blocks, task, scale, scratch) };
                 }
             }
         }
@@ -219,7 +272,7 @@ impl<T: Real> Sweep<T> {
                 let blocks = inner.div_ceil(TILE_LINES);
                 let tasks = outer * blocks;
                 let nworkers = workers.len();
-                let base = SharedMut(data.as_mut_ptr());
+                let rows = Rows::block(data.as_mut_ptr(), inner);
                 assert_eq!(data.len(), outer * n * inner);
                 workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
                     let first = tasks * w / nworkers;
@@ -227,7 +280,9 @@ impl<T: Real> Sweep<T> {
                     for task in first..last {
                         // SAFETY: tasks cover disjoint (outer, column-block) sets, so workers
                         // touch disjoint elements of the block of outer·n·inner elements.
-                        unsafe { self.strided_tile(base.get(), inner, blocks, task, scale, scratch) };
+                        unsafe {
+                            self.strided_tile(rows, rows, inner, blocks, task, scale, scratch)
+                        };
                     }
                 });
             }
@@ -237,12 +292,72 @@ impl<T: Real> Sweep<T> {
 
 #[derive(Clone, Copy)]
 struct SharedMut<T>(*mut T);
-// SAFETY: workers write disjoint elements (see `Sweep::run`).
+// SAFETY: workers write disjoint elements (see `LineStep::run`).
 unsafe impl<T: Send> Send for SharedMut<T> {}
 unsafe impl<T: Send> Sync for SharedMut<T> {}
 impl<T> SharedMut<T> {
     fn get(&self) -> *mut T {
         self.0
+    }
+}
+
+/// Where the rows of a strided sweep lie: row `r` (a run of `inner` elements) either at
+/// `r · inner` in one block, or where a run map of an exchange says, in a block or a message
+/// buffer.
+#[derive(Clone, Copy)]
+pub(crate) struct Rows<'a, T> {
+    runs: Option<&'a [Run]>,
+    block: *mut Complex<T>,
+    message: *mut Complex<T>,
+    inner: usize,
+}
+
+// SAFETY: the pointers are only dereferenced under the contracts of `Sweep::run_mapped` and
+// `Sweep::strided_tile`, which keep workers on disjoint elements.
+unsafe impl<T: Send> Send for Rows<'_, T> {}
+unsafe impl<T: Send> Sync for Rows<'_, T> {}
+
+impl<'a, T> Rows<'a, T> {
+    /// Rows one after another in `block`.
+    pub(crate) fn block(block: *mut Complex<T>, inner: usize) -> Self {
+        Self {
+            runs: None,
+            block,
+            message: std::ptr::null_mut(),
+            inner,
+        }
+    }
+
+    /// Rows where `runs` says, in `block` or `message`.
+    pub(crate) fn mapped(
+        runs: &'a [Run],
+        block: *mut Complex<T>,
+        message: *mut Complex<T>,
+        inner: usize,
+    ) -> Self {
+        Self {
+            runs: Some(runs),
+            block,
+            message,
+            inner,
+        }
+    }
+
+    /// The first element of row `r`.
+    ///
+    /// # Safety
+    /// `r` is a row of this map and the buffers are valid for it.
+    unsafe fn row(&self, r: usize) -> *mut Complex<T> {
+        match self.runs {
+            None => self.block.add(r * self.inner),
+            Some(runs) => {
+                let run = *runs.get_unchecked(r);
+                match run.buffer {
+                    RunBuffer::Block => self.block.add(run.offset),
+                    RunBuffer::Message => self.message.add(run.offset),
+                }
+            }
+        }
     }
 }
 
@@ -299,6 +414,15 @@ impl<T: Real> LocalFft<T> {
     /// Scratch elements one worker needs.
     pub(crate) fn scratch_len(&self) -> usize {
         self.whole.iter().map(Sweep::scratch_len).max().unwrap_or(0)
+    }
+
+    /// The sweep, when there is exactly one and it is strided (the kind an exchange can be
+    /// fused with; see [`Sweep::run_mapped`]).
+    pub(crate) fn single_strided(&self) -> Option<&Sweep<T>> {
+        match self.whole.as_slice() {
+            [sweep] if sweep.is_strided() => Some(sweep),
+            _ => None,
+        }
     }
 
     /// Runs every sweep in order on `data` (in place; from `input` when given); the last sweep

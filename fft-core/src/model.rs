@@ -324,12 +324,22 @@ fn span(n: usize, parts: usize, lo: usize, hi: usize) -> usize {
     start(hi) - start(lo)
 }
 
+/// Which copies of an exchange a fused FFT sweep takes over (see [`fusions`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Fusion {
+    /// The sweep after the exchange reads the received data and the own part in place.
+    unpack: bool,
+    /// The sweep before the exchange writes the messages and the own part in place.
+    pack: bool,
+}
+
 fn exchange_cost(
     plan: &ExchangePlan,
     problem: &Problem,
     profile: &MachineProfile,
     compute_cores: f64,
     intra_slowdown: f64,
+    fusion: Fusion,
 ) -> ExchangeCost {
     let from = plan.from();
     let grid = from.grid();
@@ -407,7 +417,11 @@ fn exchange_cost(
         let latency_s =
             overhead + lat(send_msgs_intra, send_msgs_all).max(lat(recv_msgs_intra, recv_msgs_all));
         let bandwidth_s = bw(send_intra, send_inter).max(bw(recv_intra, recv_inter));
-        let copied = (send_total + recv_total + own) as f64 * eb;
+        // Pack, unpack and the own part's copy, less what fused sweeps do on the way.
+        let copied = (usize::from(!fusion.pack) * send_total
+            + usize::from(!fusion.unpack) * recv_total
+            + usize::from(!(fusion.pack || fusion.unpack)) * own) as f64
+            * eb;
         let memory_s = if profile.copy_bytes_per_s.is_infinite() {
             0.0
         } else {
@@ -491,7 +505,11 @@ pub fn predict(
             .fold(0usize, |acc, x| acc.max(x));
         pred.idle_ranks = pred.idle_ranks.max(idle);
     }
-    for stage in pipe.forward.iter().chain(&pipe.backward) {
+    let fused: Vec<Fusion> = fusions(&pipe.forward, &pipe)?
+        .into_iter()
+        .chain(fusions(&pipe.backward, &pipe)?)
+        .collect();
+    for (stage, &fusion) in pipe.forward.iter().chain(&pipe.backward).zip(&fused) {
         match *stage {
             Stage::Fft { layout, axis }
             | Stage::Resize {
@@ -509,7 +527,14 @@ pub fn predict(
             }
             Stage::Exchange { from, to } => {
                 let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
-                let c = exchange_cost(&plan, problem, profile, compute_cores, intra_slowdown);
+                let c = exchange_cost(
+                    &plan,
+                    problem,
+                    profile,
+                    compute_cores,
+                    intra_slowdown,
+                    fusion,
+                );
                 pred.latency_s += c.latency_s;
                 pred.bandwidth_s += c.bandwidth_s;
                 pred.memory_s += c.memory_s;
@@ -521,6 +546,37 @@ pub fn predict(
     }
     pred.predicted_s = pred.latency_s + pred.bandwidth_s + pred.fft_s + pred.memory_s;
     Ok(pred)
+}
+
+/// For each stage of `stages`, which of its copies a fused FFT sweep does instead (only
+/// exchanges get any): the plan ([`crate::FftPlan`]) fuses a lone strided FFT stage with the
+/// exchange before and after it when the rows of its sweep are whole runs of that exchange
+/// (see [`redist::runs`]); the tile gather and scatter then replace unpacking and packing.
+fn fusions(stages: &[Stage], pipe: &crate::stages::Pipeline) -> Result<Vec<Fusion>> {
+    let mut out = vec![Fusion::default(); stages.len()];
+    let is_fft_on = |k: usize, layout: usize| matches!(stages.get(k), Some(Stage::Fft { layout: l, .. }) if *l == layout);
+    for (k, stage) in stages.iter().enumerate() {
+        let Stage::Fft { layout, axis } = *stage else {
+            continue;
+        };
+        let neighbour = (k > 0 && is_fft_on(k - 1, layout)) || is_fft_on(k + 1, layout);
+        let l = &pipe.layouts[layout];
+        let position = l.memory_order().position_of(axis);
+        let memory_shape = l.local_shape_in_memory(0);
+        let row: usize = memory_shape[position + 1..].iter().product();
+        if neighbour || row == 1 || l.global_shape()[axis] == 0 {
+            continue;
+        }
+        if let Some(&Stage::Exchange { from, to }) = k.checked_sub(1).and_then(|p| stages.get(p)) {
+            let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
+            out[k - 1].unpack = plan.for_rank(0).dst_runs(row).is_some();
+        }
+        if let Some(&Stage::Exchange { from, to }) = stages.get(k + 1) {
+            let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
+            out[k + 1].pack = plan.for_rank(0).src_runs(row).is_some();
+        }
+    }
+    Ok(out)
 }
 
 /// Evaluates every candidate of [`candidates`]; the chosen one comes first, the others follow
@@ -784,7 +840,13 @@ mod tests {
                         };
                         let pipe = pipeline(shape, grid.clone(), transposed_out).unwrap();
                         let mut expected = 0.0;
-                        for stage in pipe.forward.iter().chain(&pipe.backward) {
+                        let fused: Vec<Fusion> = fusions(&pipe.forward, &pipe)
+                            .unwrap()
+                            .into_iter()
+                            .chain(fusions(&pipe.backward, &pipe).unwrap())
+                            .collect();
+                        for (stage, fusion) in pipe.forward.iter().chain(&pipe.backward).zip(&fused)
+                        {
                             let Stage::Exchange { from, to } = *stage else {
                                 continue;
                             };
@@ -801,10 +863,12 @@ mod tests {
                                     let sm = others().filter(|p| !p.send_box.is_empty()).count();
                                     let rm = others().filter(|p| !p.recv_box.is_empty()).count();
                                     let own = part.own().send_box.len();
+                                    let copied = if fusion.pack { 0 } else { part.send_len }
+                                        + if fusion.unpack { 0 } else { part.recv_len }
+                                        + if fusion.pack || fusion.unpack { 0 } else { own };
                                     sm.max(rm) as f64 * 1.0
                                         + part.send_len.max(part.recv_len) as f64 * 16.0 * 0.01
-                                        + (part.send_len + part.recv_len + own) as f64 * 16.0
-                                            / 1000.0
+                                        + copied as f64 * 16.0 / 1000.0
                                 })
                                 .fold(0.0, f64::max);
                             expected += worst;
@@ -820,6 +884,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The fused steps the model assumes: a slab of d ≥ 3 fuses its axis-0 sweep with the
+    /// exchanges on both sides (only the one before with transposed output); pencils, whose
+    /// FFTs after L0 are all contiguous, fuse nothing.
+    #[test]
+    fn fusions_follow_the_slab_layout() {
+        let slab = pipeline(&[8, 6, 5], GridShape::new(vec![2]).unwrap(), false).unwrap();
+        let f = fusions(&slab.forward, &slab).unwrap();
+        // Fft(2), Fft(1), Exchange 0→1, Fft(0), Exchange 1→0.
+        assert_eq!(slab.forward.len(), 5);
+        let (unpack, pack) = (
+            Fusion {
+                unpack: true,
+                pack: false,
+            },
+            Fusion {
+                unpack: false,
+                pack: true,
+            },
+        );
+        assert_eq!(
+            f,
+            vec![
+                Fusion::default(),
+                Fusion::default(),
+                unpack,
+                Fusion::default(),
+                pack
+            ]
+        );
+        let t = pipeline(&[8, 6, 5], GridShape::new(vec![2]).unwrap(), true).unwrap();
+        assert_eq!(fusions(&t.forward, &t).unwrap()[2], unpack);
+        let pencil = pipeline(&[8, 6, 5], GridShape::new(vec![2, 2]).unwrap(), false).unwrap();
+        assert!(fusions(&pencil.forward, &pencil)
+            .unwrap()
+            .iter()
+            .all(|f| *f == Fusion::default()));
     }
 
     /// The strided-sweep copies of a prediction, recomputed from the stage list.

@@ -41,6 +41,7 @@ pub mod pack;
 pub mod plan;
 pub mod redistribute;
 pub mod redistribution;
+pub mod runs;
 pub mod split;
 pub mod thakur;
 

@@ -1,0 +1,335 @@
+//! Run maps: where each contiguous run of a block lies in the buffers of an exchange.
+//!
+//! When the trailing memory axes of a block are neither split nor reordered by an exchange
+//! (a slab in FFTW's layout moves whole rows of the last axes), each run of those axes is
+//! one contiguous piece of one buffer on the other side: of the block across the exchange
+//! (the rank's own part) or of the message buffer (another rank's part). A consumer that
+//! knows these pieces can read the data straight from where the exchange leaves it, or write
+//! it straight to where the exchange takes it from, instead of unpacking or packing in a
+//! separate pass: `fft-core` gathers the lines of its strided FFT tiles this way.
+
+use crate::pack::compact_strides;
+use crate::plan::{LocalBox, RankExchange};
+
+/// The buffer a run lies in, on the other side of an exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunBuffer {
+    /// The block on the other side (the source block for [`RankExchange::dst_runs`], the
+    /// destination block for [`RankExchange::src_runs`]): this rank's own part.
+    Block,
+    /// The message buffer (receive buffer for `dst_runs`, send buffer for `src_runs`).
+    Message,
+}
+
+/// Where one run lies: a buffer and the offset of its first element there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// Which buffer.
+    pub buffer: RunBuffer,
+    /// Offset in elements.
+    pub offset: usize,
+}
+
+/// Memory order (slowest first) recovered from strides: axes by decreasing stride, ties (axes
+/// of extent one) broken by logical order. Only the trailing axes with extent above one
+/// matter for runs, and those have distinct strides.
+fn order_of(strides: &[usize], extent: &[usize]) -> Vec<usize> {
+    let mut axes: Vec<usize> = (0..strides.len()).collect();
+    axes.sort_by(|&a, &b| {
+        let key = |x: usize| if extent[x] == 1 { 0 } else { strides[x] };
+        key(b).cmp(&key(a)).then(a.cmp(&b))
+    });
+    axes
+}
+
+/// The trailing axes (in memory order) of a block with `strides`/`extent` whose product of
+/// extents is `run_len`, or `None` if no suffix of the memory order has exactly that size.
+fn run_axes(strides: &[usize], extent: &[usize], run_len: usize) -> Option<Vec<usize>> {
+    let order = order_of(strides, extent);
+    let mut size = 1;
+    let mut axes = Vec::new();
+    for &a in order.iter().rev() {
+        if size == run_len {
+            break;
+        }
+        size *= extent[a];
+        axes.push(a);
+    }
+    (size == run_len).then(|| {
+        axes.reverse();
+        axes
+    })
+}
+
+/// Maps the runs of a block (`block_strides`, `block_extent`) that boxes of it exchange with
+/// the other side: for each `(box, other-side strides, other-side offset of the box's first
+/// element, buffer)`, the runs inside the box and where they lie on the other side. `None`
+/// when a run is not contiguous on the other side.
+fn map_runs(
+    block_strides: &[usize],
+    block_extent: &[usize],
+    run_len: usize,
+    parts: &[(LocalBox, Vec<usize>, usize, RunBuffer)],
+) -> Option<Vec<Run>> {
+    let len: usize = block_extent.iter().product();
+    if run_len == 0 || !len.is_multiple_of(run_len) {
+        return None;
+    }
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let trailing = run_axes(block_strides, block_extent, run_len)?;
+    let order = order_of(block_strides, block_extent);
+    let outer: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|a| !trailing.contains(a))
+        .collect();
+    let mut runs = vec![
+        Run {
+            buffer: RunBuffer::Block,
+            offset: usize::MAX
+        };
+        len / run_len
+    ];
+    for (part, other_strides, base, buffer) in parts {
+        if part.is_empty() {
+            continue;
+        }
+        // The box must cover the run axes whole, and the other side must hold them in the
+        // same order, compactly.
+        let mut expect = 1;
+        for &a in trailing.iter().rev() {
+            if part.ranges[a].len() != block_extent[a]
+                || (block_extent[a] > 1 && other_strides[a] != expect)
+            {
+                return None;
+            }
+            expect *= block_extent[a];
+        }
+        // Every combination of the box's outer indices starts one run.
+        let counts: Vec<usize> = outer.iter().map(|&a| part.ranges[a].len()).collect();
+        for flat in 0..counts.iter().product::<usize>() {
+            let (mut rest, mut here, mut there) = (flat, 0, *base);
+            for (k, &a) in outer.iter().enumerate().rev() {
+                let x = rest % counts[k];
+                rest /= counts[k];
+                here += (part.ranges[a].start + x) * block_strides[a];
+                there += x * other_strides[a];
+            }
+            runs[here / run_len] = Run {
+                buffer: *buffer,
+                offset: there,
+            };
+        }
+    }
+    runs.iter().all(|r| r.offset != usize::MAX).then_some(runs)
+}
+
+impl RankExchange {
+    /// The destination block cut into runs of `run_len` elements (consecutive in memory, run
+    /// `i` at offset `i · run_len`), each mapped to where the exchange leaves it before
+    /// unpacking: the source block (this rank's own part) or the receive buffer. `None` when
+    /// `run_len` is not the size of trailing memory axes of the destination block that every
+    /// part keeps whole and in the same order.
+    ///
+    /// ```
+    /// use redist::{grid::GridShape, layout::{Layout, MemoryOrder}, plan::ExchangePlan};
+    /// use redist::runs::RunBuffer;
+    /// // A slab in FFTW's layout: axis 0 split → axis 1 split, memory order 1, 0, 2.
+    /// let grid = GridShape::new(vec![2]).unwrap();
+    /// let from = Layout::pencil(&[4, 4, 3], grid.clone()).unwrap();
+    /// let to = Layout::new(&[4, 4, 3], grid, vec![1], MemoryOrder::new(vec![1, 0, 2]).unwrap())
+    ///     .unwrap();
+    /// let part = ExchangePlan::new(&from, &to).unwrap().for_rank(0);
+    /// let runs = part.dst_runs(3).unwrap(); // rows of axis 2
+    /// assert_eq!(runs.len(), 2 * 4);
+    /// assert_eq!(runs[0].buffer, RunBuffer::Block);     // (i1 = 0, i0 = 0): own part
+    /// assert_eq!(runs[2].buffer, RunBuffer::Message);   // (i1 = 0, i0 = 2): from rank 1
+    /// assert!(part.dst_runs(2).is_none());              // not whole rows
+    /// ```
+    pub fn dst_runs(&self, run_len: usize) -> Option<Vec<Run>> {
+        let extent: Vec<usize> = self.dst_extent();
+        let parts: Vec<_> = self
+            .peers
+            .iter()
+            .map(|p| {
+                if p.peer == self.group_index {
+                    // Own part: dst-local x ↔ src-local x − recv.start + send.start.
+                    (
+                        p.recv_box.clone(),
+                        self.src_strides.clone(),
+                        p.send_box.offset(&self.src_strides),
+                        RunBuffer::Block,
+                    )
+                } else {
+                    (
+                        p.recv_box.clone(),
+                        compact_strides(&p.recv_box.extent(), &self.message_order),
+                        p.recv_offset,
+                        RunBuffer::Message,
+                    )
+                }
+            })
+            .collect();
+        map_runs(&self.dst_strides, &extent, run_len, &parts)
+    }
+
+    /// The source block cut into runs of `run_len` elements, each mapped to where the
+    /// exchange needs it: the destination block (this rank's own part) or the send buffer
+    /// (as packing would place it). `None` as for [`RankExchange::dst_runs`].
+    pub fn src_runs(&self, run_len: usize) -> Option<Vec<Run>> {
+        let extent: Vec<usize> = self.src_extent();
+        let parts: Vec<_> = self
+            .peers
+            .iter()
+            .map(|p| {
+                if p.peer == self.group_index {
+                    (
+                        p.send_box.clone(),
+                        self.dst_strides.clone(),
+                        p.recv_box.offset(&self.dst_strides),
+                        RunBuffer::Block,
+                    )
+                } else {
+                    (
+                        p.send_box.clone(),
+                        compact_strides(&p.send_box.extent(), &self.message_order),
+                        p.send_offset,
+                        RunBuffer::Message,
+                    )
+                }
+            })
+            .collect();
+        map_runs(&self.src_strides, &extent, run_len, &parts)
+    }
+
+    /// Local extent of the source block (the own send box grows to the whole block on every
+    /// axis but the scattered one, which all send boxes together cover).
+    fn src_extent(&self) -> Vec<usize> {
+        union_extent(self.peers.iter().map(|p| &p.send_box))
+    }
+
+    /// Local extent of the destination block.
+    fn dst_extent(&self) -> Vec<usize> {
+        union_extent(self.peers.iter().map(|p| &p.recv_box))
+    }
+}
+
+/// Extent of the block that a set of boxes tiles (the largest end per axis).
+fn union_extent<'a>(boxes: impl Iterator<Item = &'a LocalBox>) -> Vec<usize> {
+    let mut extent: Vec<usize> = Vec::new();
+    for b in boxes {
+        if extent.is_empty() {
+            extent = vec![0; b.ranges.len()];
+        }
+        for (e, r) in extent.iter_mut().zip(&b.ranges) {
+            *e = (*e).max(r.end);
+        }
+    }
+    extent
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::grid::GridShape;
+    use crate::layout::{Layout, MemoryOrder};
+    use crate::plan::ExchangePlan;
+    use crate::runs::RunBuffer;
+
+    /// Brute force: with index-valued blocks, every run read through the map holds exactly
+    /// the destination's (source's) elements, for slabs of several shapes and group sizes,
+    /// both directions.
+    #[test]
+    fn runs_agree_with_the_exchange_on_index_valued_data() {
+        for shape in [[4usize, 4, 3], [5, 7, 6], [3, 2, 5], [7, 3, 1]] {
+            for p in 1..=4 {
+                let grid = GridShape::new(vec![p]).unwrap();
+                let l0 = Layout::pencil(&shape, grid.clone()).unwrap();
+                let l1 = Layout::new(
+                    &shape,
+                    grid,
+                    vec![1],
+                    MemoryOrder::new(vec![1, 0, 2]).unwrap(),
+                )
+                .unwrap();
+                for (from, to) in [(&l0, &l1), (&l1, &l0)] {
+                    let plan = ExchangePlan::new(from, to).unwrap();
+                    let src: Vec<Vec<u64>> = (0..p)
+                        .map(|r| {
+                            let mut b = vec![0u64; from.local_len(r)];
+                            from.fill_index_valued(r, &mut b, |g| g);
+                            b
+                        })
+                        .collect();
+                    let dst = plan.simulate(&src);
+                    for rank in 0..p {
+                        let part = plan.for_rank(rank);
+                        // Messages as packing lays them out.
+                        let mut send = vec![0u64; part.send_len];
+                        for (pl, peer) in part.pack_plans().iter().zip(&part.peers) {
+                            if peer.peer != part.group_index {
+                                pl.run(
+                                    &src[rank],
+                                    peer.send_box.offset(&part.src_strides),
+                                    &mut send,
+                                    peer.send_offset,
+                                );
+                            }
+                        }
+                        let run_len = shape[2];
+                        let runs = part.src_runs(run_len).expect("whole rows");
+                        for (i, run) in runs.iter().enumerate() {
+                            let there = match run.buffer {
+                                RunBuffer::Block => &dst[rank][run.offset..run.offset + run_len],
+                                RunBuffer::Message => &send[run.offset..run.offset + run_len],
+                            };
+                            assert_eq!(there, &src[rank][i * run_len..(i + 1) * run_len]);
+                        }
+                        // Receive side: what the peers packed for this rank, in peer order.
+                        let mut recv = vec![0u64; part.recv_len];
+                        for peer in part.peers.iter().filter(|q| q.peer != part.group_index) {
+                            let theirs = plan.for_rank(peer.peer_rank);
+                            let mine = &theirs.peers[part.group_index];
+                            let mut msg = vec![0u64; theirs.send_len];
+                            theirs.pack_plans()[part.group_index].run(
+                                &src[peer.peer_rank],
+                                mine.send_box.offset(&theirs.src_strides),
+                                &mut msg,
+                                mine.send_offset,
+                            );
+                            let n = mine.send_box.len();
+                            recv[peer.recv_offset..peer.recv_offset + n]
+                                .copy_from_slice(&msg[mine.send_offset..mine.send_offset + n]);
+                        }
+                        let runs = part.dst_runs(run_len).expect("whole rows");
+                        for (i, run) in runs.iter().enumerate() {
+                            let there = match run.buffer {
+                                RunBuffer::Block => &src[rank][run.offset..run.offset + run_len],
+                                RunBuffer::Message => &recv[run.offset..run.offset + run_len],
+                            };
+                            assert_eq!(there, &dst[rank][i * run_len..(i + 1) * run_len]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn no_map_when_runs_are_split() {
+        // The classic pencil step transposes the last axis away: no whole runs.
+        let grid = GridShape::new(vec![2]).unwrap();
+        let l0 = Layout::pencil(&[4, 6, 5], grid.clone()).unwrap();
+        let l1 = Layout::new(
+            &[4, 6, 5],
+            grid,
+            vec![2],
+            MemoryOrder::new(vec![1, 2, 0]).unwrap(),
+        )
+        .unwrap();
+        let part = ExchangePlan::new(&l0, &l1).unwrap().for_rank(0);
+        assert!(part.dst_runs(4).is_none());
+        assert!(part.src_runs(5).is_none());
+    }
+}
