@@ -1,7 +1,14 @@
-/* FFTW-MPI peer of `dfft run`: forward+backward c2c 3-D transforms timed the same way
- * (barrier, one forward and one backward, max over ranks; min and median over the timed pairs).
+/* FFTW-MPI peer of `dfft run`: forward+backward 3-D transforms (c2c, or r2c then c2r) timed the
+ * same way (barrier, one forward and one backward, max over ranks; min and median over the timed
+ * pairs). After timing, one untimed pair from the original data checks the setup: the forward
+ * output's energy against the input's (Parseval, counting each half-spectrum r2c mode twice
+ * except k2 = 0 and n2/2; relative error, layout-independent, so it covers TRANSPOSED_OUT) and
+ * the backward output against the input (max abs error after the 1/N scaling).
  *
- * usage: fftw_mpi_bench N0 N1 N2 ITERS WARMUP normal|transposed [THREADS]
+ * r2c uses FFTW-MPI's padded real layout: local_n0 x n1 x 2(n2/2+1) doubles, sized by
+ * fftw_mpi_local_size_3d[_transposed](n0, n1, n2/2+1); both transforms are out of place.
+ *
+ * usage: fftw_mpi_bench N0 N1 N2 ITERS WARMUP normal|transposed [THREADS [c2c|r2c]]
  * prints one JSON line on rank 0. Built by scripts/bench-fft with mpicc. */
 #include <fftw3-mpi.h>
 #include <math.h>
@@ -21,8 +28,11 @@ int main(int argc, char **argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc < 7) {
-    if (rank == 0) fprintf(stderr, "usage: %s N0 N1 N2 ITERS WARMUP normal|transposed [THREADS]\n", argv[0]);
+  int real = argc > 8 && strcmp(argv[8], "r2c") == 0;
+  if (argc < 7 || (argc > 8 && !real && strcmp(argv[8], "c2c") != 0)) {
+    if (rank == 0)
+      fprintf(stderr, "usage: %s N0 N1 N2 ITERS WARMUP normal|transposed [THREADS [c2c|r2c]]\n",
+              argv[0]);
     MPI_Finalize();
     return 2;
   }
@@ -34,43 +44,65 @@ int main(int argc, char **argv) {
   fftw_mpi_init();
   if (threads > 1) fftw_plan_with_nthreads(threads);
 
+  /* Complex elements per row of the output: n2 (c2c) or n2/2+1 (r2c). Real input rows are
+   * padded to 2*nc doubles (r2c); c2c input rows hold n2 complex values. */
+  ptrdiff_t nc = real ? n2 / 2 + 1 : n2;
+  ptrdiff_t row = real ? 2 * nc : n2; /* input elements (doubles or complex) per row */
   ptrdiff_t local_n0, local_0_start, local_n1, local_1_start, alloc;
   if (transposed)
-    alloc = fftw_mpi_local_size_3d_transposed(n0, n1, n2, MPI_COMM_WORLD, &local_n0, &local_0_start,
-                                              &local_n1, &local_1_start);
+    alloc = fftw_mpi_local_size_3d_transposed(n0, n1, nc, MPI_COMM_WORLD, &local_n0,
+                                              &local_0_start, &local_n1, &local_1_start);
   else
-    alloc = fftw_mpi_local_size_3d(n0, n1, n2, MPI_COMM_WORLD, &local_n0, &local_0_start);
-  fftw_complex *in = fftw_alloc_complex(alloc), *out = fftw_alloc_complex(alloc);
+    alloc = fftw_mpi_local_size_3d(n0, n1, nc, MPI_COMM_WORLD, &local_n0, &local_0_start);
+  /* c2c: in and out complex; r2c: rin real (2*alloc doubles), out complex. */
+  fftw_complex *in = real ? NULL : fftw_alloc_complex(alloc), *out = fftw_alloc_complex(alloc);
+  double *rin = real ? fftw_alloc_real(2 * alloc) : NULL;
   unsigned flags = FFTW_MEASURE;
+  unsigned fflags = flags | (transposed ? FFTW_MPI_TRANSPOSED_OUT : 0);
+  unsigned bflags = flags | (transposed ? FFTW_MPI_TRANSPOSED_IN : 0);
   double t_plan = MPI_Wtime();
-  fftw_plan fwd = fftw_mpi_plan_dft_3d(n0, n1, n2, in, out, MPI_COMM_WORLD, FFTW_FORWARD,
-                                       flags | (transposed ? FFTW_MPI_TRANSPOSED_OUT : 0));
-  fftw_plan bwd = fftw_mpi_plan_dft_3d(n0, n1, n2, out, in, MPI_COMM_WORLD, FFTW_BACKWARD,
-                                       flags | (transposed ? FFTW_MPI_TRANSPOSED_IN : 0));
+  fftw_plan fwd, bwd;
+  if (real) {
+    fwd = fftw_mpi_plan_dft_r2c_3d(n0, n1, n2, rin, out, MPI_COMM_WORLD, fflags);
+    bwd = fftw_mpi_plan_dft_c2r_3d(n0, n1, n2, out, rin, MPI_COMM_WORLD, bflags);
+  } else {
+    fwd = fftw_mpi_plan_dft_3d(n0, n1, n2, in, out, MPI_COMM_WORLD, FFTW_FORWARD, fflags);
+    bwd = fftw_mpi_plan_dft_3d(n0, n1, n2, out, in, MPI_COMM_WORLD, FFTW_BACKWARD, bflags);
+  }
   t_plan = MPI_Wtime() - t_plan;
+  if (!fwd || !bwd) {
+    if (rank == 0) fprintf(stderr, "fftw_mpi_bench: FFTW returned no plan\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
 
-  ptrdiff_t local = local_n0 * n1 * n2;
-  double *orig = malloc(sizeof(double) * 2 * (local > 0 ? local : 1));
+  /* Logical input: local_n0 x n1 x n2 values (real, or complex as re/im pairs). */
+  ptrdiff_t local = local_n0 * n1 * n2, comps = real ? 1 : 2;
+  double *orig = malloc(sizeof(double) * comps * (local > 0 ? local : 1));
   for (ptrdiff_t i = 0; i < local; i++) {
     double g = (double)(local_0_start * n1 * n2 + i);
-    orig[2 * i] = sin(0.37 * g);
-    orig[2 * i + 1] = cos(0.11 * g);
+    orig[comps * i] = sin(0.37 * g);
+    if (!real) orig[2 * i + 1] = cos(0.11 * g);
   }
-  for (ptrdiff_t i = 0; i < local; i++) {
-    in[i][0] = orig[2 * i];
-    in[i][1] = orig[2 * i + 1];
-  }
+  /* Element (r, k) of the input (r = local row, k < n2, c = component) lives at
+   * (r*row + k)*comps + c in the input array viewed as doubles. */
+  double *inp = real ? rin : (double *)in;
+  ptrdiff_t rows = local_n0 * n1;
+#define FOR_INPUT(body)                                                     \
+  for (ptrdiff_t r = 0; r < rows; r++)                                      \
+    for (ptrdiff_t k = 0; k < n2; k++)                                      \
+      for (ptrdiff_t c = 0; c < comps; c++) {                               \
+        double *x = &inp[(r * row + k) * comps + c];                        \
+        const double *o = &orig[(r * n2 + k) * comps + c];                  \
+        (void)o;                                                            \
+        body;                                                               \
+      }
+  FOR_INPUT(*x = *o);
   for (int w = 0; w < warmup; w++) {
     fftw_execute(fwd);
     fftw_execute(bwd);
   }
-  /* Restart from the original data so the round trip is checkable. */
-  for (ptrdiff_t i = 0; i < local; i++) {
-    in[i][0] = orig[2 * i];
-    in[i][1] = orig[2 * i + 1];
-  }
   double *times = malloc(sizeof(double) * iters);
-  double scale = 1.0 / ((double)n0 * n1 * n2), err = 0.0;
+  double scale = 1.0 / ((double)n0 * n1 * n2);
   for (int k = 0; k < iters; k++) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t = MPI_Wtime();
@@ -79,32 +111,46 @@ int main(int argc, char **argv) {
     t = MPI_Wtime() - t;
     MPI_Allreduce(&t, &times[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     /* Normalize outside the timed region (dfft's backward scaling is fused in its last FFT). */
-    for (ptrdiff_t i = 0; i < local; i++) {
-      in[i][0] *= scale;
-      in[i][1] *= scale;
+    FOR_INPUT(*x *= scale);
+  }
+
+  /* The check: one pair from the original data. */
+  FOR_INPUT(*x = *o);
+  fftw_execute(fwd);
+  /* Local output elements: local rows (normal: local_n0*n1, transposed: local_n1*n0) of nc. */
+  ptrdiff_t out_rows = transposed ? local_n1 * n0 : local_n0 * n1;
+  double e[2] = {0.0, 0.0}, ge[2]; /* input energy * N, output energy */
+  for (ptrdiff_t i = 0; i < local * comps; i++) e[0] += orig[i] * orig[i];
+  e[0] *= (double)n0 * n1 * n2;
+  for (ptrdiff_t r = 0; r < out_rows; r++)
+    for (ptrdiff_t k = 0; k < nc; k++) {
+      double w = (!real || k == 0 || 2 * k == n2) ? 1.0 : 2.0;
+      double *z = out[r * nc + k];
+      e[1] += w * (z[0] * z[0] + z[1] * z[1]);
     }
-  }
-  for (ptrdiff_t i = 0; i < local; i++) {
-    double dr = in[i][0] - orig[2 * i], di = in[i][1] - orig[2 * i + 1];
-    double e = sqrt(dr * dr + di * di);
-    if (e > err) err = e;
-  }
-  double gerr;
+  MPI_Allreduce(e, ge, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  double parseval = fabs(ge[1] - ge[0]) / ge[0];
+  fftw_execute(bwd);
+  double err = 0.0, gerr;
+  FOR_INPUT(err = fmax(err, fabs(*x * scale - *o)));
   MPI_Allreduce(&err, &gerr, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   double rss = (double)ru.ru_maxrss * 1024.0, grss;
   MPI_Allreduce(&rss, &grss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   qsort(times, iters, sizeof(double), cmp);
   if (rank == 0)
-    printf("{\"peer\":\"fftw-mpi\",\"ranks\":%d,\"threads_per_rank\":%d,\"shape\":[%td,%td,%td],"
-           "\"transposed\":%s,\"iters\":%d,\"min_s\":%.9g,\"median_s\":%.9g,\"plan_s\":%.6g,"
-           "\"roundtrip_error\":%.3g,\"peak_rss_bytes\":%.0f}\n",
-           size, threads, n0, n1, n2, transposed ? "true" : "false", iters, times[0],
-           times[iters / 2], t_plan, gerr, grss);
+    printf("{\"peer\":\"fftw-mpi\",\"kind\":\"%s\",\"ranks\":%d,\"threads_per_rank\":%d,"
+           "\"shape\":[%td,%td,%td],\"transposed\":%s,\"iters\":%d,\"min_s\":%.9g,"
+           "\"median_s\":%.9g,\"plan_s\":%.6g,\"roundtrip_error\":%.3g,"
+           "\"parseval_error\":%.3g,\"peak_rss_bytes\":%.0f}\n",
+           real ? "r2c" : "c2c", size, threads, n0, n1, n2, transposed ? "true" : "false", iters,
+           times[0], times[iters / 2], t_plan, gerr, parseval, grss);
   fftw_destroy_plan(fwd);
   fftw_destroy_plan(bwd);
-  fftw_free(in);
+  if (in) fftw_free(in);
+  if (rin) fftw_free(rin);
   fftw_free(out);
   free(orig);
   free(times);
