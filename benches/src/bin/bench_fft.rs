@@ -1,16 +1,24 @@
 //! dfft against FFTW-MPI on the same machine, in one run, as ratios; with the floor.
 //!
-//! For each shape and each configuration (1 rank; 2 ranks; 1 rank × 2 threads) it runs
-//! `dfft run --json` and the FFTW-MPI driver (`benches/fftw/fftw_mpi_bench.c`, FFTW_MEASURE),
-//! both in the normal layout and with transposed output, and measures here:
-//! * the floor: the 1-D FFT work alone (rustfft, forward and backward along every axis, on
-//!   contiguous lines), single-threaded, divided by the cores the configuration uses;
-//! * one memory copy of the data, divided likewise.
+//! For each transform kind (c2c; r2c forward with c2r backward), each shape and each
+//! configuration (1 rank; 2 ranks; 1 rank × 2 threads) it runs `dfft run --kind K --json` and
+//! the FFTW-MPI driver (`benches/fftw/fftw_mpi_bench.c`, FFTW_MEASURE; r2c with
+//! `fftw_mpi_plan_dft_r2c_3d`/`c2r_3d` on FFTW-MPI's padded real layout), both in the normal
+//! layout and with transposed output, and measures here:
+//! * the floor: the 1-D FFT work alone, single-threaded, divided by the cores the configuration
+//!   uses. c2c: rustfft forward and backward along every axis on contiguous lines; r2c: realfft
+//!   along the last axis, then complex FFTs along the other axes on the half spectrum, and back;
+//! * one memory copy of the data (c2c: the complex array; r2c: the complex half spectrum),
+//!   divided likewise.
 //!
-//! Prints a table and writes `target/bench/fft-vs-fftw.csv` and `.jsonl`.
-//! Usage: `bench-fft [--shapes 128x128x128,256x256x256] [--iters K]` (scripts/bench-fft).
+//! Both tools' round-trip errors are checked (FFTW's driver also checks its forward output by
+//! Parseval); the run stops if one is off, so a wrong setup cannot show as a good ratio.
+//! Prints a table and writes `target/bench/fft-vs-fftw.csv` and `.jsonl` (column `kind`).
+//! Usage: `bench-fft [--shapes 128x128x128,256x256x256] [--iters K] [--kinds c2c,r2c]`
+//! (scripts/bench-fft).
 
 use num_complex::Complex;
+use realfft::RealFftPlanner;
 use rustfft::FftPlanner;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -66,7 +74,7 @@ fn run_json(mut cmd: Command, what: &str) -> Value {
     }
 }
 
-fn dfft(shape: &[usize], c: &Config, transposed: bool, iters: usize) -> Value {
+fn dfft(kind: &str, shape: &[usize], c: &Config, transposed: bool, iters: usize) -> Value {
     let mut cmd = mpi_harness::mpirun_command(c.ranks);
     cmd.args(["-x", &format!("RAYON_NUM_THREADS={}", c.threads)]);
     let bin = repo_root().join("target/release/dfft");
@@ -82,6 +90,8 @@ fn dfft(shape: &[usize], c: &Config, transposed: bool, iters: usize) -> Value {
         "--warmup",
         "2",
         "--json",
+        "--kind",
+        kind,
     ]);
     if transposed {
         cmd.arg("--transposed-out");
@@ -89,7 +99,7 @@ fn dfft(shape: &[usize], c: &Config, transposed: bool, iters: usize) -> Value {
     run_json(cmd, "dfft run")
 }
 
-fn fftw(shape: &[usize], c: &Config, transposed: bool, iters: usize) -> Value {
+fn fftw(kind: &str, shape: &[usize], c: &Config, transposed: bool, iters: usize) -> Value {
     let mut cmd = mpi_harness::mpirun_command(c.ranks);
     cmd.arg(repo_root().join("target/bench/fftw_mpi_bench"));
     cmd.args(shape.iter().map(|n| n.to_string()));
@@ -98,33 +108,77 @@ fn fftw(shape: &[usize], c: &Config, transposed: bool, iters: usize) -> Value {
         "2".to_string(),
         if transposed { "transposed" } else { "normal" }.to_string(),
         c.threads.to_string(),
+        kind.to_string(),
     ]);
     run_json(cmd, "fftw_mpi_bench")
 }
 
+/// Complex FFTs forward and backward along every axis length in `axes`, on `data` viewed as
+/// contiguous lines (the whole array as one batch per axis length).
+fn complex_passes(planner: &mut FftPlanner<f64>, axes: &[usize], data: &mut [Complex<f64>]) {
+    for &n in axes {
+        for fft in [planner.plan_fft_forward(n), planner.plan_fft_inverse(n)] {
+            let mut scratch = vec![Complex::default(); fft.get_inplace_scratch_len()];
+            fft.process_with_scratch(data, &mut scratch);
+        }
+    }
+}
+
 /// Seconds of the 1-D FFT work of one forward+backward pair on contiguous lines, one core.
-fn fft_floor(shape: &[usize]) -> f64 {
+/// c2c: complex FFTs along every axis. r2c: a real FFT of every last-axis line (realfft) and
+/// its inverse, plus complex FFTs of the other axes' lengths on the half spectrum.
+fn fft_floor(kind: &str, shape: &[usize]) -> f64 {
     let total: usize = shape.iter().product();
-    let mut data = vec![Complex::new(0.5f64, -0.25); total];
+    let (last, rest) = shape.split_last().expect("a shape");
     let mut planner = FftPlanner::new();
     let mut best = f64::MAX;
+    if kind == "c2c" {
+        let mut data = vec![Complex::new(0.5f64, -0.25); total];
+        for _ in 0..3 {
+            let t = Instant::now();
+            complex_passes(&mut planner, shape, &mut data);
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        return best;
+    }
+    let lines = total / last;
+    let half = last / 2 + 1;
+    let mut real = vec![0.5f64; total];
+    let mut spec = vec![Complex::new(0.5f64, -0.25); lines * half];
+    let mut rplanner = RealFftPlanner::<f64>::new();
+    let (r2c, c2r) = (
+        rplanner.plan_fft_forward(*last),
+        rplanner.plan_fft_inverse(*last),
+    );
+    let mut rscratch = vec![Complex::default(); r2c.get_scratch_len().max(c2r.get_scratch_len())];
     for _ in 0..3 {
         let t = Instant::now();
-        for &n in shape {
-            for fft in [planner.plan_fft_forward(n), planner.plan_fft_inverse(n)] {
-                let mut scratch = vec![Complex::default(); fft.get_inplace_scratch_len()];
-                // All N/n lines of length n, contiguous: the whole array as a batch.
-                fft.process_with_scratch(&mut data, &mut scratch);
+        for (x, y) in real
+            .chunks_exact_mut(*last)
+            .zip(spec.chunks_exact_mut(half))
+        {
+            r2c.process_with_scratch(x, y, &mut rscratch).unwrap();
+        }
+        complex_passes(&mut planner, rest, &mut spec);
+        for (x, y) in real
+            .chunks_exact_mut(*last)
+            .zip(spec.chunks_exact_mut(half))
+        {
+            // realfft wants a real DC (and Nyquist) bin; a wrong imaginary part only errors.
+            y[0].im = 0.0;
+            if last % 2 == 0 {
+                y[half - 1].im = 0.0;
             }
+            c2r.process_with_scratch(y, x, &mut rscratch).unwrap();
         }
         best = best.min(t.elapsed().as_secs_f64());
     }
+    std::hint::black_box(&real);
     best
 }
 
-/// Seconds of one copy of the whole array, one core.
-fn copy_floor(shape: &[usize]) -> f64 {
-    let total: usize = shape.iter().product();
+/// Seconds of one copy of `total` complex values, one core.
+fn copy_floor(total: usize) -> f64 {
     let src: Vec<Complex<f64>> = redist::alloc::huge_vec(total);
     let mut dst: Vec<Complex<f64>> = redist::alloc::huge_vec(total);
     let mut best = f64::MAX;
@@ -137,6 +191,16 @@ fn copy_floor(shape: &[usize]) -> f64 {
     best
 }
 
+/// Panics unless the run's own verification passed: a wrong setup must not show as a ratio.
+fn check(v: &Value, what: &str) {
+    for key in ["roundtrip_error", "parseval_error", "reference_error"] {
+        if let Some(e) = v.get(key) {
+            let e = e.as_f64().unwrap_or(f64::NAN);
+            assert!(e <= 1e-9, "{what}: {key} = {e} (expected <= 1e-9):\n{v}");
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mut shapes = vec![
@@ -146,24 +210,35 @@ fn main() {
         vec![250, 256, 243],
     ];
     let mut iters = 10usize;
+    let mut kinds = vec!["c2c".to_string(), "r2c".to_string()];
+    let usage = "usage: bench-fft [--shapes AxBxC,...] [--iters K] [--kinds c2c,r2c]";
     let mut i = 1;
     while i < args.len() {
+        let value = args
+            .get(i + 1)
+            .unwrap_or_else(|| panic!("{} needs a value; {usage}", args[i]));
         match args[i].as_str() {
             "--shapes" => {
-                shapes = args[i + 1]
+                shapes = value
                     .split(',')
                     .map(|s| s.split('x').map(|n| n.parse().expect("shape")).collect())
                     .collect();
-                i += 2;
+                assert!(
+                    shapes.iter().all(|s: &Vec<usize>| s.len() == 3),
+                    "shapes are 3-D (AxBxC), got {value}"
+                );
             }
-            "--iters" => {
-                iters = args[i + 1].parse().expect("iters");
-                i += 2;
+            "--iters" => iters = value.parse().expect("iters"),
+            "--kinds" => {
+                kinds = value.split(',').map(str::to_string).collect();
+                assert!(
+                    kinds.iter().all(|k| k == "c2c" || k == "r2c"),
+                    "kinds are c2c and r2c, got {value}"
+                );
             }
-            other => panic!(
-                "unknown argument {other}; usage: bench-fft [--shapes AxBxC,...] [--iters K]"
-            ),
+            other => panic!("unknown argument {other}; {usage}"),
         }
+        i += 2;
     }
     let out_dir = repo_root().join("target/bench");
     std::fs::create_dir_all(&out_dir).unwrap();
@@ -171,11 +246,12 @@ fn main() {
     let mut jsonl = std::fs::File::create(out_dir.join("fft-vs-fftw.jsonl")).unwrap();
     writeln!(
         csv,
-        "shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s"
+        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s"
     )
     .unwrap();
     println!(
-        "{:<14} {:<19} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>7} | {:>8} {:>8}",
+        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>7} | {:>8} {:>8}",
+        "kind",
         "shape",
         "config",
         "dfft s",
@@ -190,51 +266,64 @@ fn main() {
         "dfft MiB",
         "fftw MiB"
     );
-    for shape in &shapes {
-        let floor_1 = fft_floor(shape);
-        let copy_1 = copy_floor(shape);
-        for c in &CONFIGS {
-            let cores = (c.ranks * c.threads) as f64;
-            let d = dfft(shape, c, false, iters);
-            let f = fftw(shape, c, false, iters);
-            let dt = dfft(shape, c, true, iters);
-            let ft = fftw(shape, c, true, iters);
-            let get = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-            let (d_s, f_s, dt_s, ft_s) = (
-                get(&d, "min_s"),
-                get(&f, "min_s"),
-                get(&dt, "min_s"),
-                get(&ft, "min_s"),
-            );
-            let floor = floor_1 / cores;
-            let copy = copy_1 / cores;
-            let mib = |v: &Value| get(v, "peak_rss_bytes") / (1024.0 * 1024.0);
-            let shape_s = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
-            println!(
-                "{:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>7.4} | {:>8.0} {:>8.0}",
-                shape_s, c.name, d_s, f_s, d_s / f_s, dt_s, ft_s, dt_s / ft_s, floor, d_s / floor, copy,
-                mib(&d), mib(&f)
-            );
-            let st = &d["stages"];
-            writeln!(
-                csv,
-                "{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{}",
-                c.name, c.ranks, c.threads, d_s / f_s, dt_s / ft_s, d_s / floor,
-                get(&d, "peak_rss_bytes"), get(&f, "peak_rss_bytes"),
-                get(st, "fft_s"), get(st, "pack_s"), get(st, "comm_s"), get(st, "unpack_s")
-            )
-            .unwrap();
-            writeln!(
-                jsonl,
-                "{}",
-                json!({"shape": shape, "config": c.name, "ranks": c.ranks, "threads": c.threads,
-                       "dfft": d, "fftw": f, "dfft_transposed": dt, "fftw_transposed": ft,
-                       "floor_s": floor, "copy_s": copy})
-            )
-            .unwrap();
+    for kind in &kinds {
+        for shape in &shapes {
+            let floor_1 = fft_floor(kind, shape);
+            // The data the exchanges move: the complex array, or the complex half spectrum.
+            let total: usize = shape.iter().product();
+            let copy_1 = copy_floor(if kind == "c2c" {
+                total
+            } else {
+                total / shape[2] * (shape[2] / 2 + 1)
+            });
+            for c in &CONFIGS {
+                let cores = (c.ranks * c.threads) as f64;
+                let d = dfft(kind, shape, c, false, iters);
+                let f = fftw(kind, shape, c, false, iters);
+                let dt = dfft(kind, shape, c, true, iters);
+                let ft = fftw(kind, shape, c, true, iters);
+                check(&d, "dfft");
+                check(&f, "FFTW-MPI");
+                check(&dt, "dfft --transposed-out");
+                check(&ft, "FFTW-MPI TRANSPOSED_OUT");
+                let get = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+                let (d_s, f_s, dt_s, ft_s) = (
+                    get(&d, "min_s"),
+                    get(&f, "min_s"),
+                    get(&dt, "min_s"),
+                    get(&ft, "min_s"),
+                );
+                let floor = floor_1 / cores;
+                let copy = copy_1 / cores;
+                let mib = |v: &Value| get(v, "peak_rss_bytes") / (1024.0 * 1024.0);
+                let shape_s = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
+                println!(
+                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>7.4} | {:>8.0} {:>8.0}",
+                    kind, shape_s, c.name, d_s, f_s, d_s / f_s, dt_s, ft_s, dt_s / ft_s, floor,
+                    d_s / floor, copy, mib(&d), mib(&f)
+                );
+                let st = &d["stages"];
+                writeln!(
+                    csv,
+                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{}",
+                    c.name, c.ranks, c.threads, d_s / f_s, dt_s / ft_s, d_s / floor,
+                    get(&d, "peak_rss_bytes"), get(&f, "peak_rss_bytes"),
+                    get(st, "fft_s"), get(st, "pack_s"), get(st, "comm_s"), get(st, "unpack_s")
+                )
+                .unwrap();
+                writeln!(
+                    jsonl,
+                    "{}",
+                    json!({"kind": kind, "shape": shape, "config": c.name, "ranks": c.ranks,
+                           "threads": c.threads, "dfft": d, "fftw": f, "dfft_transposed": dt,
+                           "fftw_transposed": ft, "floor_s": floor, "copy_s": copy})
+                )
+                .unwrap();
+            }
         }
     }
     println!("ratio = dfft / FFTW-MPI (min of {iters} forward+backward pairs; < 1 means dfft is faster); T = transposed output");
-    println!("floor = rustfft 1-D work on contiguous lines / cores; copy = one copy of the array / cores");
+    println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines / cores; copy = one copy of the (half-spectrum) complex array / cores");
+    println!("checked: both tools' round-trip errors (and FFTW's Parseval check of its forward output) <= 1e-9");
     println!("wrote {}", out_dir.join("fft-vs-fftw.csv").display());
 }
