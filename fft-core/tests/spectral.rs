@@ -24,6 +24,30 @@ use std::collections::BTreeMap;
 
 const BODY: &str = "spectral_body";
 
+/// Counts heap allocations of the Rust side, to prove forward/backward allocate nothing.
+struct Counting;
+static ALLOCATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+// SAFETY: forwards every call to the system allocator unchanged.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::alloc::System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        std::alloc::System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::alloc::System.realloc(ptr, layout, size)
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> usize {
+    ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 mpi_harness::launches!(BODY, 300;
     spectral_np1 => 1, spectral_np2 => 2, spectral_np3 => 3, spectral_np4 => 4,
     spectral_np5 => 5, spectral_np6 => 6, spectral_np7 => 7, spectral_np8 => 8);
@@ -122,6 +146,7 @@ fn spectral_body() {
     real_to_real::<f32>(&world, rank, size, &mut errors);
     mixed_axes(&world, rank, size, &mut errors);
     padding(&world, rank, size, &mut errors);
+    no_allocation(&world, rank);
     errors.report(&world, rank);
     mpi_harness::mark_passed(BODY, rank, size);
 }
@@ -686,5 +711,71 @@ fn padding(world: &impl Communicator, rank: usize, size: usize, errors: &mut Err
                 "{what}: the unpadded product should be aliased ({aliased:e})"
             );
         }
+    }
+}
+
+/// forward and backward allocate nothing, for every plan kind, with batches, r2r axes,
+/// padding and both output layouts (after a first call, which may warm up lazy state).
+fn no_allocation(world: &impl Communicator, rank: usize) {
+    let shape = [9usize, 8, 10];
+    for transposed in [false, true] {
+        let opts = FftOptions::default()
+            .grid(GridChoice::Rank(2))
+            .normalization(Normalization::Ortho)
+            .transposed_out(transposed)
+            .batch(2);
+        let mut c = FftPlan::<f64>::new(
+            world,
+            &shape,
+            opts.clone()
+                .axes(vec![
+                    AxisKind::Fft,
+                    AxisKind::R2r(R2rKind::Dct2),
+                    AxisKind::Fft,
+                ])
+                .padding(vec![1.5, 1.0, 1.5]),
+        )
+        .unwrap();
+        let mut r =
+            RealFftPlan::<f32>::new(world, &shape, opts.clone().padding(vec![1.5; 3])).unwrap();
+        let mut t = R2rPlan::<f64>::new(
+            world,
+            &shape,
+            opts.clone().axes(vec![AxisKind::R2r(R2rKind::Dst3); 3]),
+        )
+        .unwrap();
+        let xc = vec![Complex::new(0.5, 0.25); c.input_len()];
+        let mut yc = vec![Complex::default(); c.output_len()];
+        let mut bc = vec![Complex::default(); c.input_len()];
+        let xr = vec![0.5f32; r.input_len()];
+        let mut yr = vec![Complex::default(); r.output_len()];
+        let mut br = vec![0.0f32; r.input_len()];
+        let xt = vec![0.5; t.input_len()];
+        let mut yt = vec![0.0; t.output_len()];
+        let mut bt = vec![0.0; t.input_len()];
+        // Warm up (first calls may set up lazy state), then count over many calls. Rayon's
+        // job queue allocates one block per 63 jobs injected from outside its pool (a few jobs
+        // per call), so a correct plan shows far fewer allocations than calls; any allocation
+        // per call (a Vec in a hot path) shows at least one per call.
+        let mut round = || {
+            c.forward(&xc, &mut yc).unwrap();
+            c.backward(&yc, &mut bc).unwrap();
+            r.forward(&xr, &mut yr).unwrap();
+            r.backward(&yr, &mut br).unwrap();
+            t.forward(&xt, &mut yt).unwrap();
+            t.backward(&yt, &mut bt).unwrap();
+        };
+        round();
+        let before = allocations();
+        let rounds = 20;
+        for _ in 0..rounds {
+            round();
+        }
+        let count = allocations() - before;
+        let calls = 6 * rounds;
+        assert!(
+            2 * count < calls,
+            "rank {rank}: {count} allocations in {calls} forward/backward calls"
+        );
     }
 }
