@@ -619,7 +619,7 @@ impl<T: Real> LineStep<T> {
     }
 
     fn tile_width(&self) -> usize {
-        TILE_LINES.min(self.inner.max(1))
+        tile_lines::<T>(self.n_in.max(self.n_out)).min(self.inner.max(1))
     }
 
     /// Scalars of the per-line temporaries and the transform's own scratch.

@@ -26,12 +26,17 @@ use mpi::traits::CommunicatorCollectives;
 /// The environment variable that overrides the per-rank memory limit.
 pub const MEMORY_LIMIT_ENV: &str = "DFFT_MEMORY_LIMIT";
 
-/// Lines of the strided FFT sweeps' tiles (as in the local FFT kernels), plus headroom for
-/// rustfft's own scratch (at most a few times the axis length, e.g. Bluestein's inner FFT).
-const SCRATCH_LINES_PER_AXIS: u64 = 16 + 8;
+/// Lines of the strided FFT sweeps' tiles (at most 64, as in the local FFT kernels), plus
+/// headroom for rustfft's own scratch (at most a few times the axis length, e.g. Bluestein's
+/// inner FFT).
+const SCRATCH_LINES_PER_AXIS: u64 = 64 + 8;
 /// The same for the general line transforms (real, real-to-real, padded): tiles of input and
-/// output lines of up to two scalars each, plus temporaries and the transform's scratch.
-const SCRATCH_LINES_GENERAL: u64 = 2 * 16 + 16;
+/// output lines of up to two scalars each (at most 64 lines), plus temporaries and the
+/// transform's scratch.
+const SCRATCH_LINES_GENERAL: u64 = 2 * 64 + 16;
+/// Elements per worker besides whole lines: the tile lines' padding (two cache lines each)
+/// and small fixed parts.
+const SCRATCH_EXTRA: u64 = 64 * 16 + 64;
 
 /// What a plan needs per rank, in bytes, by purpose. Every field is the maximum over ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -121,11 +126,12 @@ pub fn estimate_memory_batched(
             .forward
             .iter()
             .any(|s| matches!(s, crate::stages::Stage::Resize { .. }));
-    let (lines, extra) = if general {
-        (SCRATCH_LINES_GENERAL, 64)
+    let lines = if general {
+        SCRATCH_LINES_GENERAL
     } else {
-        (SCRATCH_LINES_PER_AXIS, 0)
+        SCRATCH_LINES_PER_AXIS
     };
+    let extra = SCRATCH_EXTRA;
     // Work buffers hold whole complex elements: a real block may round up by one.
     let work = if general {
         max_block.saturating_add(eb)
