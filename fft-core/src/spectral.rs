@@ -169,3 +169,101 @@ where
         self.engine.execute(false, input, output)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Spec;
+    use crate::options::{AxisKind, R2rKind};
+    use crate::FftError;
+
+    fn reason(shape: &[usize], options: FftOptions, domain: Domain) -> String {
+        match Spec::new(shape, &options, domain) {
+            Err(FftError::BadOptions { reason, .. }) => reason,
+            other => panic!("expected BadOptions, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_options_name_the_offending_values() {
+        let o = FftOptions::default;
+        let dct = AxisKind::R2r(R2rKind::Dct2);
+        assert!(reason(&[4, 4], o().batch(0), Domain::Complex).contains("got 0"));
+        assert!(reason(&[4, 4], o().axes(vec![dct]), Domain::Complex).contains("1 entries"));
+        let r = reason(
+            &[4, 4],
+            o().axes(vec![AxisKind::Fft, dct]),
+            Domain::RealToComplex,
+        );
+        assert!(r.contains("last axis"), "{r}");
+        let r = reason(&[4, 4], o().axes(vec![dct, AxisKind::Fft]), Domain::Real);
+        assert!(r.contains("every axis"), "{r}");
+        assert!(reason(&[4, 4], o(), Domain::Real).contains("needs a real-to-real kind"));
+        let r = reason(
+            &[4, 1],
+            o().axes(vec![dct, AxisKind::R2r(R2rKind::Dct1)]),
+            Domain::Real,
+        );
+        assert!(
+            r.contains("DCT-I needs at least 2 points, axis 1 has 1"),
+            "{r}"
+        );
+        assert!(reason(&[4, 4], o().padding(vec![1.5]), Domain::Complex).contains("1 factors"));
+        let r = reason(&[4, 4], o().padding(vec![0.5, 1.0]), Domain::Complex);
+        assert!(r.contains("axis 0 has 0.5"), "{r}");
+        let r = reason(&[4, 4], o().padding(vec![f64::NAN, 1.0]), Domain::Complex);
+        assert!(r.contains("NaN"), "{r}");
+        let r = reason(
+            &[4, 4],
+            o().axes(vec![dct, AxisKind::Fft]).padding(vec![1.5, 1.5]),
+            Domain::Complex,
+        );
+        assert!(r.contains("FFT axes only, axis 0"), "{r}");
+        assert!(matches!(
+            Spec::new(&[4], &o(), Domain::Complex),
+            Err(FftError::TooFewDimensions { .. })
+        ));
+        assert!(Spec::new(&[4, 0], &o(), Domain::Complex).is_err());
+    }
+
+    #[test]
+    fn shapes_and_scales_of_real_and_padded_specs() {
+        let o = FftOptions::default().normalization(crate::Normalization::Backward);
+        let s = Spec::new(&[6, 9], &o, Domain::RealToComplex).unwrap();
+        assert_eq!(s.shape.physical, vec![6, 9]);
+        assert_eq!(s.shape.spectral, vec![6, 5]);
+        assert_eq!((s.forward_scale, s.backward_scale), (1.0, 1.0 / 54.0));
+        let s = Spec::new(
+            &[8, 10],
+            &o.clone().padding(vec![1.5; 2]),
+            Domain::RealToComplex,
+        )
+        .unwrap();
+        assert_eq!(s.shape.physical, vec![12, 15]);
+        assert_eq!(s.shape.spectral, vec![8, 6]);
+        assert!((s.forward_scale - 80.0 / 180.0).abs() < 1e-15);
+        assert_eq!(s.backward_scale, 1.0 / 80.0);
+        // Logical sizes of r2r axes: DCT-I 2(N-1), DST-I 2(N+1), others 2N.
+        let axes = vec![
+            AxisKind::R2r(R2rKind::Dct1),
+            AxisKind::R2r(R2rKind::Dst1),
+            AxisKind::R2r(R2rKind::Dst4),
+        ];
+        let s = Spec::new(&[5, 3, 2], &o.clone().axes(axes), Domain::Real).unwrap();
+        assert_eq!(s.backward_scale, 1.0 / (8.0 * 8.0 * 4.0));
+    }
+
+    #[test]
+    fn wavenumbers_follow_numpy_fftfreq() {
+        for n in 1..9usize {
+            for i in 0..n {
+                let k = wavenumber(n, i);
+                assert_eq!(k.rem_euclid(n as i64), i as i64);
+                assert!(2 * k.abs() <= n as i64, "n={n} i={i} k={k}");
+                if n & 1 == 0 && i == n / 2 {
+                    assert_eq!(k, -(n as i64) / 2, "numpy puts the Nyquist mode at -n/2");
+                }
+            }
+        }
+    }
+}
