@@ -184,6 +184,8 @@ fn srun_and_sbatch_on_a_local_slurm_cluster() {
         .arg("scripts/slurm/dfft-job.sbatch")
         .env("DFFT", DFFT)
         .env("DFFT_SHAPE", "12,10,14")
+        // An explicit slab: the test checks the job, not the model's pick for this shape.
+        .env("DFFT_GRID", "1")
         .env("DFFT_ITERS", "2");
     let (ok, stdout, stderr) = run(cmd, 150);
     let text = std::fs::read_to_string(&log).unwrap_or_default();

@@ -569,11 +569,11 @@ fn fusions(stages: &[Stage], pipe: &crate::stages::Pipeline) -> Result<Vec<Fusio
         }
         if let Some(&Stage::Exchange { from, to }) = k.checked_sub(1).and_then(|p| stages.get(p)) {
             let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
-            out[k - 1].unpack = plan.for_rank(0).dst_runs(row).is_some();
+            out[k - 1].unpack = plan.for_rank(0).has_dst_runs(row);
         }
         if let Some(&Stage::Exchange { from, to }) = stages.get(k + 1) {
             let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
-            out[k + 1].pack = plan.for_rank(0).src_runs(row).is_some();
+            out[k + 1].pack = plan.for_rank(0).has_src_runs(row);
         }
     }
     Ok(out)

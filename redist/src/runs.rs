@@ -61,6 +61,38 @@ fn run_axes(strides: &[usize], extent: &[usize], run_len: usize) -> Option<Vec<u
     })
 }
 
+/// Whether [`map_runs`] would succeed, without building the map (which has one entry per
+/// run, too many to allocate just to ask, e.g. for the model on a huge problem).
+fn runs_exist(
+    block_strides: &[usize],
+    block_extent: &[usize],
+    run_len: usize,
+    parts: &[(LocalBox, Vec<usize>, usize, RunBuffer)],
+) -> bool {
+    let len: usize = block_extent.iter().product();
+    if run_len == 0 || !len.is_multiple_of(run_len) {
+        return false;
+    }
+    if len == 0 {
+        return true;
+    }
+    let Some(trailing) = run_axes(block_strides, block_extent, run_len) else {
+        return false;
+    };
+    parts
+        .iter()
+        .filter(|(part, ..)| !part.is_empty())
+        .all(|(part, other_strides, ..)| {
+            let mut expect = 1;
+            trailing.iter().rev().all(|&a| {
+                let ok = part.ranges[a].len() == block_extent[a]
+                    && (block_extent[a] == 1 || other_strides[a] == expect);
+                expect *= block_extent[a];
+                ok
+            })
+        })
+}
+
 /// Maps the runs of a block (`block_strides`, `block_extent`) that boxes of it exchange with
 /// the other side: for each `(box, other-side strides, other-side offset of the box's first
 /// element, buffer)`, the runs inside the box and where they lie on the other side. `None`
@@ -72,7 +104,7 @@ fn map_runs(
     parts: &[(LocalBox, Vec<usize>, usize, RunBuffer)],
 ) -> Option<Vec<Run>> {
     let len: usize = block_extent.iter().product();
-    if run_len == 0 || !len.is_multiple_of(run_len) {
+    if !runs_exist(block_strides, block_extent, run_len, parts) {
         return None;
     }
     if len == 0 {
@@ -149,9 +181,38 @@ impl RankExchange {
     /// assert!(part.dst_runs(2).is_none());              // not whole rows
     /// ```
     pub fn dst_runs(&self, run_len: usize) -> Option<Vec<Run>> {
-        let extent: Vec<usize> = self.dst_extent();
-        let parts: Vec<_> = self
-            .peers
+        map_runs(
+            &self.dst_strides,
+            &self.dst_extent(),
+            run_len,
+            &self.dst_parts(),
+        )
+    }
+
+    /// Whether [`RankExchange::dst_runs`] has a map, without building it.
+    pub fn has_dst_runs(&self, run_len: usize) -> bool {
+        runs_exist(
+            &self.dst_strides,
+            &self.dst_extent(),
+            run_len,
+            &self.dst_parts(),
+        )
+    }
+
+    /// Whether [`RankExchange::src_runs`] has a map, without building it.
+    pub fn has_src_runs(&self, run_len: usize) -> bool {
+        runs_exist(
+            &self.src_strides,
+            &self.src_extent(),
+            run_len,
+            &self.src_parts(),
+        )
+    }
+
+    /// Per peer: its box of the destination block, where that box lies on the other side
+    /// (strides and offset), and in which buffer.
+    fn dst_parts(&self) -> Vec<(LocalBox, Vec<usize>, usize, RunBuffer)> {
+        self.peers
             .iter()
             .map(|p| {
                 if p.peer == self.group_index {
@@ -171,17 +232,24 @@ impl RankExchange {
                     )
                 }
             })
-            .collect();
-        map_runs(&self.dst_strides, &extent, run_len, &parts)
+            .collect()
     }
 
     /// The source block cut into runs of `run_len` elements, each mapped to where the
     /// exchange needs it: the destination block (this rank's own part) or the send buffer
     /// (as packing would place it). `None` as for [`RankExchange::dst_runs`].
     pub fn src_runs(&self, run_len: usize) -> Option<Vec<Run>> {
-        let extent: Vec<usize> = self.src_extent();
-        let parts: Vec<_> = self
-            .peers
+        map_runs(
+            &self.src_strides,
+            &self.src_extent(),
+            run_len,
+            &self.src_parts(),
+        )
+    }
+
+    /// The same as [`RankExchange::dst_parts`] for the source block.
+    fn src_parts(&self) -> Vec<(LocalBox, Vec<usize>, usize, RunBuffer)> {
+        self.peers
             .iter()
             .map(|p| {
                 if p.peer == self.group_index {
@@ -200,8 +268,7 @@ impl RankExchange {
                     )
                 }
             })
-            .collect();
-        map_runs(&self.src_strides, &extent, run_len, &parts)
+            .collect()
     }
 
     /// Local extent of the source block (the own send box grows to the whole block on every
@@ -278,6 +345,7 @@ mod tests {
                             }
                         }
                         let run_len = shape[2];
+                        assert!(part.has_src_runs(run_len) && part.has_dst_runs(run_len));
                         let runs = part.src_runs(run_len).expect("whole rows");
                         for (i, run) in runs.iter().enumerate() {
                             let there = match run.buffer {
@@ -329,7 +397,7 @@ mod tests {
         )
         .unwrap();
         let part = ExchangePlan::new(&l0, &l1).unwrap().for_rank(0);
-        assert!(part.dst_runs(4).is_none());
-        assert!(part.src_runs(5).is_none());
+        assert!(part.dst_runs(4).is_none() && !part.has_dst_runs(4));
+        assert!(part.src_runs(5).is_none() && !part.has_src_runs(5));
     }
 }
