@@ -10,7 +10,6 @@ use common::*;
 use fft_core::{FftOptions, FftPlan, GridChoice, Method, Normalization};
 use mpi::topology::Communicator;
 use num_complex::Complex;
-use redist::grid::factorizations;
 use rustfft::FftDirection;
 
 const BODY: &str = "fft_body";
@@ -18,25 +17,6 @@ const BODY: &str = "fft_body";
 mpi_harness::launches!(BODY, 300;
     fft_np1 => 1, fft_np2 => 2, fft_np3 => 3, fft_np4 => 4,
     fft_np5 => 5, fft_np6 => 6, fft_np7 => 7, fft_np8 => 8);
-
-/// Grids to try for `ranks` processes and a d-dimensional array: every factorization for
-/// r ≤ 2, the balanced one for higher r.
-fn grids(ranks: usize, d: usize) -> Vec<Vec<usize>> {
-    let mut out = Vec::new();
-    for r in 1..d {
-        if r <= 2 {
-            out.extend(factorizations(ranks, r));
-        } else {
-            out.push(
-                redist::GridShape::balanced(ranks, r)
-                    .unwrap()
-                    .dims()
-                    .to_vec(),
-            );
-        }
-    }
-    out
-}
 
 fn tolerance(shape: &[usize]) -> f64 {
     let n: usize = shape.iter().product();

@@ -19,7 +19,6 @@ use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
 use num_complex::Complex;
-use redist::grid::factorizations;
 use std::collections::BTreeMap;
 
 const BODY: &str = "spectral_body";
@@ -51,24 +50,6 @@ fn allocations() -> usize {
 mpi_harness::launches!(BODY, 300;
     spectral_np1 => 1, spectral_np2 => 2, spectral_np3 => 3, spectral_np4 => 4,
     spectral_np5 => 5, spectral_np6 => 6, spectral_np7 => 7, spectral_np8 => 8);
-
-/// Grids to try: every factorization for r ≤ 2, the balanced one for higher r.
-fn grids(ranks: usize, d: usize) -> Vec<Vec<usize>> {
-    let mut out = Vec::new();
-    for r in 1..d {
-        if r <= 2 {
-            out.extend(factorizations(ranks, r));
-        } else {
-            out.push(
-                redist::GridShape::balanced(ranks, r)
-                    .unwrap()
-                    .dims()
-                    .to_vec(),
-            );
-        }
-    }
-    out
-}
 
 /// DESIGN §5 tolerance for `n` elements at the precision of `T`.
 fn tolerance<T: Real>(n: usize) -> f64 {

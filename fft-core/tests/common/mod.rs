@@ -235,3 +235,23 @@ pub fn error_vs(got: &[Complex<f64>], reference: &[Complex<f64>], scale: f64) ->
 pub fn complexify(x: &[f64]) -> Vec<Complex<f64>> {
     x.iter().map(|&v| Complex::new(v, 0.0)).collect()
 }
+
+/// Grids to try for `ranks` processes and a d-dimensional array: every factorization for
+/// r ≤ 2, the balanced one for higher r.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn grids(ranks: usize, d: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for r in 1..d {
+        if r <= 2 {
+            out.extend(redist::grid::factorizations(ranks, r));
+        } else {
+            out.push(
+                redist::GridShape::balanced(ranks, r)
+                    .unwrap()
+                    .dims()
+                    .to_vec(),
+            );
+        }
+    }
+    out
+}
