@@ -8,7 +8,16 @@
  * r2c uses FFTW-MPI's padded real layout: local_n0 x n1 x 2(n2/2+1) doubles, sized by
  * fftw_mpi_local_size_3d[_transposed](n0, n1, n2/2+1); both transforms are out of place.
  *
- * usage: fftw_mpi_bench N0 N1 N2 ITERS WARMUP normal|transposed [THREADS [c2c|r2c]]
+ * Wisdom: with a WISDOM file argument (not "-"), rank 0 imports it if it exists and broadcasts
+ * it (fftw_mpi_broadcast_wisdom); each plan is first asked of the wisdom alone
+ * (FFTW_WISDOM_ONLY) and planned with FFTW_MEASURE only where the wisdom has none. After each
+ * plan made anew, the wisdom of all ranks is gathered (fftw_mpi_gather_wisdom) and rank 0
+ * writes it back (to a temporary file, then renamed). A plan from wisdom is the FFTW_MEASURE
+ * plan an earlier run chose, so only the planning time changes: `plan_s` is the time of
+ * planning (and of saving new wisdom), `plan_from_wisdom` says whether both plans came from
+ * the wisdom alone.
+ *
+ * usage: fftw_mpi_bench N0 N1 N2 ITERS WARMUP normal|transposed [THREADS [c2c|r2c [WISDOM]]]
  * prints one JSON line on rank 0. Built by scripts/bench-fft with mpicc. */
 #include <fftw3-mpi.h>
 #include <math.h>
@@ -16,10 +25,55 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* The transform being planned: one of the two 3-D MPI plans of this driver. */
+struct problem {
+  ptrdiff_t n0, n1, n2;
+  int real;
+  fftw_complex *in, *out;
+  double *rin;
+};
+
+/* The forward (sign < 0) or backward plan of `p`. */
+static fftw_plan plan(const struct problem *p, int sign, unsigned flags) {
+  if (p->real)
+    return sign < 0 ? fftw_mpi_plan_dft_r2c_3d(p->n0, p->n1, p->n2, p->rin, p->out,
+                                               MPI_COMM_WORLD, flags)
+                    : fftw_mpi_plan_dft_c2r_3d(p->n0, p->n1, p->n2, p->out, p->rin,
+                                               MPI_COMM_WORLD, flags);
+  return sign < 0 ? fftw_mpi_plan_dft_3d(p->n0, p->n1, p->n2, p->in, p->out, MPI_COMM_WORLD,
+                                         FFTW_FORWARD, flags)
+                  : fftw_mpi_plan_dft_3d(p->n0, p->n1, p->n2, p->out, p->in, MPI_COMM_WORLD,
+                                         FFTW_BACKWARD, flags);
+}
+
+/* Gathers the wisdom of every rank; rank 0 writes it to `path` whole, then renames it, so a
+ * run beside this one never reads half a file. Collective. */
+static void save_wisdom(const char *path, int rank) {
+  fftw_mpi_gather_wisdom(MPI_COMM_WORLD);
+  if (rank != 0) return;
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+  if (!fftw_export_wisdom_to_filename(tmp) || rename(tmp, path) != 0)
+    fprintf(stderr, "fftw_mpi_bench: could not write the wisdom to %s\n", path);
+}
+
+/* The plan from the wisdom alone if it has one; else planned with `flags` (`*hit` cleared),
+ * and the new wisdom saved at once (a run cut short keeps what it has planned). Collective. */
+static fftw_plan plan_wise(const struct problem *p, int sign, unsigned flags, const char *wisdom,
+                           int rank, int *hit) {
+  fftw_plan q = wisdom ? plan(p, sign, flags | FFTW_WISDOM_ONLY) : NULL;
+  if (q) return q;
+  *hit = 0;
+  q = plan(p, sign, flags);
+  if (q && wisdom) save_wisdom(wisdom, rank);
+  return q;
 }
 
 int main(int argc, char **argv) {
@@ -31,7 +85,8 @@ int main(int argc, char **argv) {
   int real = argc > 8 && strcmp(argv[8], "r2c") == 0;
   if (argc < 7 || (argc > 8 && !real && strcmp(argv[8], "c2c") != 0)) {
     if (rank == 0)
-      fprintf(stderr, "usage: %s N0 N1 N2 ITERS WARMUP normal|transposed [THREADS [c2c|r2c]]\n",
+      fprintf(stderr,
+              "usage: %s N0 N1 N2 ITERS WARMUP normal|transposed [THREADS [c2c|r2c [WISDOM]]]\n",
               argv[0]);
     MPI_Finalize();
     return 2;
@@ -43,6 +98,11 @@ int main(int argc, char **argv) {
   if (threads > 1) fftw_init_threads();
   fftw_mpi_init();
   if (threads > 1) fftw_plan_with_nthreads(threads);
+  const char *wisdom = argc > 9 && strcmp(argv[9], "-") != 0 ? argv[9] : NULL;
+  if (wisdom) {
+    if (rank == 0) fftw_import_wisdom_from_filename(wisdom); /* none yet: starts empty */
+    fftw_mpi_broadcast_wisdom(MPI_COMM_WORLD);
+  }
 
   /* Complex elements per row of the output: n2 (c2c) or n2/2+1 (r2c). Real input rows are
    * padded to 2*nc doubles (r2c); c2c input rows hold n2 complex values. */
@@ -60,15 +120,11 @@ int main(int argc, char **argv) {
   unsigned flags = FFTW_MEASURE;
   unsigned fflags = flags | (transposed ? FFTW_MPI_TRANSPOSED_OUT : 0);
   unsigned bflags = flags | (transposed ? FFTW_MPI_TRANSPOSED_IN : 0);
+  struct problem prob = {n0, n1, n2, real, in, out, rin};
+  int hit = wisdom != NULL;
   double t_plan = MPI_Wtime();
-  fftw_plan fwd, bwd;
-  if (real) {
-    fwd = fftw_mpi_plan_dft_r2c_3d(n0, n1, n2, rin, out, MPI_COMM_WORLD, fflags);
-    bwd = fftw_mpi_plan_dft_c2r_3d(n0, n1, n2, out, rin, MPI_COMM_WORLD, bflags);
-  } else {
-    fwd = fftw_mpi_plan_dft_3d(n0, n1, n2, in, out, MPI_COMM_WORLD, FFTW_FORWARD, fflags);
-    bwd = fftw_mpi_plan_dft_3d(n0, n1, n2, out, in, MPI_COMM_WORLD, FFTW_BACKWARD, bflags);
-  }
+  fftw_plan fwd = plan_wise(&prob, -1, fflags, wisdom, rank, &hit);
+  fftw_plan bwd = plan_wise(&prob, 1, bflags, wisdom, rank, &hit);
   t_plan = MPI_Wtime() - t_plan;
   if (!fwd || !bwd) {
     if (rank == 0) fprintf(stderr, "fftw_mpi_bench: FFTW returned no plan\n");
@@ -143,10 +199,11 @@ int main(int argc, char **argv) {
   if (rank == 0)
     printf("{\"peer\":\"fftw-mpi\",\"kind\":\"%s\",\"ranks\":%d,\"threads_per_rank\":%d,"
            "\"shape\":[%td,%td,%td],\"transposed\":%s,\"iters\":%d,\"min_s\":%.9g,"
-           "\"median_s\":%.9g,\"plan_s\":%.6g,\"roundtrip_error\":%.3g,"
-           "\"parseval_error\":%.3g,\"peak_rss_bytes\":%.0f}\n",
+           "\"median_s\":%.9g,\"plan_s\":%.6g,\"wisdom\":%s,\"plan_from_wisdom\":%s,"
+           "\"roundtrip_error\":%.3g,\"parseval_error\":%.3g,\"peak_rss_bytes\":%.0f}\n",
            real ? "r2c" : "c2c", size, threads, n0, n1, n2, transposed ? "true" : "false", iters,
-           times[0], times[iters / 2], t_plan, gerr, parseval, grss);
+           times[0], times[iters / 2], t_plan, wisdom ? "true" : "false", hit ? "true" : "false",
+           gerr, parseval, grss);
   fftw_destroy_plan(fwd);
   fftw_destroy_plan(bwd);
   if (in) fftw_free(in);

@@ -14,8 +14,15 @@
 //! Both tools' round-trip errors are checked (FFTW's driver also checks its forward output by
 //! Parseval); the run stops if one is off, so a wrong setup cannot show as a good ratio.
 //! Prints a table and writes `target/bench/fft-vs-fftw.csv` and `.jsonl` (column `kind`).
-//! Usage: `bench-fft [--shapes 128x128x128,256x256x256] [--iters K] [--kinds c2c,r2c]`
-//! (scripts/bench-fft).
+//!
+//! FFTW's plans are cached as wisdom, one file per configuration in
+//! `target/bench/fftw-wisdom/<threads>t-<ranks>r.wisdom` (`--fftw-wisdom DIR` elsewhere, `off`
+//! for none): the driver plans with FFTW_MEASURE only what the wisdom lacks, so a shape's
+//! minutes of planning are paid once per machine. Each FFTW JSON line has `plan_s` and
+//! `plan_from_wisdom`.
+//!
+//! Usage: `bench-fft [--shapes 128x128x128,256x256x256] [--iters K] [--kinds c2c,r2c]
+//! [--fftw-wisdom DIR|off]` (scripts/bench-fft).
 
 use num_complex::Complex;
 use realfft::RealFftPlanner;
@@ -99,7 +106,23 @@ fn dfft(kind: &str, shape: &[usize], c: &Config, transposed: bool, iters: usize)
     run_json(cmd, "dfft run")
 }
 
-fn fftw(kind: &str, shape: &[usize], c: &Config, transposed: bool, iters: usize) -> Value {
+/// The FFTW driver's wisdom file for configuration `c` in `dir`, or `-` (none).
+fn wisdom_file(dir: Option<&PathBuf>, c: &Config) -> String {
+    dir.map_or("-".to_string(), |d| {
+        d.join(format!("{}t-{}r.wisdom", c.threads, c.ranks))
+            .display()
+            .to_string()
+    })
+}
+
+fn fftw(
+    kind: &str,
+    shape: &[usize],
+    c: &Config,
+    transposed: bool,
+    iters: usize,
+    wisdom: Option<&PathBuf>,
+) -> Value {
     let mut cmd = mpi_harness::mpirun_command(c.ranks);
     cmd.arg(repo_root().join("target/bench/fftw_mpi_bench"));
     cmd.args(shape.iter().map(|n| n.to_string()));
@@ -109,6 +132,7 @@ fn fftw(kind: &str, shape: &[usize], c: &Config, transposed: bool, iters: usize)
         if transposed { "transposed" } else { "normal" }.to_string(),
         c.threads.to_string(),
         kind.to_string(),
+        wisdom_file(wisdom, c),
     ]);
     run_json(cmd, "fftw_mpi_bench")
 }
@@ -211,7 +235,9 @@ fn main() {
     ];
     let mut iters = 10usize;
     let mut kinds = vec!["c2c".to_string(), "r2c".to_string()];
-    let usage = "usage: bench-fft [--shapes AxBxC,...] [--iters K] [--kinds c2c,r2c]";
+    let mut wisdom = Some(repo_root().join("target/bench/fftw-wisdom"));
+    let usage =
+        "usage: bench-fft [--shapes AxBxC,...] [--iters K] [--kinds c2c,r2c] [--fftw-wisdom DIR|off]";
     let mut i = 1;
     while i < args.len() {
         let value = args
@@ -236,12 +262,18 @@ fn main() {
                     "kinds are c2c and r2c, got {value}"
                 );
             }
+            "--fftw-wisdom" => wisdom = (value != "off").then(|| PathBuf::from(value)),
             other => panic!("unknown argument {other}; {usage}"),
         }
         i += 2;
     }
     let out_dir = repo_root().join("target/bench");
     std::fs::create_dir_all(&out_dir).unwrap();
+    if let Some(dir) = &wisdom {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    // FFTW planning: seconds, and how many runs planned from the wisdom alone, of how many.
+    let (mut plan_s, mut from_wisdom, mut fftw_runs) = (0.0, 0, 0);
     let mut csv = std::fs::File::create(out_dir.join("fft-vs-fftw.csv")).unwrap();
     let mut jsonl = std::fs::File::create(out_dir.join("fft-vs-fftw.jsonl")).unwrap();
     writeln!(
@@ -279,14 +311,19 @@ fn main() {
             for c in &CONFIGS {
                 let cores = (c.ranks * c.threads) as f64;
                 let d = dfft(kind, shape, c, false, iters);
-                let f = fftw(kind, shape, c, false, iters);
+                let f = fftw(kind, shape, c, false, iters, wisdom.as_ref());
                 let dt = dfft(kind, shape, c, true, iters);
-                let ft = fftw(kind, shape, c, true, iters);
+                let ft = fftw(kind, shape, c, true, iters, wisdom.as_ref());
                 check(&d, "dfft");
                 check(&f, "FFTW-MPI");
                 check(&dt, "dfft --transposed-out");
                 check(&ft, "FFTW-MPI TRANSPOSED_OUT");
                 let get = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+                for v in [&f, &ft] {
+                    plan_s += get(v, "plan_s");
+                    from_wisdom += usize::from(v["plan_from_wisdom"] == true);
+                    fftw_runs += 1;
+                }
                 let (d_s, f_s, dt_s, ft_s) = (
                     get(&d, "min_s"),
                     get(&f, "min_s"),
@@ -324,6 +361,13 @@ fn main() {
     }
     println!("ratio = dfft / FFTW-MPI (min of {iters} forward+backward pairs; < 1 means dfft is faster); T = transposed output");
     println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines / cores; copy = one copy of the (half-spectrum) complex array / cores");
+    match &wisdom {
+        Some(dir) => println!(
+            "FFTW planning (FFTW_MEASURE): {plan_s:.1} s in all; {from_wisdom} of {fftw_runs} runs planned from the wisdom alone ({})",
+            dir.display()
+        ),
+        None => println!("FFTW planning (FFTW_MEASURE, no wisdom): {plan_s:.1} s in all"),
+    }
     println!("checked: both tools' round-trip errors (and FFTW's Parseval check of its forward output) <= 1e-9");
     println!("wrote {}", out_dir.join("fft-vs-fftw.csv").display());
 }
