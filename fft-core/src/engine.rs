@@ -5,15 +5,17 @@
 //! viewed through `bytemuck`).
 
 use crate::error::{FftError, Result};
-use crate::local::{LineOp, LineStep, LocalFft, R2r, Rows, Sweep};
+use crate::local::{LineOp, LineStep, LocalFft, Planes, R2r, Rows, Sweep};
 use crate::options::{AxisKind, FftOptions};
 use crate::real::Real;
 use crate::stages::{pipeline_for, resolve_grid, Domain, Pipeline, Stage, TransformShape};
 use mpi::topology::Communicator;
 use num_complex::Complex;
 use redist::alloc::huge_vec;
+use redist::exchange::Messages;
 use redist::runs::Run;
 use redist::{Exchange, ExchangePlan, Layout, MemoryOrder, ProcessGrid, StageTimes};
+use std::ops::Range;
 use std::time::Instant;
 
 /// What a plan transforms, in global terms, checked: shapes, per-axis kinds and scaling.
@@ -153,12 +155,156 @@ enum Step<T: Real> {
 /// `scatter`; the destination block for the own part, the send buffer for the rest). The
 /// layout in between is never stored, and nothing is unpacked or packed in a pass of its own.
 /// Complex data only.
+///
+/// The exchanges move in [`Piece`]s of a few planes of the sweep at a time (cut along the
+/// slowest axis of the sweep's layout, which both exchanges scatter or gather): pack, move,
+/// transform and move back one piece after another, so the message buffers hold one piece
+/// (kept in cache between the copies) instead of a whole block. When the exchange after is
+/// the exchange before reversed, the sweep runs in place: every row of the rank's own part
+/// is read and written at the same place, and a piece's messages are packed before the rows
+/// they came from are unpacked again, so no second block is needed.
 struct Fused<T: Real> {
     before: Option<usize>,
-    gather: Vec<Run>,
-    sweep: Sweep<T>,
     after: Option<usize>,
+    sweep: Sweep<T>,
+    /// Run maps over the whole block of the sweep; message offsets are into the buffers of
+    /// the piece that moves the run.
+    gather: Vec<Run>,
     scatter: Vec<Run>,
+    pieces: Vec<Piece>,
+    /// The sweep's planes as `groups` (batch fields) of `count` planes each.
+    groups: usize,
+    count: usize,
+    /// Source and destination may be one buffer.
+    in_place: bool,
+}
+
+/// One piece of a fused step: planes `planes` of every group, and the messages of the
+/// exchanges before and after that carry them.
+struct Piece {
+    planes: Range<usize>,
+    before: Option<Messages>,
+    after: Option<Messages>,
+}
+
+/// Cuts the fused step around `sweep` (on `layout`, of this rank `rank`) into pieces of about
+/// `piece_bytes` (at least one plane each) and maps its runs. `before`/`after`: the exchanges fused before and after. Pieces need the
+/// sweep's planes to be the slowest axis of `layout` (after the batch axis) and that axis to
+/// be the one both exchanges scatter or gather; otherwise there is one piece, the whole
+/// exchange. The piece count depends on global shapes only, so every rank moves the same.
+fn cut_into_pieces<T: Real>(
+    sweep: Sweep<T>,
+    layout: &Layout,
+    before: Option<usize>,
+    after: Option<usize>,
+    in_place_layouts: bool,
+    context: &FuseContext<'_>,
+) -> Option<Fused<T>> {
+    let FuseContext {
+        exchanges,
+        rank,
+        shift,
+        piece_bytes,
+        ..
+    } = *context;
+    let row = sweep.row_len();
+    let order = layout.memory_order().axes();
+    let memory_shape = layout.local_shape_in_memory(rank);
+    let outer = sweep.outer();
+    let axis = order[shift];
+    let gathers = |e: Option<usize>, scattered: bool| {
+        e.is_none_or(|e| {
+            let plan = exchanges[e].plan_axes();
+            (if scattered { plan.1 } else { plan.0 }) == axis
+        })
+    };
+    let pieceable = sweep.position() == shift + 1 && gathers(before, true) && gathers(after, false);
+    let ranks = layout.grid().ranks();
+    let (groups, count, size, pieces) = if pieceable {
+        let groups = if shift == 1 { memory_shape[0] } else { 1 };
+        let plane = sweep.plane_len() * std::mem::size_of::<Complex<T>>() * groups;
+        let size = (piece_bytes / plane.max(1)).max(1);
+        let most = (0..ranks)
+            .map(|r| layout.local_shape(r)[axis])
+            .max()
+            .unwrap_or(0);
+        (
+            groups,
+            memory_shape[shift],
+            size,
+            most.div_ceil(size).max(1),
+        )
+    } else {
+        (1, outer, usize::MAX / 4, 1)
+    };
+    let rows = outer * sweep.len();
+    let unset = Run {
+        buffer: redist::runs::RunBuffer::Block,
+        offset: usize::MAX,
+    };
+    let mut gather = vec![unset; if before.is_some() { rows } else { 0 }];
+    let mut scatter = vec![unset; if after.is_some() { rows } else { 0 }];
+    let mut cut = Vec::with_capacity(pieces);
+    for k in 0..pieces {
+        let messages =
+            |e: Option<usize>, map: &mut Vec<Run>, dst: bool| -> Option<Option<Messages>> {
+                let Some(e) = e else { return Some(None) };
+                let m = exchanges[e].piece(axis, size, k);
+                let ok = if dst {
+                    m.rank_part().dst_runs_into(row, map)
+                } else {
+                    m.rank_part().src_runs_into(row, map)
+                };
+                ok.then_some(Some(m))
+            };
+        let b = messages(before, &mut gather, true)?;
+        let a = messages(after, &mut scatter, false)?;
+        let start = k.saturating_mul(size).min(count);
+        cut.push(Piece {
+            planes: start..start.saturating_add(size).min(count),
+            before: b,
+            after: a,
+        });
+    }
+    if gather
+        .iter()
+        .chain(&scatter)
+        .any(|r| r.offset == usize::MAX)
+    {
+        return None;
+    }
+    // In place: both exchanges are one exchange and its reverse, and every own row is read
+    // and written at the same offset.
+    let in_place = in_place_layouts
+        && gather.iter().zip(&scatter).all(|(g, s)| {
+            (g.buffer == redist::runs::RunBuffer::Block)
+                == (s.buffer == redist::runs::RunBuffer::Block)
+                && (g.buffer != redist::runs::RunBuffer::Block || g.offset == s.offset)
+        });
+    Some(Fused {
+        before,
+        after,
+        sweep,
+        gather,
+        scatter,
+        pieces: cut,
+        groups,
+        count,
+        in_place,
+    })
+}
+
+/// What fusing needs to know about the plan.
+#[derive(Clone, Copy)]
+struct FuseContext<'a> {
+    exchanges: &'a [Exchange],
+    /// The layouts each exchange goes from and to.
+    ends: &'a [(usize, usize)],
+    layouts: &'a [Layout],
+    rank: usize,
+    /// 1 with a batch axis (the slowest memory axis of every layout), else 0.
+    shift: usize,
+    piece_bytes: usize,
 }
 
 /// Fuses each complex FFT step that is one strided sweep with the complex exchanges next to
@@ -167,8 +313,14 @@ struct Fused<T: Real> {
 fn fuse<T: Real>(
     steps: Vec<Step<T>>,
     after: Vec<usize>,
-    exchanges: &[Exchange],
+    context: &FuseContext<'_>,
 ) -> (Vec<Step<T>>, Vec<usize>) {
+    let FuseContext {
+        exchanges,
+        ends,
+        layouts,
+        ..
+    } = *context;
     let mut out: Vec<(Step<T>, usize)> = Vec::with_capacity(steps.len());
     let mut pending = steps.into_iter().zip(after).peekable();
     while let Some((step, layout)) = pending.next() {
@@ -182,23 +334,35 @@ fn fuse<T: Real>(
         };
         let row = sweep.row_len();
         let before = match out.last() {
-            Some((Step::Exchange { index, real: false }, _)) => exchanges[*index]
-                .rank_part()
-                .dst_runs(row)
-                .map(|runs| (*index, runs)),
+            Some((Step::Exchange { index, real: false }, _))
+                if exchanges[*index].rank_part().has_dst_runs(row) =>
+            {
+                Some(*index)
+            }
             _ => None,
         };
         let after = match pending.peek() {
-            Some((Step::Exchange { index, real: false }, _)) => exchanges[*index]
-                .rank_part()
-                .src_runs(row)
-                .map(|runs| (*index, runs)),
+            Some((Step::Exchange { index, real: false }, _))
+                if exchanges[*index].rank_part().has_src_runs(row) =>
+            {
+                Some(*index)
+            }
             _ => None,
         };
         if before.is_none() && after.is_none() {
             out.push((step, layout));
             continue;
         }
+        let reversed = match (before, after) {
+            (Some(b), Some(a)) => ends[b] == (ends[a].1, ends[a].0),
+            _ => false,
+        };
+        let Some(fused) =
+            cut_into_pieces(sweep, &layouts[layout], before, after, reversed, context)
+        else {
+            out.push((step, layout));
+            continue;
+        };
         let mut last = layout;
         if before.is_some() {
             out.pop();
@@ -206,15 +370,6 @@ fn fuse<T: Real>(
         if after.is_some() {
             last = pending.next().expect("peeked").1;
         }
-        let (before, gather) = before.map_or((None, Vec::new()), |(e, r)| (Some(e), r));
-        let (after, scatter) = after.map_or((None, Vec::new()), |(e, r)| (Some(e), r));
-        let fused = Fused {
-            before,
-            gather,
-            sweep,
-            after,
-            scatter,
-        };
         out.push((Step::Fused(Box::new(fused)), last));
     }
     out.into_iter().unzip()
@@ -310,6 +465,7 @@ where
         };
 
         let mut exchanges = Vec::new();
+        let mut ends = Vec::new();
         let mut ffts = rustfft::FftPlanner::<T>::new();
         let mut reals = realfft::RealFftPlanner::<T>::new();
         let mut dcts = rustdct::DctPlanner::<T>::new();
@@ -397,6 +553,7 @@ where
                     Stage::Exchange { from, to } => {
                         let plan = ExchangePlan::new(&layouts[from], &layouts[to])?;
                         exchanges.push(Exchange::new(&grid, &plan, options.method)?);
+                        ends.push((from, to));
                         steps.push(Step::Exchange {
                             index: exchanges.len() - 1,
                             real: pipeline.real[from],
@@ -410,8 +567,17 @@ where
         };
         let (forward_steps, forward_after) = make_steps(&pipeline.forward, false)?;
         let (backward_steps, backward_after) = make_steps(&pipeline.backward, true)?;
-        let (forward_steps, forward_after) = fuse(forward_steps, forward_after, &exchanges);
-        let (backward_steps, backward_after) = fuse(backward_steps, backward_after, &exchanges);
+        let context = FuseContext {
+            exchanges: &exchanges,
+            ends: &ends,
+            layouts: &layouts,
+            rank,
+            shift,
+            piece_bytes: options.piece_bytes,
+        };
+        let fuse = |steps, after| fuse(steps, after, &context);
+        let (forward_steps, forward_after) = fuse(forward_steps, forward_after);
+        let (backward_steps, backward_after) = fuse(backward_steps, backward_after);
 
         let movers = |steps: &[Step<T>]| -> Vec<bool> {
             steps
@@ -422,12 +588,12 @@ where
                         || matches!(
                             s,
                             Step::Exchange { .. }
-                                | Step::Fused(_)
                                 | Step::Line {
                                     in_place: false,
                                     ..
                                 }
                         )
+                        || matches!(s, Step::Fused(f) if !f.in_place)
                 })
                 .collect()
         };
@@ -444,27 +610,28 @@ where
         );
         let complex_len = |scalars: usize| scalars.div_ceil(2);
         let work_lens = [complex_len(fw[0].max(bw[0])), complex_len(fw[1].max(bw[1]))];
-        let exchange_scalars = |len: &dyn Fn(&Exchange) -> usize| {
-            forward_steps
-                .iter()
-                .chain(&backward_steps)
-                .filter_map(|s| match s {
-                    Step::Exchange { index, real } => {
-                        Some(len(&exchanges[*index]) * if *real { 1 } else { 2 })
-                    }
-                    Step::Fused(f) => f
-                        .before
-                        .iter()
-                        .chain(&f.after)
-                        .map(|&e| 2 * len(&exchanges[e]))
-                        .max(),
-                    _ => None,
-                })
-                .max()
-                .unwrap_or(0)
-        };
-        let send_len = complex_len(exchange_scalars(&Exchange::send_len));
-        let recv_len = complex_len(exchange_scalars(&Exchange::recv_len));
+        let exchange_scalars =
+            |len: &dyn Fn(&Exchange) -> usize, piece_len: &dyn Fn(&Messages) -> usize| {
+                forward_steps
+                    .iter()
+                    .chain(&backward_steps)
+                    .filter_map(|s| match s {
+                        Step::Exchange { index, real } => {
+                            Some(len(&exchanges[*index]) * if *real { 1 } else { 2 })
+                        }
+                        Step::Fused(f) => f
+                            .pieces
+                            .iter()
+                            .flat_map(|p| p.before.iter().chain(&p.after))
+                            .map(|m| 2 * piece_len(m))
+                            .max(),
+                        _ => None,
+                    })
+                    .max()
+                    .unwrap_or(0)
+            };
+        let send_len = complex_len(exchange_scalars(&Exchange::send_len, &Messages::send_len));
+        let recv_len = complex_len(exchange_scalars(&Exchange::recv_len, &Messages::recv_len));
         let scratch_len = forward_steps
             .iter()
             .chain(&backward_steps)
@@ -637,56 +804,67 @@ where
                     at = dests[i];
                 }
                 Step::Fused(fused) => {
-                    let (src, dst) = split(input, output, &mut work, at, dests[i]);
-                    let src = as_complex(&src[..len]);
-                    let (send, recv) = (as_complex_mut(send), as_complex_mut(recv));
-                    let inner = fused.sweep.row_len();
-                    // The rows come from the source block, or through exchange `before`.
-                    let from = match fused.before {
-                        Some(e) => {
-                            let exchange = &mut self.exchanges[e];
-                            let t = Instant::now();
-                            exchange.pack(src, send);
-                            times.pack += t.elapsed().as_secs_f64();
-                            let t = Instant::now();
-                            exchange.communicate(send, recv)?;
-                            times.comm += t.elapsed().as_secs_f64();
-                            Rows::mapped(
-                                &fused.gather,
-                                src.as_ptr() as *mut _,
-                                recv.as_mut_ptr(),
-                                inner,
-                            )
-                        }
-                        None => Rows::block(src.as_ptr() as *mut _, inner),
-                    };
                     let last = fused
                         .after
                         .or(fused.before)
                         .expect("fused with an exchange");
                     let dst_len = self.exchanges[last].dst_len();
-                    let dst = as_complex_mut(&mut dst[..2 * dst_len]);
-                    let to = match fused.after {
-                        Some(_) => {
-                            Rows::mapped(&fused.scatter, dst.as_mut_ptr(), send.as_mut_ptr(), inner)
-                        }
-                        None => Rows::block(dst.as_mut_ptr(), inner),
+                    // Raw views: in place, source and destination are one buffer, which the
+                    // pieces read and write in turn (see `Fused`).
+                    let (src, src_len, dst) = if fused.in_place && at != At::Input {
+                        let data = as_complex_mut(place(output, &mut work, at));
+                        (data.as_mut_ptr(), len / 2, data.as_mut_ptr())
+                    } else {
+                        let (src, dst) = split(input, output, &mut work, at, dests[i]);
+                        let dst = as_complex_mut(&mut dst[..2 * dst_len]);
+                        (src.as_ptr() as *mut Complex<T>, len / 2, dst.as_mut_ptr())
                     };
-                    let t = Instant::now();
-                    // SAFETY: the run maps come from the exchanges' plans for exactly these
-                    // block and message lengths; `from` is only read (the source block is the
-                    // caller's input or another buffer than `dst`, and the receive buffer is
-                    // not written meanwhile); `to` names disjoint rows of `dst` and `send`.
-                    unsafe { fused.sweep.run_mapped(from, to, scale, workers) };
-                    times.fft += t.elapsed().as_secs_f64();
-                    if let Some(e) = fused.after {
-                        let exchange = &mut self.exchanges[e];
+                    let (send, recv) = (as_complex_mut(send), as_complex_mut(recv));
+                    let inner = fused.sweep.row_len();
+                    for piece in &fused.pieces {
+                        if let (Some(e), Some(m)) = (fused.before, &piece.before) {
+                            let exchange = &mut self.exchanges[e];
+                            let t = Instant::now();
+                            // SAFETY: `src` holds `src_len` elements, not written meanwhile.
+                            let src = unsafe { std::slice::from_raw_parts(src, src_len) };
+                            exchange.pack_piece(m, src, send);
+                            times.pack += t.elapsed().as_secs_f64();
+                            let t = Instant::now();
+                            exchange.communicate_piece(m, send, recv)?;
+                            times.comm += t.elapsed().as_secs_f64();
+                        }
+                        let from = match fused.before {
+                            Some(_) => Rows::mapped(&fused.gather, src, recv.as_mut_ptr(), inner),
+                            None => Rows::block(src, inner),
+                        };
+                        let to = match fused.after {
+                            Some(_) => Rows::mapped(&fused.scatter, dst, send.as_mut_ptr(), inner),
+                            None => Rows::block(dst, inner),
+                        };
+                        let planes = Planes {
+                            groups: fused.groups,
+                            count: fused.count,
+                            range: piece.planes.clone(),
+                        };
                         let t = Instant::now();
-                        exchange.communicate(send, recv)?;
-                        times.comm += t.elapsed().as_secs_f64();
-                        let t = Instant::now();
-                        exchange.unpack(recv, dst);
-                        times.unpack += t.elapsed().as_secs_f64();
+                        // SAFETY: the run maps come from the exchanges' pieces for exactly
+                        // these block and message lengths; the rows `from` names are only
+                        // read and the rows `to` names are disjoint; in place, every own row
+                        // is read and written at the same offset by the same tile.
+                        unsafe { fused.sweep.run_mapped(from, to, scale, workers, &planes) };
+                        times.fft += t.elapsed().as_secs_f64();
+                        if let (Some(e), Some(m)) = (fused.after, &piece.after) {
+                            let exchange = &mut self.exchanges[e];
+                            let t = Instant::now();
+                            exchange.communicate_piece(m, send, recv)?;
+                            times.comm += t.elapsed().as_secs_f64();
+                            let t = Instant::now();
+                            // SAFETY: `dst` holds `dst_len` elements; no other view of it is
+                            // in use during the unpack.
+                            let dst = unsafe { std::slice::from_raw_parts_mut(dst, dst_len) };
+                            exchange.unpack_piece(m, recv, dst);
+                            times.unpack += t.elapsed().as_secs_f64();
+                        }
                     }
                     at = dests[i];
                     len = 2 * dst_len;

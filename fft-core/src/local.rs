@@ -72,6 +72,7 @@ pub struct Sweep<T: Real> {
     fft: Arc<dyn Fft<T>>,
     n: usize,
     shape: Shape,
+    position: usize,
 }
 
 impl<T: Real> Sweep<T> {
@@ -86,7 +87,36 @@ impl<T: Real> Sweep<T> {
         } else {
             Shape::Strided { outer, inner }
         };
-        Self { fft, n, shape }
+        Self {
+            fft,
+            n,
+            shape,
+            position,
+        }
+    }
+
+    /// Length of the lines.
+    pub(crate) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Memory position of the swept axis.
+    pub(crate) fn position(&self) -> usize {
+        self.position
+    }
+
+    /// Planes of a strided sweep (the product of the memory axes before the swept one); lines
+    /// of a contiguous one.
+    pub(crate) fn outer(&self) -> usize {
+        match self.shape {
+            Shape::Strided { outer, .. } => outer,
+            Shape::Contiguous { lines } => lines,
+        }
+    }
+
+    /// Elements of one plane (line length times [`Sweep::row_len`]).
+    pub(crate) fn plane_len(&self) -> usize {
+        self.n * self.row_len()
     }
 
     /// Scratch elements one worker needs for this sweep.
@@ -181,16 +211,22 @@ impl<T: Real> Sweep<T> {
         to: Rows<'_, T>,
         scale: T,
         workers: &mut [Vec<Complex<T>>],
+        planes: &Planes,
     ) {
         let Shape::Strided { outer, inner } = self.shape else {
             panic!("run_mapped needs a strided sweep");
         };
+        debug_assert_eq!(planes.groups * planes.count, outer);
         let scale = (scale != T::one()).then_some(scale);
         let blocks = inner.div_ceil(tile_lines::<T>(self.n));
-        let tasks = outer * blocks;
+        let per_group = planes.range.len() * blocks;
+        let tasks = planes.groups * per_group;
         let nworkers = workers.len();
         workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
-            for task in tasks * w / nworkers..tasks * (w + 1) / nworkers {
+            for t in tasks * w / nworkers..tasks * (w + 1) / nworkers {
+                let (group, rest) = (t / per_group, t % per_group);
+                let plane = group * planes.count + planes.range.start + rest / blocks;
+                let task = plane * blocks + rest % blocks;
                 // SAFETY: the caller's contract; tasks cover disjoint (plane, column-block)
                 // sets, so workers write disjoint elements.
                 unsafe { self.strided_tile(from, to, inner, blocks, task, scale, scratch) };
@@ -303,6 +339,16 @@ impl<T: Real> Sweep<T> {
             }
         }
     }
+}
+
+/// Which planes of a strided sweep to run: the sweep's planes are `groups` groups of `count`
+/// consecutive planes each (e.g. fields of a batch), and `range` picks the same planes of
+/// every group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Planes {
+    pub groups: usize,
+    pub count: usize,
+    pub range: std::ops::Range<usize>,
 }
 
 #[derive(Clone, Copy)]

@@ -112,12 +112,29 @@ impl StageTimes {
 /// exchange.execute(&src, &mut dst, &mut send, &mut recv, &mut StageTimes::default()).unwrap();
 /// ```
 pub struct Exchange {
-    part: RankExchange,
     method: Method,
     comm: SimpleCommunicator,
     group_size: usize,
     src_len: usize,
     dst_len: usize,
+    /// The axis the exchange gathers and the one it scatters (see [`ExchangePlan`]).
+    axes: (usize, usize),
+    /// Whether some block of some rank exceeds `max_count`: then every message travels as
+    /// point-to-point chunks of at most `max_count` elements, whatever the method.
+    chunked: bool,
+    /// Largest element count of one MPI message (at most `i32::MAX`).
+    max_count: usize,
+    /// Request slots for one pairwise step, allocated once.
+    requests: Vec<ffi::MPI_Request>,
+    /// The messages of the whole exchange.
+    whole: Messages,
+}
+
+/// The messages of an exchange, or of one piece of it ([`Exchange::piece`]), made ready to
+/// move: per peer its boxes, counts and buffer offsets, and the copy plans that pack and
+/// unpack them. Built once at plan time.
+pub struct Messages {
+    part: RankExchange,
     pack_plans: Vec<CopyPlan>,
     pack_src_offsets: Vec<usize>,
     unpack_plans: Vec<CopyPlan>,
@@ -133,22 +150,140 @@ pub struct Exchange {
     /// Per group member: elements received from it and their offset in the receive buffer.
     recv_counts: Vec<usize>,
     recv_displs: Vec<usize>,
-    /// The same counts as `i32` for `MPI_Alltoallv`; empty when a count or displacement of
-    /// some rank exceeds `max_count`, in which case every method uses chunked messages.
+    /// The same counts as `i32` for `MPI_Alltoallv`; empty when the exchange is chunked.
     send_counts_i32: Vec<i32>,
     send_displs_i32: Vec<i32>,
     recv_counts_i32: Vec<i32>,
     recv_displs_i32: Vec<i32>,
-    /// Largest element count of one MPI message (at most `i32::MAX`).
-    max_count: usize,
-    /// Request slots for one pairwise step, allocated once.
-    requests: Vec<ffi::MPI_Request>,
+}
+
+impl fmt::Debug for Messages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Messages")
+            .field("rank", &self.part.rank)
+            .field("send_len", &self.part.send_len)
+            .field("recv_len", &self.part.recv_len)
+            .finish()
+    }
+}
+
+impl Messages {
+    /// Prepares the messages of `part`; `chunked` and `max_count` as in [`Exchange`].
+    fn new(part: RankExchange, chunked: bool, max_count: usize) -> Self {
+        let pack_plans = part.pack_plans();
+        let unpack_plans = part.unpack_plans();
+        let pack_src_offsets = part
+            .peers
+            .iter()
+            .map(|p| p.send_box.offset(&part.src_strides))
+            .collect();
+        let unpack_dst_offsets = part
+            .peers
+            .iter()
+            .map(|p| p.recv_box.offset(&part.dst_strides))
+            .collect();
+        let own = part.own();
+        let own_copy = part.own_copy_plan();
+        let own_src_offset = own.send_box.offset(&part.src_strides);
+        let own_dst_offset = own.recv_box.offset(&part.dst_strides);
+        let me = part.group_index;
+        // The own part travels by direct copy: zero counts in the MPI arrays.
+        let counts = |f: &dyn Fn(&crate::plan::PeerTransfer) -> usize| -> Vec<usize> {
+            part.peers
+                .iter()
+                .map(|p| if p.peer == me { 0 } else { f(p) })
+                .collect()
+        };
+        let send_counts = counts(&|p| p.send_box.len());
+        let send_displs = counts(&|p| p.send_offset);
+        let recv_counts = counts(&|p| p.recv_box.len());
+        let recv_displs = counts(&|p| p.recv_offset);
+        let as_i32 = |v: &[usize]| {
+            if chunked {
+                Vec::new()
+            } else {
+                to_i32s(v, max_count).unwrap_or_default()
+            }
+        };
+        Self {
+            send_counts_i32: as_i32(&send_counts),
+            send_displs_i32: as_i32(&send_displs),
+            recv_counts_i32: as_i32(&recv_counts),
+            recv_displs_i32: as_i32(&recv_displs),
+            send_counts,
+            send_displs,
+            recv_counts,
+            recv_displs,
+            part,
+            pack_plans,
+            pack_src_offsets,
+            unpack_plans,
+            unpack_dst_offsets,
+            own_copy,
+            own_src_offset,
+            own_dst_offset,
+        }
+    }
+
+    /// Minimum send-buffer length: what goes to other ranks.
+    pub fn send_len(&self) -> usize {
+        self.part.send_len
+    }
+
+    /// Minimum receive-buffer length: what comes from other ranks.
+    pub fn recv_len(&self) -> usize {
+        self.part.recv_len
+    }
+
+    /// This rank's part of the plan (of this piece).
+    pub fn rank_part(&self) -> &RankExchange {
+        &self.part
+    }
+
+    /// Most chunks of `max_count` elements one message has.
+    fn most_chunks(&self, max_count: usize) -> usize {
+        let most = |v: &[usize]| {
+            v.iter()
+                .map(|&c| chunk_count(c, max_count))
+                .max()
+                .unwrap_or(0)
+        };
+        most(&self.send_counts) + most(&self.recv_counts)
+    }
+
+    /// Packs the messages of every other peer from the source block into `send`.
+    fn pack<T: Element>(&self, src: &[T], send: &mut [T]) {
+        for ((plan, &offset), peer) in self
+            .pack_plans
+            .iter()
+            .zip(&self.pack_src_offsets)
+            .zip(&self.part.peers)
+        {
+            if peer.peer != self.part.group_index {
+                plan.run(src, offset, send, peer.send_offset);
+            }
+        }
+    }
+
+    /// Unpacks every other peer's message from `recv` into the destination block.
+    fn unpack<T: Element>(&self, recv: &[T], dst: &mut [T]) {
+        for ((plan, &offset), peer) in self
+            .unpack_plans
+            .iter()
+            .zip(&self.unpack_dst_offsets)
+            .zip(&self.part.peers)
+        {
+            if peer.peer != self.part.group_index {
+                plan.run(recv, peer.recv_offset, dst, offset);
+            }
+        }
+    }
 }
 
 impl fmt::Debug for Exchange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Exchange")
-            .field("rank", &self.part.rank)
+            .field("rank", &self.whole.part.rank)
             .field("method", &self.method)
             .field("group_size", &self.group_size)
             .finish()
@@ -352,79 +487,46 @@ impl Exchange {
         let part = plan.for_rank(grid.rank());
         let comm = grid.duplicate_group(plan.grid_dim());
         let group_size = part.peers.len();
-        let pack_plans = part.pack_plans();
-        let unpack_plans = part.unpack_plans();
-        let pack_src_offsets = part
-            .peers
-            .iter()
-            .map(|p| p.send_box.offset(&part.src_strides))
-            .collect();
-        let unpack_dst_offsets = part
-            .peers
-            .iter()
-            .map(|p| p.recv_box.offset(&part.dst_strides))
-            .collect();
-        let own = part.own();
-        let own_copy = part.own_copy_plan();
-        let own_src_offset = own.send_box.offset(&part.src_strides);
-        let own_dst_offset = own.recv_box.offset(&part.dst_strides);
-        let me = part.group_index;
-        // The own part travels by direct copy: zero counts in the MPI arrays.
-        let counts = |f: &dyn Fn(&crate::plan::PeerTransfer) -> usize| -> Vec<usize> {
-            part.peers
-                .iter()
-                .map(|p| if p.peer == me { 0 } else { f(p) })
-                .collect()
-        };
-        let send_counts = counts(&|p| p.send_box.len());
-        let send_displs = counts(&|p| p.send_offset);
-        let recv_counts = counts(&|p| p.recv_box.len());
-        let recv_displs = counts(&|p| p.recv_offset);
-        let as_i32 = |v: &[usize]| {
-            if chunked {
-                Vec::new()
-            } else {
-                to_i32s(v, max_count).unwrap_or_default()
-            }
-        };
-        let most_chunks = |v: &[usize]| {
-            v.iter()
-                .map(|&c| chunk_count(c, max_count))
-                .max()
-                .unwrap_or(0)
-        };
-        let requests = vec![null_request(); most_chunks(&send_counts) + most_chunks(&recv_counts)];
+        let whole = Messages::new(part, chunked, max_count);
+        let requests = vec![null_request(); whole.most_chunks(max_count)];
         Ok(Self {
-            send_counts_i32: as_i32(&send_counts),
-            send_displs_i32: as_i32(&send_displs),
-            recv_counts_i32: as_i32(&recv_counts),
-            recv_displs_i32: as_i32(&recv_displs),
-            send_counts,
-            send_displs,
-            recv_counts,
-            recv_displs,
+            axes: (plan.from_axis(), plan.to_axis()),
             max_count,
+            chunked,
             requests,
             src_len: plan.from().local_len(grid.rank()),
             dst_len: plan.to().local_len(grid.rank()),
-            part,
             method,
             comm,
             group_size,
-            pack_plans,
-            pack_src_offsets,
-            unpack_plans,
-            unpack_dst_offsets,
-            own_copy,
-            own_src_offset,
-            own_dst_offset,
+            whole,
         })
+    }
+
+    /// Piece `k` of this exchange cut along `axis` into runs of `size` indices (see
+    /// [`RankExchange::piece`]), ready to move with [`Exchange::pack_piece`],
+    /// [`Exchange::communicate_piece`] and [`Exchange::unpack_piece`] through message buffers
+    /// of its own [`Messages::send_len`] and [`Messages::recv_len`]. Every rank of the group
+    /// must move the same pieces in the same order (the piece count must come from global
+    /// arguments).
+    pub fn piece(&self, axis: usize, size: usize, k: usize) -> Messages {
+        Messages::new(
+            self.whole.part.piece(axis, size, k),
+            self.chunked,
+            self.max_count,
+        )
+    }
+
+    /// The axis this exchange gathers (split before, local after) and the one it scatters
+    /// (local before, split after).
+    pub fn plan_axes(&self) -> (usize, usize) {
+        self.axes
     }
 
     /// Whether messages travel in chunks of at most [`Exchange::max_count`] elements
     /// (point-to-point, whatever the method) because some block exceeds that count.
     pub fn is_chunked(&self) -> bool {
-        self.send_counts_i32.is_empty() && self.group_size > 1
+        self.chunked && self.group_size > 1
     }
 
     /// The largest element count of one MPI message.
@@ -449,103 +551,88 @@ impl Exchange {
 
     /// Minimum send-buffer length: what goes to other ranks (0 for a group of one).
     pub fn send_len(&self) -> usize {
-        self.part.send_len
+        self.whole.send_len()
     }
 
     /// Minimum receive-buffer length: what comes from other ranks (0 for a group of one).
     pub fn recv_len(&self) -> usize {
-        self.part.recv_len
+        self.whole.recv_len()
     }
 
     /// This rank's part of the plan.
     pub fn rank_part(&self) -> &RankExchange {
-        &self.part
+        &self.whole.part
     }
 
     /// Packs the messages of every other peer from the source block into `send`.
     pub fn pack<T: Element>(&self, src: &[T], send: &mut [T]) {
-        for ((plan, &offset), peer) in self
-            .pack_plans
-            .iter()
-            .zip(&self.pack_src_offsets)
-            .zip(&self.part.peers)
-        {
-            if peer.peer != self.part.group_index {
-                plan.run(src, offset, send, peer.send_offset);
-            }
-        }
+        self.whole.pack(src, send);
+    }
+
+    /// Packs one piece's messages (see [`Exchange::piece`]) into its own send buffer.
+    pub fn pack_piece<T: Element>(&self, piece: &Messages, src: &[T], send: &mut [T]) {
+        piece.pack(src, send);
     }
 
     /// Copies this rank's own part from the source block straight into the destination
     /// block (with the local transpose), bypassing the message buffers.
     pub fn copy_own<T: Element>(&self, src: &[T], dst: &mut [T]) {
-        self.own_copy
-            .run(src, self.own_src_offset, dst, self.own_dst_offset);
+        let w = &self.whole;
+        w.own_copy.run(src, w.own_src_offset, dst, w.own_dst_offset);
     }
 
     /// Moves the packed messages: `send` on every rank of the group to `recv`.
     pub fn communicate<T: Element>(&mut self, send: &[T], recv: &mut [T]) -> Result<()> {
-        if self.group_size == 1 {
-            return Ok(());
-        }
-        check_len("send", self.part.send_len, send.len())?;
-        check_len("receive", self.part.recv_len, recv.len())?;
-        let datatype = T::mpi_datatype();
-        let comm = self.comm.as_raw();
-        if self.method == Method::Alltoallv && !self.send_counts_i32.is_empty() {
-            // SAFETY: counts and displacements lie inside the buffers (lengths checked above
-            // against send_len/recv_len, which are the sums of the counts).
-            let code = unsafe {
-                ffi::MPI_Alltoallv(
-                    send.as_ptr() as *const c_void,
-                    self.send_counts_i32.as_ptr(),
-                    self.send_displs_i32.as_ptr(),
-                    datatype,
-                    recv.as_mut_ptr() as *mut c_void,
-                    self.recv_counts_i32.as_ptr(),
-                    self.recv_displs_i32.as_ptr(),
-                    datatype,
-                    comm,
-                )
-            };
-            return check_mpi("MPI_Alltoallv", code);
-        }
-        // Pairwise schedule; each message goes as chunks of at most max_count elements.
-        let n = self.group_size;
-        let me = self.part.group_index;
-        for step in 1..n {
-            let to = (me + step) % n;
-            let from = (me + n - step) % n;
-            chunked_sendrecv(
-                ChunkedStep {
-                    comm,
-                    tag: 7,
-                    max_count: self.max_count,
-                    to,
-                    send: self.send_displs[to]..self.send_displs[to] + self.send_counts[to],
-                    from,
-                    recv: self.recv_displs[from]..self.recv_displs[from] + self.recv_counts[from],
-                },
-                send,
-                recv,
-                &mut self.requests,
-            )?;
-        }
-        Ok(())
+        let Self {
+            whole,
+            comm,
+            method,
+            max_count,
+            requests,
+            group_size,
+            ..
+        } = self;
+        move_messages(
+            whole,
+            comm,
+            *method,
+            *max_count,
+            requests,
+            *group_size,
+            send,
+            recv,
+        )
+    }
+
+    /// Moves one piece's packed messages (see [`Exchange::piece`]); collective over the
+    /// group like [`Exchange::communicate`].
+    pub fn communicate_piece<T: Element>(
+        &mut self,
+        piece: &Messages,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<()> {
+        let (method, max_count, group_size) = (self.method, self.max_count, self.group_size);
+        move_messages(
+            piece,
+            &self.comm,
+            method,
+            max_count,
+            &mut self.requests,
+            group_size,
+            send,
+            recv,
+        )
     }
 
     /// Unpacks every other peer's message from `recv` into the destination block.
     pub fn unpack<T: Element>(&self, recv: &[T], dst: &mut [T]) {
-        for ((plan, &offset), peer) in self
-            .unpack_plans
-            .iter()
-            .zip(&self.unpack_dst_offsets)
-            .zip(&self.part.peers)
-        {
-            if peer.peer != self.part.group_index {
-                plan.run(recv, peer.recv_offset, dst, offset);
-            }
-        }
+        self.whole.unpack(recv, dst);
+    }
+
+    /// Unpacks one piece's messages (see [`Exchange::piece`]) into the destination block.
+    pub fn unpack_piece<T: Element>(&self, piece: &Messages, recv: &[T], dst: &mut [T]) {
+        piece.unpack(recv, dst);
     }
 
     /// Runs the whole exchange: `src` (this rank's source block) to `dst`, through the
@@ -562,8 +649,8 @@ impl Exchange {
     ) -> Result<()> {
         check_len("source", self.src_len, src.len())?;
         check_len("destination", self.dst_len, dst.len())?;
-        check_len("send", self.part.send_len, send.len())?;
-        check_len("receive", self.part.recv_len, recv.len())?;
+        check_len("send", self.whole.send_len(), send.len())?;
+        check_len("receive", self.whole.recv_len(), recv.len())?;
         let t0 = Instant::now();
         self.pack(src, send);
         let t1 = Instant::now();
@@ -578,6 +665,69 @@ impl Exchange {
         times.comm += (t3 - t2).as_secs_f64();
         Ok(())
     }
+}
+
+/// Moves the packed `messages` of one exchange or piece: `send` on every rank of the group to
+/// `recv`, with `MPI_Alltoallv` or the pairwise schedule (chunked past `max_count`).
+#[allow(clippy::too_many_arguments)]
+fn move_messages<T: Element>(
+    messages: &Messages,
+    comm: &SimpleCommunicator,
+    method: Method,
+    max_count: usize,
+    requests: &mut Vec<ffi::MPI_Request>,
+    group_size: usize,
+    send: &[T],
+    recv: &mut [T],
+) -> Result<()> {
+    if group_size == 1 {
+        return Ok(());
+    }
+    let m = messages;
+    check_len("send", m.part.send_len, send.len())?;
+    check_len("receive", m.part.recv_len, recv.len())?;
+    let datatype = T::mpi_datatype();
+    let comm = comm.as_raw();
+    if method == Method::Alltoallv && !m.send_counts_i32.is_empty() {
+        // SAFETY: counts and displacements lie inside the buffers (lengths checked above
+        // against send_len/recv_len, which are the sums of the counts).
+        let code = unsafe {
+            ffi::MPI_Alltoallv(
+                send.as_ptr() as *const c_void,
+                m.send_counts_i32.as_ptr(),
+                m.send_displs_i32.as_ptr(),
+                datatype,
+                recv.as_mut_ptr() as *mut c_void,
+                m.recv_counts_i32.as_ptr(),
+                m.recv_displs_i32.as_ptr(),
+                datatype,
+                comm,
+            )
+        };
+        return check_mpi("MPI_Alltoallv", code);
+    }
+    // Pairwise schedule; each message goes as chunks of at most max_count elements.
+    let n = group_size;
+    let me = m.part.group_index;
+    for step in 1..n {
+        let to = (me + step) % n;
+        let from = (me + n - step) % n;
+        chunked_sendrecv(
+            ChunkedStep {
+                comm,
+                tag: 7,
+                max_count,
+                to,
+                send: m.send_displs[to]..m.send_displs[to] + m.send_counts[to],
+                from,
+                recv: m.recv_displs[from]..m.recv_displs[from] + m.recv_counts[from],
+            },
+            send,
+            recv,
+            requests,
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -95,51 +95,39 @@ fn runs_exist(
 
 /// Maps the runs of a block (`block_strides`, `block_extent`) that boxes of it exchange with
 /// the other side: for each `(box, other-side strides, other-side offset of the box's first
-/// element, buffer)`, the runs inside the box and where they lie on the other side. `None`
+/// element, buffer)`, writes into `runs` (one entry per run of the block) where each run inside
+/// a box lies on the other side; entries of runs outside every box are left alone. `false`
 /// when a run is not contiguous on the other side.
-fn map_runs(
+fn map_runs_into(
     block_strides: &[usize],
     block_extent: &[usize],
     run_len: usize,
     parts: &[(LocalBox, Vec<usize>, usize, RunBuffer)],
-) -> Option<Vec<Run>> {
+    runs: &mut [Run],
+) -> bool {
     let len: usize = block_extent.iter().product();
     if !runs_exist(block_strides, block_extent, run_len, parts) {
-        return None;
+        return false;
     }
     if len == 0 {
-        return Some(Vec::new());
+        return true;
     }
-    let trailing = run_axes(block_strides, block_extent, run_len)?;
+    assert_eq!(runs.len(), len / run_len, "one entry per run of the block");
+    let Some(trailing) = run_axes(block_strides, block_extent, run_len) else {
+        return false;
+    };
     let order = order_of(block_strides, block_extent);
     let outer: Vec<usize> = order
         .iter()
         .copied()
         .filter(|a| !trailing.contains(a))
         .collect();
-    let mut runs = vec![
-        Run {
-            buffer: RunBuffer::Block,
-            offset: usize::MAX
-        };
-        len / run_len
-    ];
     for (part, other_strides, base, buffer) in parts {
         if part.is_empty() {
             continue;
         }
-        // The box must cover the run axes whole, and the other side must hold them in the
-        // same order, compactly.
-        let mut expect = 1;
-        for &a in trailing.iter().rev() {
-            if part.ranges[a].len() != block_extent[a]
-                || (block_extent[a] > 1 && other_strides[a] != expect)
-            {
-                return None;
-            }
-            expect *= block_extent[a];
-        }
-        // Every combination of the box's outer indices starts one run.
+        // Every combination of the box's outer indices starts one run (`runs_exist` checked
+        // that the box covers the run axes whole, held compactly on the other side).
         let counts: Vec<usize> = outer.iter().map(|&a| part.ranges[a].len()).collect();
         for flat in 0..counts.iter().product::<usize>() {
             let (mut rest, mut here, mut there) = (flat, 0, *base);
@@ -155,7 +143,28 @@ fn map_runs(
             };
         }
     }
-    runs.iter().all(|r| r.offset != usize::MAX).then_some(runs)
+    true
+}
+
+/// The whole map of [`map_runs_into`], `None` unless every run of the block is in a box.
+fn map_runs(
+    block_strides: &[usize],
+    block_extent: &[usize],
+    run_len: usize,
+    parts: &[(LocalBox, Vec<usize>, usize, RunBuffer)],
+) -> Option<Vec<Run>> {
+    let len: usize = block_extent.iter().product();
+    if run_len == 0 || !len.is_multiple_of(run_len) {
+        return None;
+    }
+    let unset = Run {
+        buffer: RunBuffer::Block,
+        offset: usize::MAX,
+    };
+    let mut runs = vec![unset; len / run_len];
+    map_runs_into(block_strides, block_extent, run_len, parts, &mut runs)
+        .then_some(())
+        .and_then(|()| runs.iter().all(|r| r.offset != usize::MAX).then_some(runs))
 }
 
 impl RankExchange {
@@ -186,6 +195,31 @@ impl RankExchange {
             &self.dst_extent(),
             run_len,
             &self.dst_parts(),
+        )
+    }
+
+    /// Writes the entries of [`RankExchange::dst_runs`] for the runs this part moves into
+    /// `runs` (one entry per run of the destination block) and leaves the others alone: a
+    /// piece of an exchange ([`RankExchange::piece`]) maps its own runs, with offsets into its
+    /// own (small) receive buffer. `false` when the runs are not whole on the other side.
+    pub fn dst_runs_into(&self, run_len: usize, runs: &mut [Run]) -> bool {
+        map_runs_into(
+            &self.dst_strides,
+            &self.dst_extent(),
+            run_len,
+            &self.dst_parts(),
+            runs,
+        )
+    }
+
+    /// [`RankExchange::dst_runs_into`] for the source block and the send buffer.
+    pub fn src_runs_into(&self, run_len: usize, runs: &mut [Run]) -> bool {
+        map_runs_into(
+            &self.src_strides,
+            &self.src_extent(),
+            run_len,
+            &self.src_parts(),
+            runs,
         )
     }
 
@@ -271,30 +305,15 @@ impl RankExchange {
             .collect()
     }
 
-    /// Local extent of the source block (the own send box grows to the whole block on every
-    /// axis but the scattered one, which all send boxes together cover).
+    /// Local extent of the source block.
     fn src_extent(&self) -> Vec<usize> {
-        union_extent(self.peers.iter().map(|p| &p.send_box))
+        self.src_shape.clone()
     }
 
     /// Local extent of the destination block.
     fn dst_extent(&self) -> Vec<usize> {
-        union_extent(self.peers.iter().map(|p| &p.recv_box))
+        self.dst_shape.clone()
     }
-}
-
-/// Extent of the block that a set of boxes tiles (the largest end per axis).
-fn union_extent<'a>(boxes: impl Iterator<Item = &'a LocalBox>) -> Vec<usize> {
-    let mut extent: Vec<usize> = Vec::new();
-    for b in boxes {
-        if extent.is_empty() {
-            extent = vec![0; b.ranges.len()];
-        }
-        for (e, r) in extent.iter_mut().zip(&b.ranges) {
-            *e = (*e).max(r.end);
-        }
-    }
-    extent
 }
 
 #[cfg(test)]
@@ -304,9 +323,95 @@ mod tests {
     use crate::plan::ExchangePlan;
     use crate::runs::RunBuffer;
 
+    use crate::plan::RankExchange;
+    use crate::runs::Run;
+
+    /// Checks the maps of one piece of an exchange (the whole exchange, or a
+    /// [`RankExchange::piece`] of it) on index-valued data, rank by rank: every run the
+    /// piece maps holds, in the piece's own message buffers, exactly the source's
+    /// (destination's) elements. Marks the runs it mapped in `src_seen`/`dst_seen`.
+    fn check_piece(
+        src: &[Vec<u64>],
+        dst: &[Vec<u64>],
+        pieces: &[RankExchange],
+        run_len: usize,
+        src_seen: &mut [Vec<usize>],
+        dst_seen: &mut [Vec<usize>],
+    ) {
+        let p = pieces.len();
+        let unset = Run {
+            buffer: RunBuffer::Block,
+            offset: usize::MAX,
+        };
+        for rank in 0..p {
+            let part = &pieces[rank];
+            // Messages as packing lays them out.
+            let mut send = vec![0u64; part.send_len];
+            for (pl, peer) in part.pack_plans().iter().zip(&part.peers) {
+                if peer.peer != part.group_index {
+                    pl.run(
+                        &src[rank],
+                        peer.send_box.offset(&part.src_strides),
+                        &mut send,
+                        peer.send_offset,
+                    );
+                }
+            }
+            assert!(part.has_src_runs(run_len) && part.has_dst_runs(run_len));
+            let mut runs = vec![unset; src[rank].len() / run_len];
+            assert!(part.src_runs_into(run_len, &mut runs), "whole rows");
+            for (i, run) in runs.iter().enumerate() {
+                if run.offset == usize::MAX {
+                    continue;
+                }
+                src_seen[rank][i] += 1;
+                let there = match run.buffer {
+                    RunBuffer::Block => &dst[rank][run.offset..run.offset + run_len],
+                    RunBuffer::Message => &send[run.offset..run.offset + run_len],
+                };
+                assert_eq!(there, &src[rank][i * run_len..(i + 1) * run_len]);
+            }
+            // Receive side: what the peers' pieces packed for this rank, in peer order.
+            let mut recv = vec![0u64; part.recv_len];
+            for peer in part.peers.iter().filter(|q| q.peer != part.group_index) {
+                let theirs = &pieces[peer.peer_rank];
+                let mine = &theirs.peers[part.group_index];
+                let mut msg = vec![0u64; theirs.send_len];
+                theirs.pack_plans()[part.group_index].run(
+                    &src[peer.peer_rank],
+                    mine.send_box.offset(&theirs.src_strides),
+                    &mut msg,
+                    mine.send_offset,
+                );
+                let n = mine.send_box.len();
+                assert_eq!(
+                    n,
+                    peer.recv_box.len(),
+                    "the pieces of sender and receiver match"
+                );
+                recv[peer.recv_offset..peer.recv_offset + n]
+                    .copy_from_slice(&msg[mine.send_offset..mine.send_offset + n]);
+            }
+            let mut runs = vec![unset; dst[rank].len() / run_len];
+            assert!(part.dst_runs_into(run_len, &mut runs), "whole rows");
+            for (i, run) in runs.iter().enumerate() {
+                if run.offset == usize::MAX {
+                    continue;
+                }
+                dst_seen[rank][i] += 1;
+                let there = match run.buffer {
+                    RunBuffer::Block => &src[rank][run.offset..run.offset + run_len],
+                    RunBuffer::Message => &recv[run.offset..run.offset + run_len],
+                };
+                assert_eq!(there, &dst[rank][i * run_len..(i + 1) * run_len]);
+            }
+        }
+    }
+
     /// Brute force: with index-valued blocks, every run read through the map holds exactly
     /// the destination's (source's) elements, for slabs of several shapes and group sizes,
-    /// both directions.
+    /// both directions; and the same for the pieces of [`RankExchange::piece`] along the
+    /// slab's scattered/gathered axis 1, which together map every run exactly once.
     #[test]
     fn runs_agree_with_the_exchange_on_index_valued_data() {
         for shape in [[4usize, 4, 3], [5, 7, 6], [3, 2, 5], [7, 3, 1]] {
@@ -330,53 +435,34 @@ mod tests {
                         })
                         .collect();
                     let dst = plan.simulate(&src);
-                    for rank in 0..p {
-                        let part = plan.for_rank(rank);
-                        // Messages as packing lays them out.
-                        let mut send = vec![0u64; part.send_len];
-                        for (pl, peer) in part.pack_plans().iter().zip(&part.peers) {
-                            if peer.peer != part.group_index {
-                                pl.run(
-                                    &src[rank],
-                                    peer.send_box.offset(&part.src_strides),
-                                    &mut send,
-                                    peer.send_offset,
-                                );
-                            }
-                        }
-                        let run_len = shape[2];
-                        assert!(part.has_src_runs(run_len) && part.has_dst_runs(run_len));
-                        let runs = part.src_runs(run_len).expect("whole rows");
-                        for (i, run) in runs.iter().enumerate() {
-                            let there = match run.buffer {
-                                RunBuffer::Block => &dst[rank][run.offset..run.offset + run_len],
-                                RunBuffer::Message => &send[run.offset..run.offset + run_len],
-                            };
-                            assert_eq!(there, &src[rank][i * run_len..(i + 1) * run_len]);
-                        }
-                        // Receive side: what the peers packed for this rank, in peer order.
-                        let mut recv = vec![0u64; part.recv_len];
-                        for peer in part.peers.iter().filter(|q| q.peer != part.group_index) {
-                            let theirs = plan.for_rank(peer.peer_rank);
-                            let mine = &theirs.peers[part.group_index];
-                            let mut msg = vec![0u64; theirs.send_len];
-                            theirs.pack_plans()[part.group_index].run(
-                                &src[peer.peer_rank],
-                                mine.send_box.offset(&theirs.src_strides),
-                                &mut msg,
-                                mine.send_offset,
+                    let run_len = shape[2];
+                    let whole: Vec<RankExchange> = (0..p).map(|r| plan.for_rank(r)).collect();
+                    for (rank, part) in whole.iter().enumerate() {
+                        let full = part.src_runs(run_len).expect("whole rows");
+                        assert_eq!(full.len(), from.local_len(rank) / run_len);
+                        assert!(part.dst_runs(run_len).is_some());
+                    }
+                    let seen = |len: &dyn Fn(usize) -> usize| -> Vec<Vec<usize>> {
+                        (0..p).map(|r| vec![0; len(r) / run_len]).collect()
+                    };
+                    for size in [1, 2, 3, 100] {
+                        let pieces = shape[1].div_ceil(size);
+                        let mut src_seen = seen(&|r| from.local_len(r));
+                        let mut dst_seen = seen(&|r| to.local_len(r));
+                        for k in 0..pieces {
+                            let chunked: Vec<RankExchange> =
+                                whole.iter().map(|w| w.piece(1, size, k)).collect();
+                            check_piece(
+                                &src,
+                                &dst,
+                                &chunked,
+                                run_len,
+                                &mut src_seen,
+                                &mut dst_seen,
                             );
-                            let n = mine.send_box.len();
-                            recv[peer.recv_offset..peer.recv_offset + n]
-                                .copy_from_slice(&msg[mine.send_offset..mine.send_offset + n]);
                         }
-                        let runs = part.dst_runs(run_len).expect("whole rows");
-                        for (i, run) in runs.iter().enumerate() {
-                            let there = match run.buffer {
-                                RunBuffer::Block => &src[rank][run.offset..run.offset + run_len],
-                                RunBuffer::Message => &recv[run.offset..run.offset + run_len],
-                            };
-                            assert_eq!(there, &dst[rank][i * run_len..(i + 1) * run_len]);
+                        for seen in src_seen.iter().chain(&dst_seen) {
+                            assert!(seen.iter().all(|&c| c == 1), "{shape:?} {p} {size}");
                         }
                     }
                 }
