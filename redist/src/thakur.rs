@@ -213,112 +213,133 @@ fn maps(n: usize, procs: usize, x: usize, y: usize) -> Result<(AxisMap, AxisMap)
     ))
 }
 
-/// KY_TO_Y (x = k·y) for process `p` (Fig. 2).
-fn ky_to_y(n: usize, procs: usize, x: usize, y: usize, p: usize) -> Result<Phase> {
-    let (from, to) = maps(n, procs, x, y)?;
-    let k = x / y;
-    let (ls, ld) = (from.local_len(p), to.local_len(p));
-    let mut sends = vec![Vec::new(); procs];
-    let mut recvs = vec![Vec::new(); procs];
-    // Send: the destination sequence of one x-block is stored and reused for every block.
-    let dest: Vec<usize> = (0..k).map(|i| (k * p + i) % procs).collect();
-    for j in 0..ls.div_ceil(x) {
-        for (i, &d) in dest.iter().enumerate() {
-            let start = j * x + i * y;
-            if start >= ls {
+/// Per peer, the runs of a local array of `len` items in blocks of `big` items, each cut into
+/// `k = big / small` sub-blocks of `small` items, sub-block `i` going to (or coming from) peer
+/// `(k·p + i) mod P`: a destination sequence stored once and reused for every block.
+fn split_blocks(
+    len: usize,
+    big: usize,
+    small: usize,
+    procs: usize,
+    p: usize,
+) -> Vec<Vec<(usize, usize)>> {
+    let k = big / small;
+    let mut runs = vec![Vec::new(); procs];
+    let peers: Vec<usize> = (0..k).map(|i| (k * p + i) % procs).collect();
+    for j in 0..len.div_ceil(big) {
+        for (i, &q) in peers.iter().enumerate() {
+            let start = j * big + i * small;
+            if start >= len {
                 break;
             }
-            push(&mut sends[d], start, y.min(ls - start));
+            push(&mut runs[q], start, small.min(len - start));
         }
     }
-    // Receive: sources of consecutive y-blocks repeat with period k when P mod k = 0.
+    runs
+}
+
+/// Per peer, the runs of a local array of `len` items in blocks of `block` items whose peers
+/// repeat with period `k`: block `l` goes to (or comes from) `⌊(l·P + p)/k⌋ mod P`, a sequence
+/// of period `k` stored once when `k ≤ P` and `P mod k = 0`.
+fn periodic_blocks(
+    len: usize,
+    block: usize,
+    k: usize,
+    procs: usize,
+    p: usize,
+) -> Vec<Vec<(usize, usize)>> {
+    let mut runs = vec![Vec::new(); procs];
     let stored = k <= procs && procs.is_multiple_of(k);
     let seq: Vec<usize> = if stored {
         (0..k).map(|i| (p / k + i * (procs / k)) % procs).collect()
     } else {
         Vec::new()
     };
-    for l in 0..ld.div_ceil(y) {
-        let s = if stored {
+    for l in 0..len.div_ceil(block) {
+        let q = if stored {
             seq[l % k]
         } else {
             ((l * procs + p) / k) % procs
         };
-        push(&mut recvs[s], l * y, y.min(ld - l * y));
+        push(&mut runs[q], l * block, block.min(len - l * block));
     }
-    Ok(Phase {
-        x,
-        y,
-        src_len: ls,
-        dst_len: ld,
-        sends,
-        recvs,
-    })
+    runs
 }
 
-/// X_TO_KX (y = k·x) for process `p` (Fig. 5).
-fn x_to_kx(n: usize, procs: usize, x: usize, y: usize, p: usize) -> Result<Phase> {
-    let (from, to) = maps(n, procs, x, y)?;
-    let k = y / x;
-    let (ls, ld) = (from.local_len(p), to.local_len(p));
-    let mut sends = vec![Vec::new(); procs];
-    let mut recvs = vec![Vec::new(); procs];
-    let stored = k <= procs && procs.is_multiple_of(k);
-    let seq: Vec<usize> = if stored {
-        (0..k).map(|i| (p / k + i * (procs / k)) % procs).collect()
-    } else {
-        Vec::new()
-    };
-    for j in 0..ls.div_ceil(x) {
-        let d = if stored {
-            seq[j % k]
-        } else {
-            ((j * procs + p) / k) % procs
-        };
-        push(&mut sends[d], j * x, x.min(ls - j * x));
+impl Phase {
+    /// The phase from cyclic(x) to cyclic(y) of `n` items for process `p` of `procs`, its runs
+    /// made by `sends` and `recvs` from the local lengths of the source and destination arrays.
+    fn new(
+        n: usize,
+        procs: usize,
+        x: usize,
+        y: usize,
+        p: usize,
+        sends: impl FnOnce(usize) -> Vec<Vec<(usize, usize)>>,
+        recvs: impl FnOnce(usize) -> Vec<Vec<(usize, usize)>>,
+    ) -> Result<Phase> {
+        let (from, to) = maps(n, procs, x, y)?;
+        let (ls, ld) = (from.local_len(p), to.local_len(p));
+        Ok(Phase {
+            x,
+            y,
+            src_len: ls,
+            dst_len: ld,
+            sends: sends(ls),
+            recvs: recvs(ld),
+        })
     }
-    let src: Vec<usize> = (0..k).map(|i| (k * p + i) % procs).collect();
-    for l in 0..ld.div_ceil(y) {
-        for (i, &s) in src.iter().enumerate() {
-            let start = l * y + i * x;
-            if start >= ld {
-                break;
-            }
-            push(&mut recvs[s], start, x.min(ld - start));
-        }
-    }
-    Ok(Phase {
+}
+
+/// KY_TO_Y (x = k·y) for process `p` (Fig. 2): every x-block splits into `k` y-blocks sent
+/// to a stored sequence; the sources of consecutive y-blocks repeat with period `k`.
+fn ky_to_y(n: usize, procs: usize, x: usize, y: usize, p: usize) -> Result<Phase> {
+    Phase::new(
+        n,
+        procs,
         x,
         y,
-        src_len: ls,
-        dst_len: ld,
-        sends,
-        recvs,
-    })
+        p,
+        |ls| split_blocks(ls, x, y, procs, p),
+        |ld| periodic_blocks(ld, y, x / y, procs, p),
+    )
+}
+
+/// X_TO_KX (y = k·x) for process `p` (Fig. 5): the reverse of [`ky_to_y`], the destinations
+/// of consecutive x-blocks repeating with period `k`, every y-block gathered from `k`
+/// x-blocks of a stored sequence of sources.
+fn x_to_kx(n: usize, procs: usize, x: usize, y: usize, p: usize) -> Result<Phase> {
+    Phase::new(
+        n,
+        procs,
+        x,
+        y,
+        p,
+        |ls| periodic_blocks(ls, x, y / x, procs, p),
+        |ld| split_blocks(ld, y, x, procs, p),
+    )
 }
 
 /// The general method: per element, global index then owner (§5.1).
 fn general(n: usize, procs: usize, x: usize, y: usize, p: usize) -> Result<Phase> {
-    let (from, to) = maps(n, procs, x, y)?;
-    let (ls, ld) = (from.local_len(p), to.local_len(p));
-    let mut sends = vec![Vec::new(); procs];
-    let mut recvs = vec![Vec::new(); procs];
-    for i in 0..ls {
-        let g = i % x + ((i / x) * procs + p) * x;
-        push(&mut sends[(g / y) % procs], i, 1);
-    }
-    for i in 0..ld {
-        let g = i % y + ((i / y) * procs + p) * y;
-        push(&mut recvs[(g / x) % procs], i, 1);
-    }
-    Ok(Phase {
+    // Element by element: local index, global index, its owner on the other side.
+    let owners = |len: usize, own: usize, other: usize| {
+        let mut runs = vec![Vec::new(); procs];
+        for i in 0..len {
+            let g = i % own + ((i / own) * procs + p) * own;
+            push(&mut runs[(g / other) % procs], i, 1);
+        }
+        runs
+    };
+    Phase::new(
+        n,
+        procs,
         x,
         y,
-        src_len: ls,
-        dst_len: ld,
-        sends,
-        recvs,
-    })
+        p,
+        |ls| owners(ls, x, y),
+        |ld| owners(ld, y, x),
+    )
 }
 
 /// The phases of `method` for process `p` of `procs`, redistributing `n` items from
