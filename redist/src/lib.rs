@@ -37,6 +37,7 @@ pub mod error;
 pub mod exchange;
 pub mod grid;
 pub mod layout;
+mod p2p;
 pub mod pack;
 pub mod plan;
 pub mod redistribute;

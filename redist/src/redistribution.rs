@@ -31,6 +31,7 @@ use crate::error::{RedistError, Result};
 use crate::exchange::{
     chunk_count, chunked_sendrecv, message_chunks, ChunkedStep, StageTimes, MPI_MAX_COUNT,
 };
+use crate::p2p::{check, irecv, isend, wait_all, wait_any};
 use crate::redistribute::{RankRedist, RedistPlan};
 use mpi::ffi;
 use mpi::raw::AsRaw;
@@ -237,14 +238,6 @@ impl fmt::Debug for Redistribution {
 /// `v` as `i32`s (0 where a value does not fit: only used when nothing is chunked).
 fn as_i32(v: &[usize]) -> Vec<i32> {
     v.iter().map(|&x| i32::try_from(x).unwrap_or(0)).collect()
-}
-
-fn check(call: &'static str, code: i32) -> Result<()> {
-    if code == ffi::MPI_SUCCESS as i32 {
-        Ok(())
-    } else {
-        Err(RedistError::Mpi { call, code })
-    }
 }
 
 fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()> {
@@ -726,7 +719,6 @@ impl Redistribution {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        let dt = T::mpi_datatype();
         let comm = self.comm.as_raw();
         let limit = self.max_count;
         let t0 = Instant::now();
@@ -739,18 +731,8 @@ impl Redistribution {
                 // SAFETY: the chunk lies inside the message inside the checked receive
                 // buffer; completed below.
                 unsafe {
-                    check(
-                        "MPI_Irecv",
-                        ffi::MPI_Irecv(
-                            recv.as_mut_ptr().add(t.offset + offset) as *mut c_void,
-                            len as i32,
-                            dt,
-                            t.peer as i32,
-                            TAG,
-                            comm,
-                            &mut self.requests[nrecv],
-                        ),
-                    )?;
+                    let buf = recv.as_mut_ptr().add(t.offset + offset);
+                    irecv(buf, len, t.peer, TAG, comm, &mut self.requests[nrecv])?;
                 }
                 self.request_owner[nrecv] = i;
                 nrecv += 1;
@@ -767,18 +749,8 @@ impl Redistribution {
             for (offset, len) in message_chunks(t.map.len(), limit) {
                 // SAFETY: the packed message stays untouched until MPI_Waitall below.
                 unsafe {
-                    check(
-                        "MPI_Isend",
-                        ffi::MPI_Isend(
-                            msg.as_ptr().add(offset) as *const c_void,
-                            len as i32,
-                            dt,
-                            t.peer as i32,
-                            TAG,
-                            comm,
-                            &mut self.send_requests[nsend],
-                        ),
-                    )?;
+                    let buf = msg.as_ptr().add(offset);
+                    isend(buf, len, t.peer, TAG, comm, &mut self.send_requests[nsend])?;
                 }
                 nsend += 1;
             }
@@ -788,21 +760,10 @@ impl Redistribution {
         let mut unpack_s = 0.0;
         for _ in 0..nrecv {
             let t1 = Instant::now();
-            let mut index = 0i32;
             // SAFETY: the first nrecv requests are live or null.
-            unsafe {
-                check(
-                    "MPI_Waitany",
-                    ffi::MPI_Waitany(
-                        nrecv as i32,
-                        self.requests.as_mut_ptr(),
-                        &mut index,
-                        ffi::RSMPI_STATUS_IGNORE,
-                    ),
-                )?;
-            }
+            let index = unsafe { wait_any(&mut self.requests[..nrecv])? };
             let t2 = Instant::now();
-            let i = self.request_owner[index as usize];
+            let i = self.request_owner[index];
             self.chunks_left[i] -= 1;
             if self.chunks_left[i] == 0 {
                 let t = &self.part.recvs[i];
@@ -814,16 +775,7 @@ impl Redistribution {
         }
         let t3 = Instant::now();
         // SAFETY: every send request is live or null.
-        unsafe {
-            check(
-                "MPI_Waitall",
-                ffi::MPI_Waitall(
-                    nsend as i32,
-                    self.send_requests.as_mut_ptr(),
-                    ffi::RSMPI_STATUSES_IGNORE,
-                ),
-            )?;
-        }
+        unsafe { wait_all(&mut self.send_requests[..nsend])? };
         comm_s += t3.elapsed().as_secs_f64();
         times.pack += pack_s;
         times.comm += comm_s;
@@ -839,7 +791,6 @@ impl Redistribution {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        let dt = T::mpi_datatype();
         let comm = self.comm.as_raw();
         let s = self.packet();
         let (mut pack_s, mut comm_s, mut unpack_s) = (0.0, 0.0, 0.0);
@@ -852,80 +803,43 @@ impl Redistribution {
             // Post every packet receive from the partner.
             let mut nrecv = 0;
             if let Some(t) = self.part.recvs.get(self.recv_of_peer[peer]) {
-                let mut start = 0;
-                while start < t.map.len() {
-                    let n = s.min(t.map.len() - start);
+                for (start, n) in message_chunks(t.map.len(), s) {
                     // SAFETY: the packet lies inside the message inside the checked buffer.
                     unsafe {
-                        check(
-                            "MPI_Irecv",
-                            ffi::MPI_Irecv(
-                                recv.as_mut_ptr().add(t.offset + start) as *mut c_void,
-                                n as i32,
-                                dt,
-                                peer as i32,
-                                TAG,
-                                comm,
-                                &mut self.requests[nrecv],
-                            ),
-                        )?;
+                        let buf = recv.as_mut_ptr().add(t.offset + start);
+                        irecv(buf, n, peer, TAG, comm, &mut self.requests[nrecv])?;
                     }
                     self.request_owner[nrecv] = start;
                     nrecv += 1;
-                    start += n;
                 }
             }
             comm_s += t0.elapsed().as_secs_f64();
             // Pack and send packet by packet: packet k+1 is packed while k travels.
             let mut nsend = 0;
             if let Some(t) = self.part.sends.get(self.send_of_peer[peer]) {
-                let mut start = 0;
-                while start < t.map.len() {
-                    let n = s.min(t.map.len() - start);
+                for (start, n) in message_chunks(t.map.len(), s) {
                     let t1 = Instant::now();
                     let msg = &mut send[t.offset + start..t.offset + start + n];
                     t.map.pack_range(start..start + n, src, msg);
                     let t2 = Instant::now();
                     // SAFETY: each packet is written once and then only read by MPI.
                     unsafe {
-                        check(
-                            "MPI_Isend",
-                            ffi::MPI_Isend(
-                                msg.as_ptr() as *const c_void,
-                                n as i32,
-                                dt,
-                                peer as i32,
-                                TAG,
-                                comm,
-                                &mut self.send_requests[nsend],
-                            ),
-                        )?;
+                        let buf = msg.as_ptr();
+                        isend(buf, n, peer, TAG, comm, &mut self.send_requests[nsend])?;
                     }
                     pack_s += (t2 - t1).as_secs_f64();
                     comm_s += t2.elapsed().as_secs_f64();
                     nsend += 1;
-                    start += n;
                 }
             }
             // Unpack packets as they arrive.
             if let Some(t) = self.part.recvs.get(self.recv_of_peer[peer]) {
                 for _ in 0..nrecv {
                     let t1 = Instant::now();
-                    let mut index = 0i32;
                     // SAFETY: the first nrecv requests are live or null.
-                    unsafe {
-                        check(
-                            "MPI_Waitany",
-                            ffi::MPI_Waitany(
-                                nrecv as i32,
-                                self.requests.as_mut_ptr(),
-                                &mut index,
-                                ffi::RSMPI_STATUS_IGNORE,
-                            ),
-                        )?;
-                    }
+                    let index = unsafe { wait_any(&mut self.requests[..nrecv])? };
                     let t2 = Instant::now();
-                    let start = self.request_owner[index as usize];
+                    let start = self.request_owner[index];
                     let n = s.min(t.map.len() - start);
                     t.map.unpack_range(
                         start..start + n,
@@ -938,16 +852,7 @@ impl Redistribution {
             }
             let t3 = Instant::now();
             // SAFETY: the first nsend send requests are live or null.
-            unsafe {
-                check(
-                    "MPI_Waitall",
-                    ffi::MPI_Waitall(
-                        nsend as i32,
-                        self.send_requests.as_mut_ptr(),
-                        ffi::RSMPI_STATUSES_IGNORE,
-                    ),
-                )?;
-            }
+            unsafe { wait_all(&mut self.send_requests[..nsend])? };
             comm_s += t3.elapsed().as_secs_f64();
         }
         times.pack += pack_s;

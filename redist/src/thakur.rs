@@ -43,9 +43,9 @@
 use crate::dist::{AxisDist, AxisMap, DistArray};
 use crate::element::Element;
 use crate::error::{RedistError, Result};
+use crate::p2p::{irecv, isend, wait_all, wait_any};
 use mpi::ffi;
 use mpi::topology::Communicator;
-use std::ffi::c_void;
 use std::fmt;
 use std::str::FromStr;
 
@@ -743,13 +743,8 @@ pub fn redistribute_axis<T: Element, C: Communicator>(
     run_phases(&group, &phases, receive, lines, src, dst)
 }
 
-fn check(call: &'static str, code: i32) -> Result<()> {
-    if code == ffi::MPI_SUCCESS as i32 {
-        Ok(())
-    } else {
-        Err(RedistError::Mpi { call, code })
-    }
-}
+/// The message tag of the Thakur exchanges.
+const TAG: i32 = 72;
 
 fn exchange<T: Element, C: Communicator>(
     comm: &C,
@@ -762,7 +757,6 @@ fn exchange<T: Element, C: Communicator>(
     let runs_len = |r: &[(usize, usize)]| lines.message_len(runs_len(r));
     let (procs, me) = (comm.size() as usize, comm.rank() as usize);
     let raw = comm.as_raw();
-    let dt = T::mpi_datatype();
     let send_offsets: Vec<usize> = ph
         .sends
         .iter()
@@ -791,19 +785,15 @@ fn exchange<T: Element, C: Communicator>(
             let mut r = unsafe { ffi::RSMPI_REQUEST_NULL };
             // SAFETY: the message lies in `recv`, which outlives the wait below.
             unsafe {
-                check(
-                    "MPI_Irecv",
-                    ffi::MPI_Irecv(
-                        recv.as_mut_ptr().add(recv_offsets[q]) as *mut c_void,
-                        len as i32,
-                        dt,
-                        q as i32,
-                        72,
-                        raw,
-                        &mut r,
-                    ),
-                )?;
-            }
+                irecv(
+                    recv.as_mut_ptr().add(recv_offsets[q]),
+                    len,
+                    q,
+                    TAG,
+                    raw,
+                    &mut r,
+                )?
+            };
             rreq.push(r);
             rpeer.push(q);
         }
@@ -818,36 +808,14 @@ fn exchange<T: Element, C: Communicator>(
         } else if len > 0 {
             let mut r = unsafe { ffi::RSMPI_REQUEST_NULL };
             // SAFETY: `send` is not touched until the Waitall below.
-            unsafe {
-                check(
-                    "MPI_Isend",
-                    ffi::MPI_Isend(
-                        out.as_ptr() as *const c_void,
-                        len as i32,
-                        dt,
-                        q as i32,
-                        72,
-                        raw,
-                        &mut r,
-                    ),
-                )?;
-            }
+            unsafe { isend(out.as_ptr(), len, q, TAG, raw, &mut r)? };
             sreq.push(r);
         }
     }
     match receive {
         Receive::Sync => {
             // SAFETY: all requests are live.
-            unsafe {
-                check(
-                    "MPI_Waitall",
-                    ffi::MPI_Waitall(
-                        rreq.len() as i32,
-                        rreq.as_mut_ptr(),
-                        ffi::RSMPI_STATUSES_IGNORE,
-                    ),
-                )?;
-            }
+            unsafe { wait_all(&mut rreq)? };
             for &q in &rpeer {
                 let len = runs_len(&ph.recvs[q]);
                 unpack(
@@ -861,20 +829,8 @@ fn exchange<T: Element, C: Communicator>(
         }
         Receive::Async => {
             for _ in 0..rreq.len() {
-                let mut index = 0i32;
                 // SAFETY: requests are live or null.
-                unsafe {
-                    check(
-                        "MPI_Waitany",
-                        ffi::MPI_Waitany(
-                            rreq.len() as i32,
-                            rreq.as_mut_ptr(),
-                            &mut index,
-                            ffi::RSMPI_STATUS_IGNORE,
-                        ),
-                    )?;
-                }
-                let q = rpeer[index as usize];
+                let q = rpeer[unsafe { wait_any(&mut rreq)? }];
                 let len = runs_len(&ph.recvs[q]);
                 unpack(
                     &ph.recvs[q],
@@ -887,16 +843,7 @@ fn exchange<T: Element, C: Communicator>(
         }
     }
     // SAFETY: all send requests are live.
-    unsafe {
-        check(
-            "MPI_Waitall",
-            ffi::MPI_Waitall(
-                sreq.len() as i32,
-                sreq.as_mut_ptr(),
-                ffi::RSMPI_STATUSES_IGNORE,
-            ),
-        )?;
-    }
+    unsafe { wait_all(&mut sreq)? };
     Ok(())
 }
 
