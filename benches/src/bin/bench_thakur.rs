@@ -15,7 +15,7 @@
 //! Usage: `mpirun -n P bench_thakur [--n 1048576] [--iters 10]`.
 
 use mpi::collective::SystemOperation;
-use mpi::topology::Communicator;
+use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use redist::dist::{AxisDist, AxisMap, DistArray};
 use redist::redistribute::RedistPlan;
@@ -33,6 +33,56 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// Times `iters` calls of `call` after one untimed warm-up call: before each, `dst` is reset
+/// and the ranks meet at a barrier; after it, `dst` must equal `want`. Each time is the max
+/// over ranks of one call; returns them sorted.
+fn timed_calls(
+    world: &SimpleCommunicator,
+    iters: usize,
+    dst: &mut [i32],
+    want: &[i32],
+    what: &str,
+    mut call: impl FnMut(&mut [i32]),
+) -> Vec<f64> {
+    let mut times = Vec::with_capacity(iters);
+    for it in 0..=iters {
+        dst.fill(-1);
+        world.barrier();
+        let t = Instant::now();
+        call(dst);
+        let mut s = 0.0;
+        world.all_reduce_into(&t.elapsed().as_secs_f64(), &mut s, SystemOperation::max());
+        assert_eq!(dst, want, "{what}");
+        if it > 0 {
+            times.push(s);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    times
+}
+
+/// [`timed_calls`] of dfft's general planner from `from` to `to` with the plan and its
+/// `Redistribution` (async schedule) made once, outside the timing.
+#[allow(clippy::too_many_arguments)]
+fn planner_reuse(
+    world: &SimpleCommunicator,
+    iters: usize,
+    from: &DistArray,
+    to: &DistArray,
+    src: &[i32],
+    dst: &mut [i32],
+    want: &[i32],
+    what: &str,
+) -> Vec<f64> {
+    let plan = RedistPlan::new(from, to, world.size() as usize).unwrap();
+    let mut r = Redistribution::new(world, &plan, Schedule::Async).unwrap();
+    let (mut send, mut recv) = (vec![0; r.send_len()], vec![0; r.recv_len()]);
+    timed_calls(world, iters, dst, want, what, |dst| {
+        r.execute(src, dst, &mut send, &mut recv, &mut StageTimes::default())
+            .unwrap()
+    })
+}
+
 fn main() {
     let n = arg("--n", 1 << 20);
     let iters = arg("--iters", 10).max(1);
@@ -40,13 +90,7 @@ fn main() {
     redist::comm::abort_on_panic();
     let world = universe.world();
     let (p, me) = (world.size() as usize, world.rank() as usize);
-    let max_over = |x: f64| {
-        let mut m = 0.0;
-        world.all_reduce_into(&x, &mut m, SystemOperation::max());
-        m
-    };
-    let report = |case: &str, method: &str, receive: &str, times: &mut Vec<f64>| {
-        times.sort_by(f64::total_cmp);
+    let report = |case: &str, method: &str, receive: Receive, times: &[f64]| {
         if me == 0 {
             println!(
                 "{{\"case\":\"{case}\",\"ranks\":{p},\"n\":{n},\"method\":\"{method}\",\"receive\":\"{receive}\",\"min_s\":{:.9},\"median_s\":{:.9}}}",
@@ -71,76 +115,29 @@ fn main() {
                 continue;
             }
             for receive in [Receive::Sync, Receive::Async] {
-                let mut times = Vec::with_capacity(iters);
-                for it in 0..=iters {
-                    dst.fill(-1);
-                    world.barrier();
-                    let t = Instant::now();
-                    thakur::redistribute(&world, method, receive, n, x, y, &src, &mut dst).unwrap();
-                    let s = max_over(t.elapsed().as_secs_f64());
-                    assert_eq!(dst, want, "{case} {method} {receive:?}");
-                    if it > 0 {
-                        times.push(s);
-                    }
-                }
-                let r = match receive {
-                    Receive::Sync => "sync",
-                    Receive::Async => "async",
-                };
-                report(&case, method.name(), r, &mut times);
+                let what = format!("{case} {method} {receive}");
+                let times = timed_calls(&world, iters, &mut dst, &want, &what, |dst| {
+                    thakur::redistribute(&world, method, receive, n, x, y, &src, dst).unwrap()
+                });
+                report(&case, method.name(), receive, &times);
             }
         }
         // dfft's general planner: per call (plan + execute) and with the plan reused.
         let spec = |b: usize| DistArray::parse_spec(&format!("grid={p},dist=cyclic({b})"), &[n]);
         let (fa, ta) = (spec(x).unwrap(), spec(y).unwrap());
-        let mut send = Vec::new();
-        let mut recv = Vec::new();
-        let mut per_call = Vec::new();
-        for it in 0..=iters {
-            dst.fill(-1);
-            world.barrier();
-            let t = Instant::now();
+        let (mut send, mut recv) = (Vec::new(), Vec::new());
+        let what = format!("{case} planner");
+        let per_call = timed_calls(&world, iters, &mut dst, &want, &what, |dst| {
             let plan = RedistPlan::new(&fa, &ta, p).unwrap();
             let mut r = Redistribution::new(&world, &plan, Schedule::Async).unwrap();
             send.resize(r.send_len(), 0);
             recv.resize(r.recv_len(), 0);
-            r.execute(
-                &src,
-                &mut dst,
-                &mut send,
-                &mut recv,
-                &mut StageTimes::default(),
-            )
-            .unwrap();
-            let s = max_over(t.elapsed().as_secs_f64());
-            assert_eq!(dst, want);
-            if it > 0 {
-                per_call.push(s);
-            }
-        }
-        report(&case, "planner", "async", &mut per_call);
-        let plan = RedistPlan::new(&fa, &ta, p).unwrap();
-        let mut r = Redistribution::new(&world, &plan, Schedule::Async).unwrap();
-        let mut reuse = Vec::new();
-        for it in 0..=iters {
-            dst.fill(-1);
-            world.barrier();
-            let t = Instant::now();
-            r.execute(
-                &src,
-                &mut dst,
-                &mut send,
-                &mut recv,
-                &mut StageTimes::default(),
-            )
-            .unwrap();
-            let s = max_over(t.elapsed().as_secs_f64());
-            assert_eq!(dst, want);
-            if it > 0 {
-                reuse.push(s);
-            }
-        }
-        report(&case, "planner-reuse", "async", &mut reuse);
+            r.execute(&src, dst, &mut send, &mut recv, &mut StageTimes::default())
+                .unwrap();
+        });
+        report(&case, "planner", Receive::Async, &per_call);
+        let reuse = planner_reuse(&world, iters, &fa, &ta, &src, &mut dst, &want, &case);
+        report(&case, "planner-reuse", Receive::Async, &reuse);
     }
 
     // Per axis: a 2-D array of about `n` items whose one distributed axis changes from
@@ -165,42 +162,13 @@ fn main() {
         let mut dst = vec![0i32; want.len()];
         for method in [ThakurMethod::Gcd, ThakurMethod::Lcm, ThakurMethod::General] {
             let plan = thakur::AxisMethod::new(&fa, &ta, method).unwrap();
-            let mut times = Vec::with_capacity(iters);
-            for it in 0..=iters {
-                dst.fill(-1);
-                world.barrier();
-                let t = Instant::now();
-                thakur::redistribute_axis(&world, &plan, Receive::Async, &src, &mut dst).unwrap();
-                let s = max_over(t.elapsed().as_secs_f64());
-                assert_eq!(dst, want, "{case} {method}");
-                if it > 0 {
-                    times.push(s);
-                }
-            }
-            report(&case, method.name(), "async", &mut times);
+            let what = format!("{case} {method}");
+            let times = timed_calls(&world, iters, &mut dst, &want, &what, |dst| {
+                thakur::redistribute_axis(&world, &plan, Receive::Async, &src, dst).unwrap()
+            });
+            report(&case, method.name(), Receive::Async, &times);
         }
-        let plan = RedistPlan::new(&fa, &ta, p).unwrap();
-        let mut r = Redistribution::new(&world, &plan, Schedule::Async).unwrap();
-        let (mut send, mut recv) = (vec![0; r.send_len()], vec![0; r.recv_len()]);
-        let mut reuse = Vec::new();
-        for it in 0..=iters {
-            dst.fill(-1);
-            world.barrier();
-            let t = Instant::now();
-            r.execute(
-                &src,
-                &mut dst,
-                &mut send,
-                &mut recv,
-                &mut StageTimes::default(),
-            )
-            .unwrap();
-            let s = max_over(t.elapsed().as_secs_f64());
-            assert_eq!(dst, want);
-            if it > 0 {
-                reuse.push(s);
-            }
-        }
-        report(&case, "planner-reuse", "async", &mut reuse);
+        let reuse = planner_reuse(&world, iters, &fa, &ta, &src, &mut dst, &want, &case);
+        report(&case, "planner-reuse", Receive::Async, &reuse);
     }
 }
