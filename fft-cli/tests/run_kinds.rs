@@ -201,46 +201,65 @@ for i in range(0, len(args), 4):
         .collect()
 }
 
-/// The synthetic verification of c2c in both precisions and all normalizations, on 1..=3
-/// ranks, slab and pencil, plain and transposed output; the JSON names what ran.
+/// The value after `name` in `args`, if `name` is there.
+fn flag<'a>(args: &[&'a str], name: &str) -> Option<&'a str> {
+    let i = args.iter().position(|a| *a == name)?;
+    Some(args[i + 1])
+}
+
+/// Runs the synthetic verification `dfft run <flags>` (flags separated by spaces) on `ranks`
+/// ranks: the JSON must name what the flags ask (`--kind` c2c, `--batch` 1 and
+/// `--precision` f64 where they are left out), report its timings and memory, and both
+/// errors must be within the tolerance for the shape and precision.
+fn verify_synthetic(ranks: usize, flags: &str) {
+    let args: Vec<&str> = flags.split_whitespace().collect();
+    let flag = |name: &str| flag(&args, name);
+    let kind = flag("--kind").unwrap_or("c2c");
+    let precision = flag("--precision").unwrap_or("f64");
+    let batch = flag("--batch").unwrap_or("1");
+    let transposed = args.contains(&"--transposed-out");
+    let v = json_run(ranks, &args);
+    let what = format!("{ranks} ranks {flags}: {v}");
+    assert_eq!(v["kind"], kind, "{what}");
+    assert_eq!(v["precision"], precision, "{what}");
+    assert_eq!(
+        v["normalization"],
+        flag("--normalization").unwrap(),
+        "{what}"
+    );
+    assert_eq!(v["batch"], batch.parse::<u64>().unwrap(), "{what}");
+    assert_eq!(v["transposed_out"], transposed, "{what}");
+    // Scripts parse these as before.
+    for key in ["min_s", "median_s", "peak_rss_bytes", "plan_work_bytes"] {
+        assert!(v[key].as_f64().unwrap() > 0.0, "{key}: {what}");
+    }
+    let n: usize = flag("--shape")
+        .unwrap()
+        .split(',')
+        .map(|s| s.parse::<usize>().unwrap())
+        .product();
+    for key in ["roundtrip_error", "reference_error"] {
+        let e = v[key].as_f64().unwrap();
+        assert!(e <= tolerance(precision, n), "{key} {e:e}: {what}");
+        eprintln!("{ranks} ranks {flags}: {key} {e:.2e}");
+    }
+}
+
+/// The synthetic verification of c2c (the default kind) in both precisions and all
+/// normalizations, on 1..=3 ranks, slab and pencil, plain and transposed output; the JSON
+/// names what ran.
 #[test]
 fn c2c_precisions_and_normalizations_verify() {
-    for (ranks, shape, grid, precision, norm, transposed) in [
-        (1, "11,7,13", "1", "f32", "none", false),
-        (2, "11,7,13", "1", "f64", "ortho", true),
-        (3, "6,5,8", "1", "f32", "ortho", false),
-        (3, "9,7,5,12", "3x1", "f32", "backward", true),
-        (2, "12,10", "auto", "f64", "none", false),
-    ] {
-        let mut args = vec![
-            "--shape",
-            shape,
-            "--grid",
-            grid,
-            "--precision",
-            precision,
-            "--normalization",
-            norm,
-        ];
-        if transposed {
-            args.push("--transposed-out");
-        }
-        let v = json_run(ranks, &args);
-        let what = format!("{ranks} ranks {args:?}: {v}");
-        assert_eq!(v["kind"], "c2c", "{what}");
-        assert_eq!(v["precision"], precision, "{what}");
-        assert_eq!(v["normalization"], norm, "{what}");
-        assert_eq!(v["batch"], 1, "{what}");
-        assert_eq!(v["transposed_out"], transposed, "{what}");
-        let n: usize = shape
-            .split(',')
-            .map(|s| s.parse::<usize>().unwrap())
-            .product();
-        for key in ["roundtrip_error", "reference_error"] {
-            let e = v[key].as_f64().unwrap();
-            assert!(e <= tolerance(precision, n), "{key} {e:e}: {what}");
-            eprintln!("{ranks} ranks {args:?}: {key} {e:.2e}");
-        }
+    #[rustfmt::skip] // one case a line
+    let cases = [
+        (1, "--shape 11,7,13 --grid 1 --precision f32 --normalization none"),
+        (2, "--shape 11,7,13 --grid 1 --precision f64 --normalization ortho --transposed-out"),
+        (3, "--shape 6,5,8 --grid 1 --precision f32 --normalization ortho"),
+        (3, "--shape 9,7,5,12 --grid 3x1 --precision f32 --normalization backward --transposed-out"),
+        (2, "--shape 12,10 --grid auto --precision f64 --normalization none"),
+    ];
+    for (ranks, flags) in cases {
+        verify_synthetic(ranks, flags);
     }
 }
 
@@ -305,104 +324,22 @@ fn c2c_files_match_numpy() {
 /// normalization, 1..=3 ranks, slab and pencil, plain and transposed output.
 #[test]
 fn every_kind_verifies_without_a_gather() {
-    // (ranks, kind, shape, grid, precision, normalization, transposed, batch)
-    type Case<'a> = (
-        usize,
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a str,
-        bool,
-        &'a str,
-    );
-    let cases: [Case; 11] = [
-        (1, "r2c", "11,7,13", "auto", "f64", "backward", false, "1"),
-        (2, "r2c", "9,7,5,12", "2x1", "f32", "ortho", true, "1"),
-        (3, "r2c", "6,5,8", "1", "f64", "none", false, "3"),
-        (1, "c2r", "12,10", "1", "f32", "none", false, "1"),
-        (2, "c2r", "11,7,13", "1", "f64", "backward", true, "2"),
-        (3, "c2r", "9,7,5,12", "3x1", "f64", "ortho", false, "1"),
-        (
-            1,
-            "r2r:dct1,dct2,dct3",
-            "5,6,7",
-            "auto",
-            "f64",
-            "none",
-            false,
-            "1",
-        ),
-        (
-            2,
-            "r2r:dct4,dst1,dst2",
-            "11,7,13",
-            "1",
-            "f32",
-            "ortho",
-            true,
-            "1",
-        ),
-        (
-            3,
-            "r2r:dst3,dst4,dct2,dst1",
-            "9,7,5,12",
-            "3x1",
-            "f64",
-            "backward",
-            false,
-            "2",
-        ),
-        (
-            3,
-            "r2r:dct2,dct3",
-            "12,10",
-            "1",
-            "f32",
-            "backward",
-            true,
-            "3",
-        ),
-        (2, "c2c", "11,7,13", "1", "f32", "none", true, "3"),
+    #[rustfmt::skip] // one case a line
+    let cases = [
+        (1, "--kind r2c --shape 11,7,13 --grid auto --precision f64 --normalization backward --batch 1"),
+        (2, "--kind r2c --shape 9,7,5,12 --grid 2x1 --precision f32 --normalization ortho --batch 1 --transposed-out"),
+        (3, "--kind r2c --shape 6,5,8 --grid 1 --precision f64 --normalization none --batch 3"),
+        (1, "--kind c2r --shape 12,10 --grid 1 --precision f32 --normalization none --batch 1"),
+        (2, "--kind c2r --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 2 --transposed-out"),
+        (3, "--kind c2r --shape 9,7,5,12 --grid 3x1 --precision f64 --normalization ortho --batch 1"),
+        (1, "--kind r2r:dct1,dct2,dct3 --shape 5,6,7 --grid auto --precision f64 --normalization none --batch 1"),
+        (2, "--kind r2r:dct4,dst1,dst2 --shape 11,7,13 --grid 1 --precision f32 --normalization ortho --batch 1 --transposed-out"),
+        (3, "--kind r2r:dst3,dst4,dct2,dst1 --shape 9,7,5,12 --grid 3x1 --precision f64 --normalization backward --batch 2"),
+        (3, "--kind r2r:dct2,dct3 --shape 12,10 --grid 1 --precision f32 --normalization backward --batch 3 --transposed-out"),
+        (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f32 --normalization none --batch 3 --transposed-out"),
     ];
-    for (ranks, kind, shape, grid, precision, norm, transposed, batch) in cases {
-        let mut args = vec![
-            "--kind",
-            kind,
-            "--shape",
-            shape,
-            "--grid",
-            grid,
-            "--precision",
-            precision,
-            "--normalization",
-            norm,
-            "--batch",
-            batch,
-        ];
-        if transposed {
-            args.push("--transposed-out");
-        }
-        let v = json_run(ranks, &args);
-        let what = format!("{ranks} ranks {args:?}: {v}");
-        assert_eq!(v["kind"], kind, "{what}");
-        assert_eq!(v["precision"], precision, "{what}");
-        assert_eq!(v["normalization"], norm, "{what}");
-        assert_eq!(v["batch"], batch.parse::<u64>().unwrap(), "{what}");
-        assert_eq!(v["transposed_out"], transposed, "{what}");
-        // Scripts parse these as before.
-        for key in ["min_s", "median_s", "peak_rss_bytes", "plan_work_bytes"] {
-            assert!(v[key].as_f64().unwrap() > 0.0, "{key}: {what}");
-        }
-        let n: usize = shape
-            .split(',')
-            .map(|s| s.parse::<usize>().unwrap())
-            .product();
-        for key in ["roundtrip_error", "reference_error"] {
-            let e = v[key].as_f64().unwrap();
-            assert!(e <= tolerance(precision, n), "{key} {e:e}: {what}");
-            eprintln!("{ranks} ranks {kind} {shape} {precision} {norm} batch {batch} transposed={transposed}: {key} {e:.2e}");
-        }
+    for (ranks, flags) in cases {
+        verify_synthetic(ranks, flags);
     }
 }
 
@@ -414,123 +351,68 @@ fn every_kind_verifies_without_a_gather() {
 #[test]
 fn real_kind_files_match_numpy() {
     let dir = scratch_dir("real");
-    type Case<'a> = (
-        usize,
-        &'a str,
-        Vec<usize>,
-        Vec<usize>,
-        &'a str,
-        &'a str,
-        bool,
-        &'a str,
-        &'a str,
-    );
-    // (ranks, kind, physical shape, file shape, precision, grid, transposed, extra, numpy)
-    let cases: Vec<Case> = vec![
+    // (ranks, flags besides --input and --output, the input file's shape, numpy of it)
+    let cases: [(usize, &str, &[usize], &str); 9] = [
         (
             1,
-            "r2c",
-            vec![6, 5, 4],
-            vec![6, 5, 4],
-            "f64",
-            "auto",
-            false,
-            "",
+            "--kind r2c --precision f64 --grid auto",
+            &[6, 5, 4],
             "np.fft.rfftn(x)",
         ),
         (
             2,
-            "r2c",
-            vec![7, 5, 6],
-            vec![7, 5, 6],
-            "f32",
-            "1",
-            true,
-            "",
+            "--kind r2c --precision f32 --grid 1 --transposed-out",
+            &[7, 5, 6],
             "np.fft.rfftn(x.astype(np.float64))",
         ),
         (
             3,
-            "r2c",
-            vec![11, 7, 13],
-            vec![11, 7, 13],
-            "f64",
-            "1",
-            false,
-            "ortho",
+            "--kind r2c --precision f64 --grid 1 --normalization ortho",
+            &[11, 7, 13],
             "np.fft.rfftn(x, norm='ortho')",
         ),
         (
             3,
-            "r2c",
-            vec![9, 7, 5, 12],
-            vec![9, 7, 5, 12],
-            "f64",
-            "3x1",
-            true,
-            "",
+            "--kind r2c --precision f64 --grid 3x1 --transposed-out",
+            &[9, 7, 5, 12],
             "np.fft.rfftn(x)",
         ),
         (
             2,
-            "c2r",
-            vec![7, 5, 6],
-            vec![7, 5, 4],
-            "f64",
-            "1",
-            true,
-            "",
+            "--kind c2r --precision f64 --grid 1 --shape 7,5,6 --transposed-out",
+            &[7, 5, 4],
             "np.fft.irfftn(x, s=(7, 5, 6))",
         ),
         (
             3,
-            "c2r",
-            vec![11, 7, 13],
-            vec![11, 7, 7],
-            "f32",
-            "1",
-            false,
-            "none",
+            "--kind c2r --precision f32 --grid 1 --shape 11,7,13 --normalization none",
+            &[11, 7, 7],
             "np.fft.irfftn(x.astype(np.complex128), s=(11, 7, 13), norm='forward')",
         ),
         (
             2,
-            "r2r:dct1,dst2,dct4",
-            vec![6, 5, 7],
-            vec![6, 5, 7],
-            "f64",
-            "1",
-            true,
-            "",
+            "--kind r2r:dct1,dst2,dct4 --precision f64 --grid 1 --transposed-out",
+            &[6, 5, 7],
             "r2r(x, 'dct1,dst2,dct4')",
         ),
         (
             3,
-            "r2r:dct2,dct3,dst1,dst3",
-            vec![9, 7, 5, 12],
-            vec![9, 7, 5, 12],
-            "f32",
-            "3x1",
-            false,
-            "ortho",
+            "--kind r2r:dct2,dct3,dst1,dst3 --precision f32 --grid 3x1 --normalization ortho",
+            &[9, 7, 5, 12],
             "r2r(x.astype(np.float64), 'dct2,dct3,dst1,dst3') / np.sqrt(18 * 14 * 12 * 24)",
         ),
         (
             2,
-            "r2c",
-            vec![7, 5, 6],
-            vec![3, 7, 5, 6],
-            "f64",
-            "1",
-            true,
-            "3",
+            "--kind r2c --precision f64 --grid 1 --batch 3 --transposed-out",
+            &[3, 7, 5, 6],
             "fields(np.fft.rfftn, x)",
         ),
     ];
     let mut checks = Vec::new();
-    for (i, (ranks, kind, shape, file_shape, precision, grid, transposed, extra, expr)) in
-        cases.into_iter().enumerate()
-    {
+    for (i, (ranks, flags, file_shape, expr)) in cases.into_iter().enumerate() {
+        let flag_list: Vec<&str> = flags.split_whitespace().collect();
+        let kind = flag(&flag_list, "--kind").unwrap();
+        let precision = flag(&flag_list, "--precision").unwrap();
         let n: usize = file_shape.iter().product();
         let complex_in = kind == "c2r";
         let dtype = match (complex_in, precision) {
@@ -541,35 +423,14 @@ fn real_kind_files_match_numpy() {
         };
         let input = dir.join(format!("in-{i}.npy"));
         let output = dir.join(format!("out-{i}.npy"));
-        write_npy(&input, dtype, &file_shape, &values(n));
-        let shape_arg = shape
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
+        write_npy(&input, dtype, file_shape, &values(n));
         let mut args = vec![
-            "--kind",
-            kind,
             "--input",
             input.to_str().unwrap(),
             "--output",
             output.to_str().unwrap(),
-            "--precision",
-            precision,
-            "--grid",
-            grid,
         ];
-        if kind == "c2r" {
-            args.extend(["--shape", shape_arg.as_str()]);
-        }
-        match extra {
-            "" => {}
-            "ortho" | "none" => args.extend(["--normalization", extra]),
-            batch => args.extend(["--batch", batch]),
-        }
-        if transposed {
-            args.push("--transposed-out");
-        }
+        args.extend(&flag_list);
         let v = json_run(ranks, &args);
         assert!(
             v["reference_error"].is_null(),
@@ -579,7 +440,7 @@ fn real_kind_files_match_numpy() {
         assert!(rt <= tolerance(precision, n), "{args:?}: round trip {rt:e}");
         let real_out = kind.starts_with("r2r") || kind == "c2r";
         checks.push(NumpyCase {
-            what: format!("{kind} {ranks} ranks {shape:?} {precision} grid {grid} transposed={transposed} {extra}"),
+            what: format!("{ranks} ranks {flags} file {file_shape:?}"),
             input,
             output,
             expr: expr.to_string(),
