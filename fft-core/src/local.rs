@@ -263,14 +263,19 @@ impl<T: Real> Sweep<T> {
                 }
             }
             Shape::Strided { outer, inner } => {
-                if let Some(input) = input {
-                    data.copy_from_slice(input);
-                }
                 let blocks = inner.div_ceil(tile_lines::<T>(self.n));
-                let rows = Rows::block(data.as_mut_ptr(), inner);
+                let to = Rows::block(data.as_mut_ptr(), inner);
+                let from = match input {
+                    Some(input) => {
+                        assert_eq!(input.len(), data.len());
+                        Rows::block(input.as_ptr() as *mut Complex<T>, inner)
+                    }
+                    None => to,
+                };
                 for task in 0..outer * blocks {
-                    // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably.
-                    unsafe { self.strided_tile(rows, rows, inner, blocks, task, scale, scratch) };
+                    // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably;
+                    // `from` is the input (only read, same length) or `data` itself.
+                    unsafe { self.strided_tile(from, to, inner, blocks, task, scale, scratch) };
                 }
             }
         }
@@ -317,23 +322,27 @@ impl<T: Real> Sweep<T> {
                     .for_each(work);
             }
             Shape::Strided { outer, inner } => {
-                if let Some(input) = input {
-                    data.copy_from_slice(input);
-                }
                 let blocks = inner.div_ceil(tile_lines::<T>(self.n));
                 let tasks = outer * blocks;
                 let nworkers = workers.len();
-                let rows = Rows::block(data.as_mut_ptr(), inner);
                 assert_eq!(data.len(), outer * n * inner);
+                let to = Rows::block(data.as_mut_ptr(), inner);
+                // With an input, the tiles gather from it directly (no copy first).
+                let from = match input {
+                    Some(input) => {
+                        assert_eq!(input.len(), data.len());
+                        Rows::block(input.as_ptr() as *mut Complex<T>, inner)
+                    }
+                    None => to,
+                };
                 workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
                     let first = tasks * w / nworkers;
                     let last = tasks * (w + 1) / nworkers;
                     for task in first..last {
                         // SAFETY: tasks cover disjoint (outer, column-block) sets, so workers
-                        // touch disjoint elements of the block of outer·n·inner elements.
-                        unsafe {
-                            self.strided_tile(rows, rows, inner, blocks, task, scale, scratch)
-                        };
+                        // touch disjoint elements of the block of outer·n·inner elements;
+                        // `from` is the input (only read) or `data` itself.
+                        unsafe { self.strided_tile(from, to, inner, blocks, task, scale, scratch) };
                     }
                 });
             }
@@ -423,50 +432,67 @@ impl<'a, T> Rows<'a, T> {
 }
 
 /// Several sweeps over the same block, along axes that occupy the trailing memory positions
-/// (the local axes of the first pencil). The block splits into independent sub-blocks (one per
-/// index of the leading memory positions); when there are enough of them, each worker runs
-/// every sweep on one sub-block after another while it is in cache, instead of streaming the
-/// whole block through memory once per axis.
+/// (the local axes of the first pencil). The sweeps along the fastest of these axes split the
+/// block into independent sub-blocks (one per index of the slower memory positions); when
+/// there are enough of them, each worker runs those sweeps on one sub-block after another
+/// while it is in cache, and only the remaining (slowest) axes stream the whole block through
+/// memory, one sweep each. Sweeps along different axes commute, so the in-cache group runs
+/// first.
 pub(crate) struct LocalFft<T: Real> {
-    /// Sweeps over the whole block, for too few sub-blocks.
+    /// Sweeps over the whole block, in the order given.
     whole: Vec<Sweep<T>>,
-    /// The same sweeps over one sub-block.
+    /// The sweeps along memory positions `first..` over one sub-block.
     fused: Vec<Sweep<T>>,
+    /// The sweeps along positions before `first`, over the whole block.
+    rest: Vec<Sweep<T>>,
     sub_len: usize,
     blocks: usize,
 }
 
 impl<T: Real> LocalFft<T> {
     /// Sweeps with `ffts[i]` along memory position `positions[i]` of a block of
-    /// `memory_shape`; the positions must be the trailing ones (in any order).
+    /// `memory_shape`; the positions must be the trailing ones (in any order). The in-cache
+    /// group is sized for the current rayon pool (at least two sub-blocks per thread).
     pub(crate) fn new(
         ffts: Vec<Arc<dyn Fft<T>>>,
         memory_shape: &[usize],
         positions: &[usize],
     ) -> Self {
-        let first = *positions.iter().min().expect("at least one sweep");
+        let lowest = *positions.iter().min().expect("at least one sweep");
         let mut sorted = positions.to_vec();
         sorted.sort_unstable();
         // Fusion needs the swept axes to be exactly the trailing memory positions.
-        let trailing = sorted.iter().copied().eq(first..memory_shape.len());
-        let first = if trailing { first } else { memory_shape.len() };
+        let trailing = sorted.iter().copied().eq(lowest..memory_shape.len());
+        let wanted = 2 * rayon::current_num_threads().max(1);
+        let first = if trailing {
+            (lowest..memory_shape.len())
+                .find(|&p| memory_shape[..p].iter().product::<usize>() >= wanted)
+                .unwrap_or(memory_shape.len())
+        } else {
+            memory_shape.len()
+        };
         let sub_shape = &memory_shape[first..];
         let whole = ffts
             .iter()
             .zip(positions)
             .map(|(f, &p)| Sweep::new(f.clone(), memory_shape, p))
             .collect();
-        let fused = if trailing {
-            ffts.into_iter()
-                .zip(positions)
-                .map(|(f, &p)| Sweep::new(f, sub_shape, p - first))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let fused = ffts
+            .iter()
+            .zip(positions)
+            .filter(|(_, &p)| p >= first)
+            .map(|(f, &p)| Sweep::new(f.clone(), sub_shape, p - first))
+            .collect();
+        let rest = ffts
+            .iter()
+            .zip(positions)
+            .filter(|(_, &p)| p < first)
+            .map(|(f, &p)| Sweep::new(f.clone(), memory_shape, p))
+            .collect();
         Self {
             whole,
             fused,
+            rest,
             sub_len: sub_shape.iter().product(),
             blocks: memory_shape[..first].iter().product(),
         }
@@ -486,7 +512,7 @@ impl<T: Real> LocalFft<T> {
         }
     }
 
-    /// Runs every sweep in order on `data` (in place; from `input` when given); the last sweep
+    /// Runs every sweep on `data` (in place; from `input` when given); the last sweep
     /// multiplies by `scale`.
     pub(crate) fn run(
         &self,
@@ -495,8 +521,8 @@ impl<T: Real> LocalFft<T> {
         scale: T,
         workers: &mut [Vec<Complex<T>>],
     ) {
-        let count = self.whole.len();
         if self.fused.len() < 2 || self.blocks < 2 * workers.len() || self.sub_len == 0 {
+            let count = self.whole.len();
             for (i, sweep) in self.whole.iter().enumerate() {
                 let last = i + 1 == count;
                 let src = if i == 0 { input } else { None };
@@ -504,7 +530,8 @@ impl<T: Real> LocalFft<T> {
             }
             return;
         }
-        let scale = (scale != T::one()).then_some(scale);
+        let fused_scale = (self.rest.is_empty() && scale != T::one()).then_some(scale);
+        let count = self.fused.len();
         let per_worker = self.blocks.div_ceil(workers.len()) * self.sub_len;
         data.par_chunks_mut(per_worker)
             .zip(workers.par_iter_mut())
@@ -517,11 +544,16 @@ impl<T: Real> LocalFft<T> {
                             (0, Some(input)) => Some(&input[offset..offset + self.sub_len]),
                             _ => None,
                         };
-                        let s = if i + 1 == count { scale } else { None };
+                        let s = if i + 1 == count { fused_scale } else { None };
                         sweep.run_serial(block, src, s, scratch);
                     }
                 }
             });
+        let count = self.rest.len();
+        for (i, sweep) in self.rest.iter().enumerate() {
+            let last = i + 1 == count;
+            sweep.run(data, None, if last { scale } else { T::one() }, workers);
+        }
     }
 }
 
