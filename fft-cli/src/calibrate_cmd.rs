@@ -14,8 +14,9 @@
 //!   model multiplies them back for the ranks it plans).
 //! * **FFT rate**: rank 0 alone, one thread, rustfft on batches of contiguous lines of several
 //!   power-of-two lengths: seconds per element·log2 n.
-//! * **copy rate**: rank 0 alone, one thread, the exchange's strided copy kernel on a 3-D
-//!   block with two axes transposed: bytes copied per second.
+//! * **copy rates**: rank 0 alone, one thread, the exchange's copy kernel on a 3-D block of
+//!   4 MiB: with two axes transposed (`copy_bytes_per_s`, element-granular copies) and as a
+//!   box of 1 KiB contiguous runs, the way messages are packed (`stream_bytes_per_s`).
 //!
 //! With all ranks on one node no inter-node pair exists; the inter-node values are set to the
 //! intra-node ones and the profile's `source` says so.
@@ -320,6 +321,23 @@ fn copy_rate(quick: bool) -> f64 {
     (len * std::mem::size_of::<Complex<f64>>()) as f64 / best.max(1e-12)
 }
 
+/// Bytes per second of the exchange's copy kernel on contiguous runs of 1 KiB (64 complex
+/// f64): an n×n×n box of an n×n×2n block, as packing a message copies it.
+fn stream_rate(quick: bool) -> f64 {
+    let n = if quick { 32 } else { 64 };
+    let len = n * n * n;
+    let src = vec![Complex::new(1.0f64, 2.0); 2 * len];
+    let mut dst = vec![Complex::new(0.0f64, 0.0); len];
+    let plan = CopyPlan::new(&[n, n, n], &[2 * n * n, 2 * n, 1], &[n * n, n, 1]);
+    let mut best = f64::INFINITY;
+    for _ in 0..if quick { 5 } else { 15 } {
+        let t = Instant::now();
+        plan.run(&src, 0, &mut dst, 0);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    (len * std::mem::size_of::<Complex<f64>>()) as f64 / best.max(1e-12)
+}
+
 /// Runs `dfft calibrate` (collective): measures, fits, writes the profile from rank 0.
 pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(), CalibrateError> {
     let rank = world.rank() as usize;
@@ -338,16 +356,22 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
     let samples = comm_samples(world, args.quick);
 
     // Local rates on rank 0 alone, one thread, while the others wait.
-    let mut local = [0.0f64; 2];
+    let mut local = [0.0f64; 3];
     let mut fft_per_length = Vec::new();
     if rank == 0 {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .expect("a one-thread pool");
-        let (rates, copy) = pool.install(|| (fft_rates(args.quick), copy_rate(args.quick)));
+        let (rates, copy, stream) = pool.install(|| {
+            (
+                fft_rates(args.quick),
+                copy_rate(args.quick),
+                stream_rate(args.quick),
+            )
+        });
         let work: f64 = rates.iter().map(|&(_, r)| r).sum::<f64>() / rates.len() as f64;
-        local = [work, copy];
+        local = [work, copy, stream];
         fft_per_length = rates;
     }
     world.process_at_rank(0).broadcast_into(&mut local[..]);
@@ -417,6 +441,7 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
         exchange_overhead_s: overhead,
         fft_s_per_element_log2: local[0],
         copy_bytes_per_s: local[1],
+        stream_bytes_per_s: local[2],
         cores_per_node: cores,
         ranks_per_node: max_on_node.max(1),
         threads_per_rank: 1,
@@ -476,9 +501,10 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
                 println!("  ping-pong alone: ts {:.3e} tw {:.3e}", p[1], p[2]);
             }
             println!(
-                "  fft {:.3e} s per element·log2 n   strided copy {:.2} GB/s (one core)",
+                "  fft {:.3e} s per element·log2 n   copies {:.2} GB/s transposing, {:.2} GB/s in 1 KiB runs (one core)",
                 profile.fft_s_per_element_log2,
-                profile.copy_bytes_per_s * 1e-9
+                profile.copy_bytes_per_s * 1e-9,
+                profile.stream_bytes_per_s * 1e-9
             );
         }
     } else {

@@ -42,9 +42,12 @@ pub struct PlanArgs {
     /// Local 1-D FFT cost, seconds per element·log2(n) on one core.
     #[arg(long)]
     pub fft_rate: Option<f64>,
-    /// Strided copy (pack/unpack) rate of one core, bytes per second.
+    /// Element-granular (transposing) copy rate of one core, bytes per second.
     #[arg(long)]
     pub copy_bw: Option<f64>,
+    /// Copy rate of one core for long contiguous runs, bytes per second.
+    #[arg(long)]
+    pub stream_bw: Option<f64>,
     /// Cores per node.
     #[arg(long)]
     pub cores_per_node: Option<usize>,
@@ -83,6 +86,7 @@ fn profile_from(args: &PlanArgs) -> fft_core::Result<MachineProfile> {
         args.exchange_overhead.is_some(),
         args.fft_rate.is_some(),
         args.copy_bw.is_some(),
+        args.stream_bw.is_some(),
         args.cores_per_node.is_some(),
         args.ranks_per_node.is_some(),
         args.threads.is_some(),
@@ -111,6 +115,9 @@ fn profile_from(args: &PlanArgs) -> fft_core::Result<MachineProfile> {
     }
     if let Some(v) = args.copy_bw {
         p.copy_bytes_per_s = v;
+    }
+    if let Some(v) = args.stream_bw {
+        p.stream_bytes_per_s = v;
     }
     if let Some(v) = args.cores_per_node {
         p.cores_per_node = v;
@@ -149,20 +156,21 @@ pub fn table(problem: &Problem, profile: &MachineProfile, cands: &[Candidate]) -
         }
     );
     s.push_str(&format!(
-        "machine: ts {:.2e}/{:.2e} s, tw {:.2e}/{:.2e} s/B (intra/inter node), fft {:.2e} s/(elem·log2 n), copy {:.2e} B/s, {} cores and {} ranks per node, {} thread(s)/rank [{}]\n",
+        "machine: ts {:.2e}/{:.2e} s, tw {:.2e}/{:.2e} s/B (intra/inter node), fft {:.2e} s/(elem·log2 n), copy {:.2e} B/s (runs {:.2e} B/s), {} cores and {} ranks per node, {} thread(s)/rank [{}]\n",
         profile.ts_intra_s,
         profile.ts_inter_s,
         profile.tw_intra_s_per_byte,
         profile.tw_inter_s_per_byte,
         profile.fft_s_per_element_log2,
         profile.copy_bytes_per_s,
+        profile.stream_bytes_per_s,
         profile.cores_per_node,
         profile.ranks_per_node,
         profile.threads_per_rank,
         profile.source
     ));
     s.push_str(&model::explain(cands));
-    s.push_str("\n\nper forward+backward pair; each stage charged for its most loaded rank\n");
+    s.push_str("\n\nper forward+backward pair; each stage charged for its most loaded rank (or, where ranks share cores, the node's mean rank)\n");
     s.push_str(&format!(
         "  {:<14} {:>2} {:>11} {:>11} {:>11} {:>11} {:>11} {:>5} {:>7} {:>11}  note\n",
         "grid",

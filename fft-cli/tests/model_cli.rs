@@ -115,6 +115,7 @@ fn calibrate_then_plan(ranks: usize) {
         "tw_intra_s_per_byte",
         "fft_s_per_element_log2",
         "copy_bytes_per_s",
+        "stream_bytes_per_s",
     ] {
         let x = v[key].as_f64().unwrap();
         assert!(

@@ -11,13 +11,21 @@
 //!   more than one member (the fixed cost of one collective call);
 //! * **bandwidth**: `tw` per byte that leaves (or arrives at) the rank, the larger side;
 //! * **memory**: every local element is copied once per exchange (pack + unpack for what
-//!   travels, one direct copy for the rank's own part) and twice by a strided FFT sweep (tile
-//!   gather and scatter), at `copy_bytes_per_s` per core;
+//!   travels, one direct copy for the rank's own part), except what a fused FFT sweep reads
+//!   or writes in place. A copy in contiguous runs of `L` elements costs
+//!   `bytes · (1/stream + (1/copy − 1/stream)/L)` on one core: packing moves runs (messages
+//!   keep the source's memory order), an unpack into another memory order single elements
+//!   (`L` = 1, the transpose rate `copy_bytes_per_s`). A strided FFT sweep's tile gather and
+//!   scatter replace the FFT's own pass over its lines and are charged only the short-run
+//!   part, `2 · bytes · (1/copy − 1/stream)/L` with `L` the tile width;
 //! * **fft**: `fft_s_per_element_log2 · n · log2 n` per line of length n, per core.
 //!
 //! Messages between ranks of one node (row-major rank numbering, `ranks_per_node` per node)
-//! use `ts_intra`/`tw_intra`, others `ts_inter`/`tw_inter`. When the ranks of a node need more
-//! threads than it has cores, compute, copies and intra-node messages slow down by the ratio.
+//! use `ts_intra`/`tw_intra`, others `ts_inter`/`tw_inter`. The ranks of a node share its
+//! cores: FFTs, copies and intra-node transfers (copies through shared memory) take the larger
+//! of the most loaded rank's time and the mean rank's time × ranks on the node / cores (so an
+//! oversubscribed node slows everyone down by that ratio, and a rank with less work, or none,
+//! leaves its share of the cores to the others); intra-node latency grows by the same ratio.
 //!
 //! With equal axes N, equal grid dimensions p and N mod p = 0 one exchange costs exactly
 //! `(p − 1)(ts + tw·N^d/p^(r+1))` — seed 000 eq. (5.1); the r exchanges of one sweep give its
@@ -40,6 +48,7 @@
 use crate::error::{FftError, Result};
 use crate::stages::{pipeline, Stage};
 use redist::grid::factorizations;
+use redist::pack::compact_strides;
 use redist::split::balanced_range;
 use redist::{ExchangePlan, GridShape};
 use serde::{Deserialize, Serialize};
@@ -52,7 +61,8 @@ pub const MACHINE_ENV: &str = "DFFT_MACHINE";
 /// profile file take the [`Default`] values, which describe a generic cluster node (64 cores,
 /// a 100 Gb/s-class network): ts 2 µs / tw 0.1 ns per byte between nodes, 0.5 µs / 0.2 ns per
 /// byte inside a node, 2 µs per exchange call, 1 ns per element·log2 n of 1-D FFT, 2 GB/s
-/// strided copies per core, 64 ranks of one thread per node.
+/// element-granular (transposing) and 5 GB/s contiguous copies per core, 64 ranks of one
+/// thread per node.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MachineProfile {
@@ -69,8 +79,16 @@ pub struct MachineProfile {
     pub exchange_overhead_s: f64,
     /// Local 1-D FFT cost on one core, seconds per element·log2(n) (complex f64).
     pub fft_s_per_element_log2: f64,
-    /// Strided copy (pack/unpack, tile transpose) rate of one core, bytes copied per second.
+    /// Rate of one core for copies that move single elements (a transposing pack/unpack, the
+    /// exchange's own-part transpose), bytes copied per second.
     pub copy_bytes_per_s: f64,
+    /// Rate of one core for copies of long contiguous runs (packing whole rows, a tile row of
+    /// a strided sweep), bytes per second. A copy in runs of `L` elements costs
+    /// `bytes · (1/stream + (1/copy − 1/stream)/L)`: element-granular copies run at
+    /// `copy_bytes_per_s`, long runs at this rate. Not above `copy_bytes_per_s` (as in files
+    /// written before it existed, which then take the default): every copy runs at
+    /// `copy_bytes_per_s`.
+    pub stream_bytes_per_s: f64,
     /// Cores of one node.
     pub cores_per_node: usize,
     /// Ranks placed on one node (consecutive ranks share a node).
@@ -91,6 +109,7 @@ impl Default for MachineProfile {
             exchange_overhead_s: 2e-6,
             fft_s_per_element_log2: 1e-9,
             copy_bytes_per_s: 2e9,
+            stream_bytes_per_s: 5e9,
             cores_per_node: 64,
             ranks_per_node: 64,
             threads_per_rank: 1,
@@ -109,8 +128,9 @@ impl PartialEq for MachineProfile {
 impl Eq for MachineProfile {}
 
 impl MachineProfile {
-    fn bits(&self) -> [u64; 10] {
+    fn bits(&self) -> [u64; 11] {
         [
+            self.stream_bytes_per_s.to_bits(),
             self.exchange_overhead_s.to_bits(),
             self.ts_intra_s.to_bits(),
             self.tw_intra_s_per_byte.to_bits(),
@@ -134,6 +154,7 @@ impl MachineProfile {
             exchange_overhead_s: 0.0,
             fft_s_per_element_log2: 0.0,
             copy_bytes_per_s: f64::INFINITY,
+            stream_bytes_per_s: f64::INFINITY,
             cores_per_node: usize::MAX,
             ranks_per_node: usize::MAX,
             threads_per_rank: 1,
@@ -160,11 +181,13 @@ impl MachineProfile {
                 return bad(what, format!("{v} (must be finite and ≥ 0)"));
             }
         }
-        if self.copy_bytes_per_s.is_nan() || self.copy_bytes_per_s <= 0.0 {
-            return bad(
-                "copy_bytes_per_s",
-                format!("{} (must be > 0)", self.copy_bytes_per_s),
-            );
+        for (what, v) in [
+            ("copy_bytes_per_s", self.copy_bytes_per_s),
+            ("stream_bytes_per_s", self.stream_bytes_per_s),
+        ] {
+            if v.is_nan() || v <= 0.0 {
+                return bad(what, format!("{v} (must be > 0)"));
+            }
         }
         for (what, v) in [
             ("cores_per_node", self.cores_per_node),
@@ -291,19 +314,136 @@ pub fn candidates(shape: &[usize], ranks: usize) -> Vec<GridShape> {
         .collect()
 }
 
-/// Per-rank scaling of compute and of intra-node communication: (compute divisor, intra-node
-/// slowdown). A rank's work runs on `min(threads, cores / ranks on the node)` cores.
-fn node_factors(profile: &MachineProfile, ranks: usize) -> (f64, f64) {
-    let on_node = ranks.min(profile.ranks_per_node) as f64;
-    let cores = profile.cores_per_node as f64;
-    let threads = profile.threads_per_rank as f64;
-    let compute_cores = threads.min(cores / on_node);
-    let intra_slowdown = (on_node / cores).max(1.0);
-    (compute_cores, intra_slowdown)
+/// How a rank's CPU-bound work (FFTs, copies, shared-memory transfers) turns into time.
+/// A stage's work runs on the rank's threads (at most the node's cores), and the ranks of a
+/// node share its cores: `time = max(most loaded rank / min(threads, cores), mean rank ·
+/// ranks on the node / cores)`. The second bound is what oversubscription costs; it is taken
+/// over the mean, not the most loaded rank, because a rank with less work (an uneven split,
+/// or an idle rank) leaves its share of the cores to the others.
+#[derive(Debug, Clone, Copy)]
+struct Cpu {
+    /// Cores one rank can use: min(threads, cores per node).
+    rank_cores: f64,
+    /// Ranks on the node divided by its cores.
+    node_load: f64,
+    /// Slowdown of intra-node message latency: max(1, ranks on the node / cores).
+    intra_slowdown: f64,
 }
 
-/// Costs of one exchange for its most loaded rank: (latency, bandwidth, memory, messages,
-/// bytes).
+impl Cpu {
+    fn new(profile: &MachineProfile, ranks: usize) -> Self {
+        let on_node = ranks.min(profile.ranks_per_node) as f64;
+        let cores = profile.cores_per_node as f64;
+        let rank_cores = (profile.threads_per_rank as f64).min(cores);
+        Self {
+            rank_cores,
+            node_load: on_node / cores,
+            intra_slowdown: (on_node / cores).max(1.0),
+        }
+    }
+
+    /// Time of a stage whose most loaded rank does `max` and the mean rank `mean` core-seconds.
+    fn time(&self, max: f64, mean: f64) -> f64 {
+        (max / self.rank_cores).max(mean * self.node_load)
+    }
+}
+
+/// Seconds per byte of one core's copies: `slow` for element-granular ones, `fast` for long
+/// contiguous runs (see [`MachineProfile::stream_bytes_per_s`]).
+#[derive(Debug, Clone, Copy)]
+struct CopyRates {
+    slow: f64,
+    fast: f64,
+}
+
+impl CopyRates {
+    fn new(profile: &MachineProfile) -> Self {
+        let slow = 1.0 / profile.copy_bytes_per_s;
+        let fast = if profile.stream_bytes_per_s > profile.copy_bytes_per_s {
+            1.0 / profile.stream_bytes_per_s
+        } else {
+            slow
+        };
+        Self { slow, fast }
+    }
+
+    /// One core's seconds to copy `bytes` in contiguous runs, `runs_per_element` = 1 / run
+    /// length (1 for a copy that moves single elements).
+    fn seconds(&self, bytes: f64, runs_per_element: f64) -> f64 {
+        if self.slow == 0.0 {
+            return 0.0;
+        }
+        bytes * self.fast + self.pattern(bytes, runs_per_element)
+    }
+
+    /// The part of [`CopyRates::seconds`] that comes from the runs being short: what reading
+    /// or writing `bytes` in runs costs beyond streaming them.
+    fn pattern(&self, bytes: f64, runs_per_element: f64) -> f64 {
+        bytes * (self.slow - self.fast) * runs_per_element
+    }
+}
+
+/// Elements of a box copy that are one contiguous run on both sides: the fastest axes of the
+/// destination, as long as the source runs through them in the same order without gaps (1
+/// when the copy transposes). Strides per logical axis; axes of extent 1 do not count.
+fn common_run(extent: &[usize], src_strides: &[usize], dst_strides: &[usize]) -> usize {
+    let mut dims: Vec<(usize, usize, usize)> = extent
+        .iter()
+        .zip(src_strides.iter().zip(dst_strides))
+        .filter(|(&n, _)| n > 1)
+        .map(|(&n, (&s, &d))| (n, s, d))
+        .collect();
+    dims.sort_by_key(|&(_, _, d)| d);
+    let mut run = 1;
+    for (n, s, d) in dims {
+        if s != run || d != run {
+            break;
+        }
+        run *= n;
+    }
+    run
+}
+
+/// Runs per element of an exchange's three kinds of copy (pack, unpack, own part), for the
+/// boxes of rank 0 (the largest block of every axis under the balanced split): the
+/// element-weighted mean of 1 / run length ([`common_run`]). Messages are in the source's
+/// memory order, so packing copies runs of the source block and unpacking transposes when
+/// the destination's memory order differs.
+fn runs_per_element(plan: &ExchangePlan) -> [f64; 3] {
+    let part = plan.for_rank(0);
+    let mut sums = [(0.0f64, 0.0f64); 3];
+    let mut add = |k: usize, extent: Vec<usize>, src: &[usize], dst: &[usize]| {
+        let len: usize = extent.iter().product();
+        if len > 0 {
+            sums[k].0 += len as f64 / common_run(&extent, src, dst) as f64;
+            sums[k].1 += len as f64;
+        }
+    };
+    for peer in &part.peers {
+        if peer.peer == part.group_index {
+            let e = peer.send_box.extent();
+            add(2, e, &part.src_strides, &part.dst_strides);
+        } else {
+            let e = peer.send_box.extent();
+            let message = compact_strides(&e, &part.message_order);
+            add(0, e, &part.src_strides, &message);
+            let e = peer.recv_box.extent();
+            let message = compact_strides(&e, &part.message_order);
+            add(1, e, &message, &part.dst_strides);
+        }
+    }
+    sums.map(|(runs, len)| if len > 0.0 { runs / len } else { 1.0 })
+}
+
+/// Lines per tile of a strided FFT sweep along an axis of `n` elements of `element_bytes`
+/// (as `local::tile_lines`: 1 MiB tiles, 4..=64 lines): each row of a tile is read and
+/// written as one run of that many elements.
+fn tile_lines(n: usize, element_bytes: usize) -> usize {
+    ((1usize << 20) / (n.max(1) * element_bytes.max(1))).clamp(4, 64)
+}
+
+/// Costs of one exchange: (latency, bandwidth, memory, messages, bytes), each term for its
+/// most loaded rank (and, where ranks share cores, for the node's mean rank; see [`Cpu`]).
 struct ExchangeCost {
     latency_s: f64,
     bandwidth_s: f64,
@@ -337,8 +477,7 @@ fn exchange_cost(
     plan: &ExchangePlan,
     problem: &Problem,
     profile: &MachineProfile,
-    compute_cores: f64,
-    intra_slowdown: f64,
+    cpu: Cpu,
     fusion: Fusion,
 ) -> ExchangeCost {
     let from = plan.from();
@@ -350,13 +489,23 @@ fn exchange_cost(
     let n = grid.dims()[j];
     // Largest extent of every other axis: the rank with coordinate 0 in the other grid
     // dimensions owns the largest part of each (balanced split), and costs only grow with it.
-    let other: usize = (0..shape.len())
-        .filter(|&ax| ax != a && ax != b)
+    let others = (0..shape.len()).filter(|&ax| ax != a && ax != b);
+    let other: usize = others
+        .clone()
         .map(|ax| match from.grid_dim_of(ax) {
             Some(g) => balanced_range(shape[ax], grid.dims()[g], 0).len(),
             None => shape[ax],
         })
         .product();
+    // Over all ranks, the other axes' extents add up to the whole axes: a sum over the
+    // coordinates c of this grid dimension (at coordinate 0 elsewhere) scales to the sum over
+    // every rank by this factor.
+    let other_total: f64 = others.map(|ax| shape[ax] as f64).product();
+    let to_all = if other > 0 {
+        other_total / other as f64
+    } else {
+        0.0
+    };
     let stride: usize = grid.dims()[j + 1..].iter().product();
     let rpn = profile.ranks_per_node.max(1);
     let eb = problem.element_bytes as f64;
@@ -366,14 +515,35 @@ fn exchange_cost(
     let overhead = if n > 1 {
         profile.exchange_overhead_s
             * if whole_group_on_node {
-                intra_slowdown
+                cpu.intra_slowdown
             } else {
                 1.0
             }
     } else {
         0.0
     };
-    let mut worst: Option<(f64, ExchangeCost)> = None;
+    let rates = CopyRates::new(profile);
+    let [pack_runs, unpack_runs, own_runs] = if rates.slow > rates.fast {
+        runs_per_element(plan)
+    } else {
+        [1.0; 3]
+    };
+    // Single-core seconds of the copies of a rank that sends `send`, receives `recv` and
+    // keeps `own` elements, less what fused sweeps do on the way.
+    let copy_seconds = |send: usize, recv: usize, own: usize| {
+        let bytes = |x: usize, on: bool| if on { x as f64 * eb } else { 0.0 };
+        rates.seconds(bytes(send, !fusion.pack), pack_runs)
+            + rates.seconds(bytes(recv, !fusion.unpack), unpack_runs)
+            + rates.seconds(bytes(own, !(fusion.pack || fusion.unpack)), own_runs)
+    };
+    let mut cost = ExchangeCost {
+        latency_s: 0.0,
+        bandwidth_s: 0.0,
+        memory_s: 0.0,
+        messages: 0,
+        bytes: 0,
+    };
+    let (mut max_copy, mut sum_copy, mut sum_intra) = (0.0f64, 0.0f64, 0usize);
     for c in 0..n {
         let ac = balanced_range(na, n, c).len();
         let bc = balanced_range(nb, n, c).len();
@@ -406,40 +576,37 @@ fn exchange_cost(
             (0, 0)
         };
         let lat = |intra: usize, all: usize| {
-            intra as f64 * profile.ts_intra_s * intra_slowdown
+            intra as f64 * profile.ts_intra_s * cpu.intra_slowdown
                 + (all - intra) as f64 * profile.ts_inter_s
         };
         let bw = |intra: usize, inter: usize| {
-            (intra as f64 * profile.tw_intra_s_per_byte * intra_slowdown
+            (intra as f64 * profile.tw_intra_s_per_byte
                 + inter as f64 * profile.tw_inter_s_per_byte)
                 * eb
         };
         let latency_s =
             overhead + lat(send_msgs_intra, send_msgs_all).max(lat(recv_msgs_intra, recv_msgs_all));
-        let bandwidth_s = bw(send_intra, send_inter).max(bw(recv_intra, recv_inter));
-        // Pack, unpack and the own part's copy, less what fused sweeps do on the way.
-        let copied = (usize::from(!fusion.pack) * send_total
-            + usize::from(!fusion.unpack) * recv_total
-            + usize::from(!(fusion.pack || fusion.unpack)) * own) as f64
-            * eb;
-        let memory_s = if profile.copy_bytes_per_s.is_infinite() {
-            0.0
-        } else {
-            copied / profile.copy_bytes_per_s / compute_cores
-        };
-        let total = latency_s + bandwidth_s + memory_s;
-        let cost = ExchangeCost {
-            latency_s,
-            bandwidth_s,
-            memory_s,
-            messages: send_msgs_all.max(recv_msgs_all) as u64,
-            bytes: (send_total.max(recv_total) * problem.element_bytes) as u64,
-        };
-        if worst.as_ref().is_none_or(|(t, _)| total > *t) {
-            worst = Some((total, cost));
-        }
+        cost.latency_s = cost.latency_s.max(latency_s);
+        cost.bandwidth_s = cost
+            .bandwidth_s
+            .max(bw(send_intra, send_inter).max(bw(recv_intra, recv_inter)));
+        let copies = copy_seconds(send_total, recv_total, own);
+        max_copy = max_copy.max(copies);
+        sum_copy += copies;
+        sum_intra += send_intra.max(recv_intra);
+        cost.messages = cost.messages.max(send_msgs_all.max(recv_msgs_all) as u64);
+        cost.bytes = cost
+            .bytes
+            .max((send_total.max(recv_total) * problem.element_bytes) as u64);
     }
-    worst.expect("a group has at least one member").1
+    // Intra-node messages are copies through shared memory: the node's cores carry them too.
+    let ranks = problem.ranks as f64;
+    let mean_intra = sum_intra as f64 * to_all / ranks;
+    cost.bandwidth_s = cost
+        .bandwidth_s
+        .max(mean_intra * eb * profile.tw_intra_s_per_byte * cpu.node_load);
+    cost.memory_s = cpu.time(max_copy, sum_copy * to_all / ranks);
+    cost
 }
 
 /// Predicts the forward+backward time of `problem` on `grid`.
@@ -471,8 +638,10 @@ pub fn predict(
         .into());
     }
     let pipe = pipeline(&problem.shape, grid.clone(), problem.transposed_out)?;
-    let (compute_cores, intra_slowdown) = node_factors(profile, problem.ranks);
+    let cpu = Cpu::new(profile, problem.ranks);
+    let rates = CopyRates::new(profile);
     let eb = problem.element_bytes as f64;
+    let ranks = problem.ranks as f64;
     let mut pred = Prediction {
         grid: grid.dims().to_vec(),
         grid_rank: grid.rank(),
@@ -485,13 +654,6 @@ pub fn predict(
         messages: 0,
         bytes: 0,
         idle_ranks: 0,
-    };
-    let copy_cost = |bytes: f64| {
-        if profile.copy_bytes_per_s.is_infinite() {
-            0.0
-        } else {
-            bytes / profile.copy_bytes_per_s / compute_cores
-        }
     };
     for layout in &pipe.layouts {
         let idle = (0..grid.dims().len())
@@ -516,25 +678,33 @@ pub fn predict(
                 from: layout, axis, ..
             } => {
                 let l = &pipe.layouts[layout];
-                let elements = l.max_local_len() as f64;
+                // The most loaded rank's block, and the mean one (the blocks of all ranks
+                // make up the global array).
+                let most = l.max_local_len() as f64;
+                let mean = l.global_shape().iter().map(|&x| x as f64).product::<f64>() / ranks;
                 let len = problem.shape[axis];
                 let log = if len > 1 { (len as f64).log2() } else { 0.0 };
-                pred.fft_s += elements * log * profile.fft_s_per_element_log2 / compute_cores;
+                let per_element = log * profile.fft_s_per_element_log2;
+                pred.fft_s += cpu.time(most * per_element, mean * per_element);
                 if len > 1 && !crate::stages::is_contiguous(l, axis) {
-                    // Strided sweep: lines gathered into a tile and scattered back.
-                    pred.memory_s += copy_cost(2.0 * elements * eb);
+                    // Strided sweep: lines gathered into a tile and scattered back, each tile
+                    // row one run of up to `tile_lines` elements. The gather and scatter
+                    // replace the FFT's own read and write of its lines (the FFT rate is
+                    // measured on a block that streams from memory), so they cost only what
+                    // their shorter runs add.
+                    let position = l.memory_order().position_of(axis);
+                    let row: usize = l.local_shape_in_memory(0)[position + 1..].iter().product();
+                    let width = tile_lines(len, problem.element_bytes).min(row.max(1));
+                    let runs = 1.0 / width as f64;
+                    pred.memory_s += cpu.time(
+                        rates.pattern(2.0 * most * eb, runs),
+                        rates.pattern(2.0 * mean * eb, runs),
+                    );
                 }
             }
             Stage::Exchange { from, to } => {
                 let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
-                let c = exchange_cost(
-                    &plan,
-                    problem,
-                    profile,
-                    compute_cores,
-                    intra_slowdown,
-                    fusion,
-                );
+                let c = exchange_cost(&plan, problem, profile, cpu, fusion);
                 pred.latency_s += c.latency_s;
                 pred.bandwidth_s += c.bandwidth_s;
                 pred.memory_s += c.memory_s;
@@ -805,17 +975,104 @@ mod tests {
         let mut profile = MachineProfile::network_only(0.0, 0.0);
         profile.fft_s_per_element_log2 = 1.0;
         profile.copy_bytes_per_s = 8.0;
+        profile.stream_bytes_per_s = 8.0;
         let problem = Problem::new(&[4, 2], 1);
         let pr = predict(&problem, &GridShape::new(vec![1]).unwrap(), &profile).unwrap();
         // FFT: 2 axes × 2 directions × 8 elements × log2 n (1 for n = 2, 2 for n = 4).
         assert_eq!(pr.fft_s, 2.0 * 8.0 * (1.0 + 2.0));
-        // Copies: 4 exchanges × 8 elements × 16 B (all of it the own part). L0 transforms
-        // axis 1 (contiguous) and L1 axis 0 (contiguous there), so no strided sweep.
-        assert_eq!(pr.memory_s, 4.0 * 8.0 * 16.0 / 8.0);
+        // One rank: one pencil, no exchange. Axis 1 is contiguous; the sweep along axis 0 is
+        // strided, but with one copy rate for every run length its tile gather and scatter
+        // cost nothing beyond the FFT's own pass.
+        assert_eq!(pr.exchanges, 0);
+        assert_eq!(pr.memory_s, 0.0);
+        // Contiguous copies 4× faster than single elements (0.25 s/B vs 1 s/B): the tile rows
+        // are runs of 2 elements (the row of axis 1), 0.75/2 s/B extra for gather and scatter
+        // of 8 elements × 16 B in each direction.
+        profile.copy_bytes_per_s = 1.0;
+        profile.stream_bytes_per_s = 4.0;
+        let pr = predict(&problem, &GridShape::new(vec![1]).unwrap(), &profile).unwrap();
+        assert_eq!(pr.memory_s, 2.0 * 2.0 * 8.0 * 16.0 * (0.75 / 2.0));
+    }
+
+    /// Runs contiguous on both sides of a box copy.
+    #[test]
+    fn common_runs_by_hand() {
+        // 2×3 box of a 2×6 row-major block into a compact row-major message: runs of 3.
+        assert_eq!(common_run(&[2, 3], &[6, 1], &[3, 1]), 3);
+        // The whole block: one run of 12.
+        assert_eq!(common_run(&[2, 6], &[6, 1], &[6, 1]), 12);
+        // Into column-major: a transpose, single elements.
+        assert_eq!(common_run(&[2, 3], &[3, 1], &[1, 4]), 1);
+        // Axes of extent 1 do not break a run; slab rows (memory order 1,0,2) keep axis 2.
+        assert_eq!(common_run(&[1, 3, 5], &[100, 5, 1], &[7, 5, 1]), 15);
+        assert_eq!(common_run(&[2, 3, 5], &[15, 5, 1], &[5, 10, 1]), 5);
+    }
+
+    /// Pack runs versus transposing unpacks, by hand. 4×6 on a slab of 2 (2-D: L1 splits
+    /// axis 1 in memory order 1,0). Rank 0 owns rows 0..2 (L0) and columns 0..3 (L1).
+    /// L0→L1: the message to rank 1 is rows 0..2 × columns 3..6 of a 2×6 row-major block,
+    /// runs of 3; the unpack and the own part go into column-major order, single elements.
+    /// L1→L0: the message (column-major, rows 2..4 × columns 0..3 of a 4×3 column-major
+    /// block) has runs of 2; unpack and own part transpose back. 6 elements of 16 B each.
+    #[test]
+    fn copies_are_charged_by_run_length() {
+        let mut profile = MachineProfile::network_only(0.0, 0.0);
+        profile.copy_bytes_per_s = 1.0; // 1 s/B for single elements
+        profile.stream_bytes_per_s = 4.0; // 0.25 s/B for long runs
+        let problem = Problem::new(&[4, 6], 2);
+        let pr = predict(&problem, &GridShape::new(vec![2]).unwrap(), &profile).unwrap();
+        let bytes = 6.0 * 16.0;
+        let run = |len: f64| bytes * (0.25 + 0.75 / len);
+        let forward = run(3.0) + 2.0 * bytes; // L0→L1: pack, unpack + own
+        let back = run(2.0) + 2.0 * bytes; // L1→L0
+        let expected = 2.0 * (forward + back);
+        assert_eq!((pr.exchanges, pr.fft_s), (4, 0.0));
+        assert!(
+            (pr.memory_s - expected).abs() <= 1e-12 * expected,
+            "{} vs {expected}",
+            pr.memory_s
+        );
+        // Without a separate stream rate every copy is a single-element one.
+        profile.stream_bytes_per_s = 1.0;
+        let pr = predict(&problem, &GridShape::new(vec![2]).unwrap(), &profile).unwrap();
+        assert_eq!(pr.memory_s, 4.0 * 3.0 * bytes);
+    }
+
+    /// Ranks sharing cores, by hand: 3×2 on a slab of 2, FFT 1 s per element·log2 n, tw
+    /// 1 s/B, 1-byte elements. L0 rows 2|1 (axis 1, n = 2: 4 and 2 elements), L1 columns 1|1
+    /// (axis 0, n = 3: 3 elements each). Each exchange: both ranks move 2 elements (the
+    /// larger of send and receive).
+    #[test]
+    fn shared_cores_charge_the_mean_rank() {
+        let mut profile = MachineProfile::network_only(0.0, 1.0);
+        profile.fft_s_per_element_log2 = 1.0;
+        profile.ranks_per_node = 2;
+        let problem = Problem {
+            shape: vec![3, 2],
+            ranks: 2,
+            element_bytes: 1,
+            transposed_out: false,
+        };
+        let grid = GridShape::new(vec![2]).unwrap();
+        let log3 = 3f64.log2();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+        // A core per rank: the most loaded rank sets the time (4 + 3·log2 3 per direction).
+        profile.cores_per_node = 2;
+        let pr = predict(&problem, &grid, &profile).unwrap();
+        assert!(close(pr.fft_s, 2.0 * (4.0 + 3.0 * log3)), "{}", pr.fft_s);
+        assert_eq!(pr.bandwidth_s, 4.0 * 2.0);
+        // One core for both ranks: the mean rank's work twice (3 · 2 and 3·log2 3 · 2); the
+        // most loaded rank's 4 alone would be less.
+        profile.cores_per_node = 1;
+        let pr = predict(&problem, &grid, &profile).unwrap();
+        assert!(close(pr.fft_s, 2.0 * (6.0 + 6.0 * log3)), "{}", pr.fft_s);
+        // Shared-memory transfers share the core too: 2 elements × 2 ranks per exchange.
+        assert_eq!(pr.bandwidth_s, 4.0 * 4.0);
     }
 
     /// The exchange terms against `ExchangePlan::for_rank` for every rank: the most loaded
-    /// rank's ts·messages + tw·bytes + copies, summed over the exchanges of a pair.
+    /// rank's ts·messages, tw·bytes and copies (each term's own maximum), summed over the
+    /// exchanges of a pair.
     #[test]
     fn exchange_costs_match_exchange_plans_for_every_rank() {
         let shapes: [&[usize]; 6] = [
@@ -828,6 +1085,7 @@ mod tests {
         ];
         let mut profile = MachineProfile::network_only(1.0, 0.01);
         profile.copy_bytes_per_s = 1000.0;
+        profile.stream_bytes_per_s = 1000.0;
         for shape in shapes {
             for ranks in 1..=12 {
                 for grid in candidates(shape, ranks) {
@@ -852,6 +1110,7 @@ mod tests {
                             };
                             let plan =
                                 ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to]).unwrap();
+                            // Each term for its most loaded rank.
                             let worst = (0..ranks)
                                 .map(|rank| {
                                     let part = plan.for_rank(rank);
@@ -866,16 +1125,20 @@ mod tests {
                                     let copied = if fusion.pack { 0 } else { part.send_len }
                                         + if fusion.unpack { 0 } else { part.recv_len }
                                         + if fusion.pack || fusion.unpack { 0 } else { own };
-                                    sm.max(rm) as f64 * 1.0
-                                        + part.send_len.max(part.recv_len) as f64 * 16.0 * 0.01
-                                        + copied as f64 * 16.0 / 1000.0
+                                    [
+                                        sm.max(rm) as f64 * 1.0,
+                                        part.send_len.max(part.recv_len) as f64 * 16.0 * 0.01,
+                                        copied as f64 * 16.0 / 1000.0,
+                                    ]
                                 })
-                                .fold(0.0, f64::max);
-                            expected += worst;
+                                .fold([0.0f64; 3], |m, t| {
+                                    [m[0].max(t[0]), m[1].max(t[1]), m[2].max(t[2])]
+                                });
+                            expected += worst.iter().sum::<f64>();
                         }
                         let pr = predict(&problem, &grid, &profile).unwrap();
-                        let got = pr.latency_s + pr.bandwidth_s + pr.memory_s
-                            - strided_copies(&problem, &grid, &profile);
+                        // One copy rate: strided sweeps add nothing to the memory term.
+                        let got = pr.latency_s + pr.bandwidth_s + pr.memory_s;
                         assert!(
                             (got - expected).abs() <= 1e-9 * expected.max(1.0),
                             "{shape:?} grid {grid} transposed {transposed_out}: {got} vs {expected}"
@@ -922,28 +1185,6 @@ mod tests {
             .unwrap()
             .iter()
             .all(|f| *f == Fusion::default()));
-    }
-
-    /// The strided-sweep copies of a prediction, recomputed from the stage list.
-    fn strided_copies(problem: &Problem, grid: &GridShape, profile: &MachineProfile) -> f64 {
-        let pipe = pipeline(&problem.shape, grid.clone(), problem.transposed_out).unwrap();
-        pipe.forward
-            .iter()
-            .chain(&pipe.backward)
-            .filter_map(|s| match *s {
-                Stage::Fft { layout, axis }
-                    if problem.shape[axis] > 1
-                        && !crate::stages::is_contiguous(&pipe.layouts[layout], axis) =>
-                {
-                    Some(
-                        2.0 * pipe.layouts[layout].max_local_len() as f64
-                            * problem.element_bytes as f64
-                            / profile.copy_bytes_per_s,
-                    )
-                }
-                _ => None,
-            })
-            .sum()
     }
 
     /// Every factorization of P into r < d dimensions, each once, nothing else.
