@@ -50,7 +50,7 @@ use crate::stages::{pipeline, Stage};
 use redist::grid::factorizations;
 use redist::pack::compact_strides;
 use redist::split::balanced_range;
-use redist::{ExchangePlan, GridShape};
+use redist::{ExchangePlan, GridShape, Layout};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -471,6 +471,8 @@ struct Fusion {
     unpack: bool,
     /// The sweep before the exchange writes the messages and the own part in place.
     pack: bool,
+    /// Pieces a fused exchange moves in, one collective call each (0 or 1: whole).
+    pieces: usize,
 }
 
 fn exchange_cost(
@@ -523,6 +525,7 @@ fn exchange_cost(
         0.0
     };
     let rates = CopyRates::new(profile);
+    let pieces = fusion.pieces.max(1) as f64;
     let [pack_runs, unpack_runs, own_runs] = if rates.slow > rates.fast {
         runs_per_element(plan)
     } else {
@@ -584,8 +587,9 @@ fn exchange_cost(
                 + inter as f64 * profile.tw_inter_s_per_byte)
                 * eb
         };
-        let latency_s =
-            overhead + lat(send_msgs_intra, send_msgs_all).max(lat(recv_msgs_intra, recv_msgs_all));
+        let latency_s = pieces
+            * (overhead
+                + lat(send_msgs_intra, send_msgs_all).max(lat(recv_msgs_intra, recv_msgs_all)));
         cost.latency_s = cost.latency_s.max(latency_s);
         cost.bandwidth_s = cost
             .bandwidth_s
@@ -594,7 +598,9 @@ fn exchange_cost(
         max_copy = max_copy.max(copies);
         sum_copy += copies;
         sum_intra += send_intra.max(recv_intra);
-        cost.messages = cost.messages.max(send_msgs_all.max(recv_msgs_all) as u64);
+        cost.messages = cost
+            .messages
+            .max((send_msgs_all.max(recv_msgs_all) * fusion.pieces.max(1)) as u64);
         cost.bytes = cost
             .bytes
             .max((send_total.max(recv_total) * problem.element_bytes) as u64);
@@ -667,9 +673,9 @@ pub fn predict(
             .fold(0usize, |acc, x| acc.max(x));
         pred.idle_ranks = pred.idle_ranks.max(idle);
     }
-    let fused: Vec<Fusion> = fusions(&pipe.forward, &pipe)?
+    let fused: Vec<Fusion> = fusions(&pipe.forward, &pipe, problem.element_bytes)?
         .into_iter()
-        .chain(fusions(&pipe.backward, &pipe)?)
+        .chain(fusions(&pipe.backward, &pipe, problem.element_bytes)?)
         .collect();
     for (stage, &fusion) in pipe.forward.iter().chain(&pipe.backward).zip(&fused) {
         match *stage {
@@ -718,11 +724,34 @@ pub fn predict(
     Ok(pred)
 }
 
+/// Pieces the plan cuts a fused slab step into: the exchanges around the sweep move
+/// [`crate::FftOptions::DEFAULT_PIECE_BYTES`] of planes of the split axis at a time (at least
+/// one plane), as many times as the rank with the most planes needs; 1 for other layouts.
+fn pieces(layout: &Layout, element_bytes: usize) -> usize {
+    let [split] = layout.decomposed() else {
+        return 1;
+    };
+    let shape = layout.global_shape();
+    let plane: usize = (0..shape.len())
+        .filter(|&ax| ax != *split)
+        .map(|ax| shape[ax])
+        .product::<usize>()
+        .saturating_mul(element_bytes);
+    let size = (crate::FftOptions::DEFAULT_PIECE_BYTES / plane.max(1)).max(1);
+    let most = balanced_range(shape[*split], layout.grid().ranks(), 0).len();
+    most.div_ceil(size).max(1)
+}
+
 /// For each stage of `stages`, which of its copies a fused FFT sweep does instead (only
 /// exchanges get any): the plan ([`crate::FftPlan`]) fuses a lone strided FFT stage with the
 /// exchange before and after it when the rows of its sweep are whole runs of that exchange
-/// (see [`redist::runs`]); the tile gather and scatter then replace unpacking and packing.
-fn fusions(stages: &[Stage], pipe: &crate::stages::Pipeline) -> Result<Vec<Fusion>> {
+/// (see [`redist::runs`]); the tile gather and scatter then replace unpacking and packing,
+/// and the exchanges move in [`pieces`].
+fn fusions(
+    stages: &[Stage],
+    pipe: &crate::stages::Pipeline,
+    element_bytes: usize,
+) -> Result<Vec<Fusion>> {
     let mut out = vec![Fusion::default(); stages.len()];
     let is_fft_on = |k: usize, layout: usize| matches!(stages.get(k), Some(Stage::Fft { layout: l, .. }) if *l == layout);
     for (k, stage) in stages.iter().enumerate() {
@@ -737,13 +766,16 @@ fn fusions(stages: &[Stage], pipe: &crate::stages::Pipeline) -> Result<Vec<Fusio
         if neighbour || row == 1 || l.global_shape()[axis] == 0 {
             continue;
         }
+        let pieces = pieces(l, element_bytes);
         if let Some(&Stage::Exchange { from, to }) = k.checked_sub(1).and_then(|p| stages.get(p)) {
             let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
             out[k - 1].unpack = plan.for_rank(0).has_dst_runs(row);
+            out[k - 1].pieces = if out[k - 1].unpack { pieces } else { 1 };
         }
         if let Some(&Stage::Exchange { from, to }) = stages.get(k + 1) {
             let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
             out[k + 1].pack = plan.for_rank(0).has_src_runs(row);
+            out[k + 1].pieces = if out[k + 1].pack { pieces } else { 1 };
         }
     }
     Ok(out)
@@ -1098,10 +1130,10 @@ mod tests {
                         };
                         let pipe = pipeline(shape, grid.clone(), transposed_out).unwrap();
                         let mut expected = 0.0;
-                        let fused: Vec<Fusion> = fusions(&pipe.forward, &pipe)
+                        let fused: Vec<Fusion> = fusions(&pipe.forward, &pipe, 16)
                             .unwrap()
                             .into_iter()
-                            .chain(fusions(&pipe.backward, &pipe).unwrap())
+                            .chain(fusions(&pipe.backward, &pipe, 16).unwrap())
                             .collect();
                         for (stage, fusion) in pipe.forward.iter().chain(&pipe.backward).zip(&fused)
                         {
@@ -1155,17 +1187,19 @@ mod tests {
     #[test]
     fn fusions_follow_the_slab_layout() {
         let slab = pipeline(&[8, 6, 5], GridShape::new(vec![2]).unwrap(), false).unwrap();
-        let f = fusions(&slab.forward, &slab).unwrap();
+        let f = fusions(&slab.forward, &slab, 16).unwrap();
         // Fft(2), Fft(1), Exchange 0→1, Fft(0), Exchange 1→0.
         assert_eq!(slab.forward.len(), 5);
         let (unpack, pack) = (
             Fusion {
                 unpack: true,
                 pack: false,
+                pieces: 1,
             },
             Fusion {
                 unpack: false,
                 pack: true,
+                pieces: 1,
             },
         );
         assert_eq!(
@@ -1179,12 +1213,37 @@ mod tests {
             ]
         );
         let t = pipeline(&[8, 6, 5], GridShape::new(vec![2]).unwrap(), true).unwrap();
-        assert_eq!(fusions(&t.forward, &t).unwrap()[2], unpack);
+        assert_eq!(fusions(&t.forward, &t, 16).unwrap()[2], unpack);
         let pencil = pipeline(&[8, 6, 5], GridShape::new(vec![2, 2]).unwrap(), false).unwrap();
-        assert!(fusions(&pencil.forward, &pencil)
+        assert!(fusions(&pencil.forward, &pencil, 16)
             .unwrap()
             .iter()
             .all(|f| *f == Fusion::default()));
+    }
+
+    /// Fused slab exchanges move 1 MiB of planes at a time, one collective call per piece.
+    /// 64³ on a slab of 2: L1 gives each rank 32 planes of axis 1, a plane is 64·64·16 B =
+    /// 64 KiB, so 16 planes per piece and 2 pieces; with 7 ranks, 10 planes of 64 KiB: 1
+    /// piece. 256×64×64 on 2 ranks: 32 planes of 256 KiB, 4 per piece, 8 pieces.
+    #[test]
+    fn fused_exchanges_move_in_pieces() {
+        let slab = |shape: &[usize], ranks: usize| {
+            let p = pipeline(shape, GridShape::new(vec![ranks]).unwrap(), false).unwrap();
+            fusions(&p.forward, &p, 16).unwrap()[2].pieces
+        };
+        assert_eq!(slab(&[64, 64, 64], 2), 2);
+        assert_eq!(slab(&[64, 64, 64], 7), 1);
+        assert_eq!(slab(&[256, 64, 64], 2), 8);
+        // Latency: ts per message per piece. Natural output: all 4 exchanges are fused, one
+        // message each way, 2 pieces.
+        let profile = MachineProfile::network_only(1.0, 0.0);
+        let pr = predict(
+            &Problem::new(&[64, 64, 64], 2),
+            &GridShape::new(vec![2]).unwrap(),
+            &profile,
+        )
+        .unwrap();
+        assert_eq!((pr.latency_s, pr.messages), (4.0 * 2.0, 4 * 2));
     }
 
     /// Every factorization of P into r < d dimensions, each once, nothing else.
@@ -1261,13 +1320,26 @@ mod tests {
         }
     }
 
-    /// The seed's qualitative result: a slab for few processes, a pencil beyond.
+    /// The seed's qualitative result: a 1-D decomposition for few processes, a pencil beyond.
+    /// The 1-D decomposition may be the slab or a grid whose other dimensions are 1 (`4x1`):
+    /// they move the same bytes, and with free local work the slab's fused exchanges, which
+    /// move 1 MiB pieces (64 of them for 256³ on 4 ranks), pay more latency.
     #[test]
     fn slab_for_few_ranks_pencil_for_many() {
         let profile = MachineProfile::network_only(1e-5, 1e-9);
         let pick = |ranks| choose(&Problem::new(&[256, 256, 256], ranks), &profile).unwrap();
+        let split = |g: &GridShape| g.dims().iter().filter(|&&p| p > 1).count();
+        assert_eq!(split(&pick(4)), 1);
+        assert_eq!(split(&pick(4096)), 2);
+        // With the default machine (local work included) the slab itself.
+        let pick = |ranks| {
+            choose(
+                &Problem::new(&[256, 256, 256], ranks),
+                &MachineProfile::default(),
+            )
+            .unwrap()
+        };
         assert_eq!(pick(4).rank(), 1);
-        assert_eq!(pick(4096).rank(), 2);
     }
 
     #[test]
