@@ -238,12 +238,23 @@ pub fn plan(args: &PlanArgs) -> Result<(), fft_core::FftError> {
         transposed_out: args.transposed_out,
     };
     let cands = model::evaluate(&problem, &profile)?;
-    if args.json {
-        for line in json_lines(&problem, &cands) {
-            println!("{line}");
-        }
+    let text = if args.json {
+        json_lines(&problem, &cands)
+            .into_iter()
+            .map(|line| line + "\n")
+            .collect()
     } else {
-        print!("{}", table(&problem, &profile, &cands));
+        table(&problem, &profile, &cands)
+    };
+    // A reader that stops early (`dfft plan --json | head -1`) closes the pipe: not an error
+    // of the plan, so it ends quietly instead of panicking in `println!`.
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("dfft plan: cannot write the plan: {e}");
+            std::process::exit(1);
+        }
     }
     Ok(())
 }

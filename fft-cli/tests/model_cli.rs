@@ -180,3 +180,43 @@ fn calibrate_on_2_ranks_writes_a_profile_plan_reads() {
 fn calibrate_on_4_ranks_writes_a_profile_plan_reads() {
     calibrate_then_plan(4);
 }
+
+/// A reader that stops after the first line (`dfft plan --json | head -1`) is not an error:
+/// the plan ends quietly, without a panic on the closed pipe. The output (560 candidates of a
+/// 5-D shape on 4096 ranks) is larger than a pipe buffer, so the write does hit the closed end.
+#[test]
+fn plan_ends_quietly_when_the_reader_stops() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(DFFT)
+        .args([
+            "plan",
+            "--shape",
+            "64,64,64,64,64",
+            "--ranks",
+            "4096",
+            "--json",
+        ])
+        .env_remove("DFFT_MACHINE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dfft runs");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let v: Value = serde_json::from_str(&first).expect("a JSON line");
+    assert_eq!(v["chosen"], true);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
