@@ -9,11 +9,15 @@ use crate::local::{LineOp, LineStep, LocalFft, Planes, R2r, Rows, Sweep};
 use crate::options::{AxisKind, FftOptions};
 use crate::real::Real;
 use crate::stages::{pipeline_for, resolve_grid, Domain, Pipeline, Stage, TransformShape};
+use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
+use mpi::traits::CommunicatorCollectives;
 use num_complex::Complex;
 use redist::alloc::huge_vec;
 use redist::exchange::Messages;
+use redist::plan::RankExchange;
 use redist::runs::Run;
+use redist::window::GroupWindow;
 use redist::{Exchange, ExchangePlan, Layout, MemoryOrder, ProcessGrid, StageTimes};
 use std::ops::Range;
 use std::time::Instant;
@@ -175,8 +179,27 @@ struct Fused<T: Real> {
     /// The sweep's planes as `groups` (batch fields) of `count` planes each.
     groups: usize,
     count: usize,
+    /// The pieces cut the exchanges' boxes along `axis` into runs of `size` indices.
+    axis: usize,
+    size: usize,
     /// Source and destination may be one buffer.
     in_place: bool,
+    /// The pieces' way through a shared-memory window, when the group is on one node.
+    shared: Option<SharedPath>,
+}
+
+/// How a fused step moves its pieces through a shared-memory window over the exchanges'
+/// group: a rank packs (exchange before) or scatters (exchange after) its messages into its
+/// own region, and after a [`GroupWindow::sync`] every rank gathers (before) or unpacks
+/// (after) its peers' messages straight from their regions. Region layout: the messages of
+/// the exchange before, then from `after_offset` those of the exchange after.
+struct SharedPath {
+    window: GroupWindow,
+    /// Like [`Fused::gather`], with message offsets into the whole window.
+    gather: Vec<Run>,
+    /// Per piece, the exchange after's messages with receive offsets into the whole window.
+    unpacks: Vec<Messages>,
+    after_offset: usize,
 }
 
 /// One piece of a fused step: planes `planes` of every group, and the messages of the
@@ -291,7 +314,89 @@ fn cut_into_pieces<T: Real>(
         groups,
         count,
         in_place,
+        shared: None,
+        axis,
+        size,
     })
+}
+
+/// The shared-memory way for `fused` (see [`SharedPath`]), or `None` when its exchanges'
+/// group is not on one node or the two exchanges use different groups. Collective over the
+/// group.
+fn shared_path<T: Real>(fused: &Fused<T>, context: &FuseContext<'_>) -> Result<Option<SharedPath>>
+where
+    Complex<T>: redist::Element,
+{
+    let FuseContext {
+        exchanges,
+        ends,
+        layouts,
+        ..
+    } = *context;
+    let (before, after) = (fused.before, fused.after);
+    if let (Some(b), Some(a)) = (before, after) {
+        if exchanges[b].grid_dim() != exchanges[a].grid_dim() {
+            return Ok(None);
+        }
+    }
+    let most = |f: &dyn Fn(&Piece) -> Option<&Messages>| {
+        fused
+            .pieces
+            .iter()
+            .filter_map(f)
+            .map(Messages::send_len)
+            .max()
+            .unwrap_or(0)
+    };
+    // The same region layout on every rank: the exchange after's part starts at the same
+    // offset in every region.
+    let before_len = (context.most)(most(&|p| p.before.as_ref()));
+    let after_len = most(&|p| p.after.as_ref());
+    let e = before.or(after).expect("fused with an exchange");
+    let bytes = (before_len + after_len) * std::mem::size_of::<Complex<T>>();
+    let Some(window) = exchanges[e].group_window(bytes)? else {
+        return Ok(None);
+    };
+    let region = window.region_len::<Complex<T>>();
+    // Where each peer's message for this rank starts in the window: its region, the part of
+    // the exchange, and its own send offset for this rank in that piece.
+    let in_window = |exchange: usize, part: &RankExchange, k: usize, base: usize| {
+        let (from, to) = ends[exchange];
+        let plan = ExchangePlan::new(&layouts[from], &layouts[to]).expect("planned before");
+        let mut part = part.clone();
+        let me = part.group_index;
+        for p in part.peers.iter_mut().filter(|p| p.peer != me) {
+            let theirs = plan.for_rank(p.peer_rank).piece(fused.axis, fused.size, k);
+            p.recv_offset = p.peer * region + base + theirs.peers[me].send_offset;
+        }
+        part
+    };
+    let unset = Run {
+        buffer: redist::runs::RunBuffer::Block,
+        offset: usize::MAX,
+    };
+    let row = fused.sweep.row_len();
+    let mut gather = vec![unset; fused.gather.len()];
+    let mut unpacks = Vec::new();
+    for (k, piece) in fused.pieces.iter().enumerate() {
+        if let (Some(b), Some(m)) = (before, &piece.before) {
+            let part = in_window(b, m.rank_part(), k, 0);
+            assert!(
+                part.dst_runs_into(row, &mut gather),
+                "the same runs as the piece's"
+            );
+        }
+        if let (Some(a), Some(m)) = (after, &piece.after) {
+            let part = in_window(a, m.rank_part(), k, before_len);
+            unpacks.push(exchanges[a].messages(part));
+        }
+    }
+    Ok(Some(SharedPath {
+        window,
+        gather,
+        unpacks,
+        after_offset: before_len,
+    }))
 }
 
 /// What fusing needs to know about the plan.
@@ -305,6 +410,12 @@ struct FuseContext<'a> {
     /// 1 with a batch axis (the slowest memory axis of every layout), else 0.
     shift: usize,
     piece_bytes: usize,
+    shared_memory: bool,
+    /// Whether every rank says yes (collective over the whole plan): fusing decides how many
+    /// collective calls an exchange makes, so all ranks must decide alike.
+    agree: &'a dyn Fn(bool) -> bool,
+    /// The largest of every rank's value (collective over the whole plan).
+    most: &'a dyn Fn(usize) -> usize,
 }
 
 /// Fuses each complex FFT step that is one strided sweep with the complex exchanges next to
@@ -314,7 +425,10 @@ fn fuse<T: Real>(
     steps: Vec<Step<T>>,
     after: Vec<usize>,
     context: &FuseContext<'_>,
-) -> (Vec<Step<T>>, Vec<usize>) {
+) -> Result<(Vec<Step<T>>, Vec<usize>)>
+where
+    Complex<T>: redist::Element,
+{
     let FuseContext {
         exchanges,
         ends,
@@ -324,45 +438,54 @@ fn fuse<T: Real>(
     let mut out: Vec<(Step<T>, usize)> = Vec::with_capacity(steps.len());
     let mut pending = steps.into_iter().zip(after).peekable();
     while let Some((step, layout)) = pending.next() {
+        // Every rank asks the same questions in the same order (the steps are global), and
+        // each answer is agreed over all ranks.
+        let candidate = matches!(&step, Step::Fft(_))
+            && (matches!(out.last(), Some((Step::Exchange { real: false, .. }, _)))
+                || matches!(
+                    pending.peek(),
+                    Some((Step::Exchange { real: false, .. }, _))
+                ));
+        if !candidate {
+            out.push((step, layout));
+            continue;
+        }
         let sweep = match &step {
             Step::Fft(local) => local.single_strided().cloned(),
             _ => None,
         };
-        let Some(sweep) = sweep else {
-            out.push((step, layout));
-            continue;
-        };
-        let row = sweep.row_len();
+        let row = sweep.as_ref().map_or(0, Sweep::row_len);
         let before = match out.last() {
-            Some((Step::Exchange { index, real: false }, _))
-                if exchanges[*index].rank_part().has_dst_runs(row) =>
-            {
-                Some(*index)
+            Some((Step::Exchange { index, real: false }, _)) => {
+                let ok = sweep.is_some() && exchanges[*index].rank_part().has_dst_runs(row);
+                (context.agree)(ok).then_some(*index)
             }
             _ => None,
         };
         let after = match pending.peek() {
-            Some((Step::Exchange { index, real: false }, _))
-                if exchanges[*index].rank_part().has_src_runs(row) =>
-            {
-                Some(*index)
+            Some((Step::Exchange { index, real: false }, _)) => {
+                let ok = sweep.is_some() && exchanges[*index].rank_part().has_src_runs(row);
+                (context.agree)(ok).then_some(*index)
             }
             _ => None,
         };
-        if before.is_none() && after.is_none() {
+        let Some(sweep) = sweep.filter(|_| before.is_some() || after.is_some()) else {
             out.push((step, layout));
             continue;
-        }
+        };
         let reversed = match (before, after) {
             (Some(b), Some(a)) => ends[b] == (ends[a].1, ends[a].0),
             _ => false,
         };
-        let Some(fused) =
-            cut_into_pieces(sweep, &layouts[layout], before, after, reversed, context)
-        else {
+        let fused = cut_into_pieces(sweep, &layouts[layout], before, after, reversed, context);
+        let agreed = (context.agree)(fused.is_some());
+        let Some(mut fused) = fused.filter(|_| agreed) else {
             out.push((step, layout));
             continue;
         };
+        if context.shared_memory {
+            fused.shared = shared_path(&fused, context)?;
+        }
         let mut last = layout;
         if before.is_some() {
             out.pop();
@@ -372,7 +495,7 @@ fn fuse<T: Real>(
         }
         out.push((Step::Fused(Box::new(fused)), last));
     }
-    out.into_iter().unzip()
+    Ok(out.into_iter().unzip())
 }
 
 /// Where the data of a transform is between steps.
@@ -574,10 +697,21 @@ where
             rank,
             shift,
             piece_bytes: options.piece_bytes,
+            shared_memory: options.shared_memory,
+            agree: &|yes: bool| {
+                let mut all = 0i32;
+                comm.all_reduce_into(&i32::from(yes), &mut all, SystemOperation::min());
+                all == 1
+            },
+            most: &|value: usize| {
+                let mut all = 0u64;
+                comm.all_reduce_into(&(value as u64), &mut all, SystemOperation::max());
+                all as usize
+            },
         };
         let fuse = |steps, after| fuse(steps, after, &context);
-        let (forward_steps, forward_after) = fuse(forward_steps, forward_after);
-        let (backward_steps, backward_after) = fuse(backward_steps, backward_after);
+        let (forward_steps, forward_after) = fuse(forward_steps, forward_after)?;
+        let (backward_steps, backward_after) = fuse(backward_steps, backward_after)?;
 
         let movers = |steps: &[Step<T>]| -> Vec<bool> {
             steps
@@ -820,6 +954,22 @@ where
                         (src.as_ptr() as *mut Complex<T>, len / 2, dst.as_mut_ptr())
                     };
                     let (send, recv) = (as_complex_mut(send), as_complex_mut(recv));
+                    if let Some(shared) = &fused.shared {
+                        let exchanges = &self.exchanges;
+                        run_shared(
+                            fused,
+                            shared,
+                            exchanges,
+                            (src, src_len),
+                            (dst, dst_len),
+                            scale,
+                            workers,
+                            times,
+                        )?;
+                        at = dests[i];
+                        len = 2 * dst_len;
+                        continue;
+                    }
                     let inner = fused.sweep.row_len();
                     for piece in &fused.pieces {
                         if let (Some(e), Some(m)) = (fused.before, &piece.before) {
@@ -875,6 +1025,97 @@ where
         debug_assert_eq!(len, output.len());
         Ok(())
     }
+}
+
+/// Runs a fused step through its shared-memory window (see [`SharedPath`]): per piece, pack
+/// the exchange before's messages into this rank's region, sync, transform gathering from
+/// every region and scattering the exchange after's messages into this rank's region, sync,
+/// unpack from every region; a step with one exchange syncs once more per piece, so nobody
+/// overwrites a region that a peer still reads. `src` and `dst` are raw views as in
+/// [`Engine::execute`].
+#[allow(clippy::too_many_arguments)]
+fn run_shared<T: Real>(
+    fused: &Fused<T>,
+    shared: &SharedPath,
+    exchanges: &[Exchange],
+    (src, src_len): (*mut Complex<T>, usize),
+    (dst, dst_len): (*mut Complex<T>, usize),
+    scale: T,
+    workers: &mut [Vec<Complex<T>>],
+    times: &mut StageTimes,
+) -> Result<()>
+where
+    Complex<T>: redist::Element,
+{
+    let window = &shared.window;
+    let own = window.own::<Complex<T>>();
+    let region = window.region_len::<Complex<T>>();
+    let inner = fused.sweep.row_len();
+    let one_sided = fused.before.is_none() || fused.after.is_none();
+    for (k, piece) in fused.pieces.iter().enumerate() {
+        if let (Some(e), Some(m)) = (fused.before, &piece.before) {
+            let t = Instant::now();
+            // SAFETY: `src` holds `src_len` elements, not written meanwhile; this rank's
+            // region is not read by anyone until the sync below.
+            let (src, send) = unsafe {
+                (
+                    std::slice::from_raw_parts(src, src_len),
+                    std::slice::from_raw_parts_mut(own, region),
+                )
+            };
+            exchanges[e].pack_piece(m, src, send);
+            times.pack += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            window.sync()?;
+            times.comm += t.elapsed().as_secs_f64();
+        }
+        let from = match fused.before {
+            Some(_) => Rows::mapped(&shared.gather, src, window.base(), inner),
+            None => Rows::block(src, inner),
+        };
+        let to = match fused.after {
+            // SAFETY: the exchange after's part of this rank's region.
+            Some(_) => Rows::mapped(
+                &fused.scatter,
+                dst,
+                unsafe { own.add(shared.after_offset) },
+                inner,
+            ),
+            None => Rows::block(dst, inner),
+        };
+        let planes = Planes {
+            groups: fused.groups,
+            count: fused.count,
+            range: piece.planes.clone(),
+        };
+        let t = Instant::now();
+        // SAFETY: as in the message-buffer path; the peers' regions are only read, and this
+        // rank's region is written where no peer reads until the next sync.
+        unsafe { fused.sweep.run_mapped(from, to, scale, workers, &planes) };
+        times.fft += t.elapsed().as_secs_f64();
+        if let (Some(e), Some(_)) = (fused.after, &piece.after) {
+            let t = Instant::now();
+            window.sync()?;
+            times.comm += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            // SAFETY: nobody writes the window until the next sync; `dst` holds `dst_len`
+            // elements and no other view of it is in use.
+            let (all, dst) = unsafe {
+                (
+                    window.all::<Complex<T>>(),
+                    std::slice::from_raw_parts_mut(dst, dst_len),
+                )
+            };
+            exchanges[e].unpack_piece(&shared.unpacks[k], all, dst);
+            times.unpack += t.elapsed().as_secs_f64();
+        }
+        if one_sided {
+            let t = Instant::now();
+            window.sync()?;
+            times.comm += t.elapsed().as_secs_f64();
+        }
+    }
+    Ok(())
 }
 
 fn as_complex<T: Real>(s: &[T]) -> &[Complex<T>] {

@@ -300,6 +300,11 @@ pub struct FftOptions {
     /// move a piece at a time through message buffers of about that size, which then stay in
     /// cache; at least one plane goes per piece. Results do not depend on it.
     pub piece_bytes: usize,
+    /// Whether fused exchanges whose group is on one node move their pieces through an MPI-3
+    /// shared-memory window (each rank writes its messages into its own region and reads its
+    /// peers' straight from theirs: no copy through MPI) instead of MPI messages. Default
+    /// `true`; results do not depend on it.
+    pub shared_memory: bool,
 }
 
 impl Default for FftOptions {
@@ -313,6 +318,7 @@ impl Default for FftOptions {
             axes: None,
             padding: None,
             piece_bytes: Self::DEFAULT_PIECE_BYTES,
+            shared_memory: true,
         }
     }
 }
@@ -327,6 +333,12 @@ impl FftOptions {
     /// Sets the bytes per piece of a fused exchange (tuning; see [`FftOptions::piece_bytes`]).
     pub fn piece_bytes(mut self, bytes: usize) -> Self {
         self.piece_bytes = bytes;
+        self
+    }
+
+    /// Sets whether fused exchanges may use shared memory (see [`FftOptions::shared_memory`]).
+    pub fn shared_memory(mut self, shared: bool) -> Self {
+        self.shared_memory = shared;
         self
     }
 

@@ -58,11 +58,13 @@ fn fft_body() {
                     .normalization(Normalization::Backward)
                     .transposed_out(transposed)
                     // Every other case moves its fused exchanges one plane at a time.
-                    .piece_bytes(if (s + g) % 2 == 0 { 1 } else { usize::MAX });
+                    .piece_bytes(if (s + g) % 2 == 0 { 1 } else { usize::MAX })
+                    // ...and half of them through MPI messages instead of shared memory.
+                    .shared_memory((s / 2 + g + transposed as usize).is_multiple_of(2));
                 let what = format!(
                     "shape {shape:?} grid {dims:?} {method} transposed={transposed} \
-                     pieces={}",
-                    opts.piece_bytes
+                     pieces={} shared={}",
+                    opts.piece_bytes, opts.shared_memory
                 );
                 let mut plan = FftPlan::<f64>::new(&world, shape, opts).expect(&what);
                 let input = local_block(&x, plan.input_layout(), rank);

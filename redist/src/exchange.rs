@@ -119,6 +119,8 @@ pub struct Exchange {
     dst_len: usize,
     /// The axis the exchange gathers and the one it scatters (see [`ExchangePlan`]).
     axes: (usize, usize),
+    /// The grid dimension whose groups communicate.
+    grid_dim: usize,
     /// Whether some block of some rank exceeds `max_count`: then every message travels as
     /// point-to-point chunks of at most `max_count` elements, whatever the method.
     chunked: bool,
@@ -491,6 +493,7 @@ impl Exchange {
         let requests = vec![null_request(); whole.most_chunks(max_count)];
         Ok(Self {
             axes: (plan.from_axis(), plan.to_axis()),
+            grid_dim: plan.grid_dim(),
             max_count,
             chunked,
             requests,
@@ -501,6 +504,18 @@ impl Exchange {
             group_size,
             whole,
         })
+    }
+
+    /// The group communicator of this exchange (this rank's group along its grid dimension).
+    pub(crate) fn group_comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+
+    /// Messages of `part`, a rank part of this exchange or of a piece of it with its own
+    /// buffer offsets: e.g. receive offsets that point into a [`crate::window::GroupWindow`],
+    /// so that [`Exchange::unpack_piece`] reads the peers' messages where they wrote them.
+    pub fn messages(&self, part: RankExchange) -> Messages {
+        Messages::new(part, self.chunked, self.max_count)
     }
 
     /// Piece `k` of this exchange cut along `axis` into runs of `size` indices (see
@@ -521,6 +536,11 @@ impl Exchange {
     /// (local before, split after).
     pub fn plan_axes(&self) -> (usize, usize) {
         self.axes
+    }
+
+    /// The grid dimension whose groups communicate.
+    pub fn grid_dim(&self) -> usize {
+        self.grid_dim
     }
 
     /// Whether messages travel in chunks of at most [`Exchange::max_count`] elements

@@ -45,6 +45,7 @@ pub mod redistribution;
 pub mod runs;
 pub mod split;
 pub mod thakur;
+pub mod window;
 
 pub use comm::ProcessGrid;
 pub use element::Element;
