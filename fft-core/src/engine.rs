@@ -435,6 +435,26 @@ where
         layouts,
         ..
     } = *context;
+    // An exchange that a later sweep can take on both sides (exchange, strided sweep, the
+    // same exchange reversed: in place, no work block) is kept for that sweep rather than
+    // fused after an earlier one (an r2c plan's axis-1 sweep would otherwise take it).
+    let reserved: Vec<usize> = steps
+        .windows(3)
+        .filter_map(|w| match w {
+            [Step::Exchange {
+                index: e,
+                real: false,
+            }, Step::Fft(local), Step::Exchange {
+                index: back,
+                real: false,
+            }] if local.single_strided().is_some()
+                && ends[*e] == (ends[*back].1, ends[*back].0) =>
+            {
+                Some(*e)
+            }
+            _ => None,
+        })
+        .collect();
     let mut out: Vec<(Step<T>, usize)> = Vec::with_capacity(steps.len());
     let mut pending = steps.into_iter().zip(after).peekable();
     while let Some((step, layout)) = pending.next() {
@@ -464,7 +484,9 @@ where
         };
         let after = match pending.peek() {
             Some((Step::Exchange { index, real: false }, _)) => {
-                let ok = sweep.is_some() && exchanges[*index].rank_part().has_src_runs(row);
+                let ok = sweep.is_some()
+                    && !reserved.contains(index)
+                    && exchanges[*index].rank_part().has_src_runs(row);
                 (context.agree)(ok).then_some(*index)
             }
             _ => None,
@@ -826,6 +848,17 @@ where
             + b.send.len()
             + b.recv.len()
             + self.workers.iter().map(Vec::len).sum::<usize>()
+            + self
+                .forward
+                .steps
+                .iter()
+                .chain(&self.backward.steps)
+                .filter_map(|s| match s {
+                    Step::Fused(f) => f.shared.as_ref(),
+                    _ => None,
+                })
+                .map(|sh| sh.window.region_len::<Complex<T>>())
+                .sum::<usize>()
     }
 
     /// Checks the caller's buffer lengths (in elements).
