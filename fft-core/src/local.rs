@@ -264,14 +264,7 @@ impl<T: Real> Sweep<T> {
             }
             Shape::Strided { outer, inner } => {
                 let blocks = inner.div_ceil(tile_lines::<T>(self.n));
-                let to = Rows::block(data.as_mut_ptr(), inner);
-                let from = match input {
-                    Some(input) => {
-                        assert_eq!(input.len(), data.len());
-                        Rows::block(input.as_ptr() as *mut Complex<T>, inner)
-                    }
-                    None => to,
-                };
+                let (from, to) = Rows::in_or_out(data, input, inner);
                 for task in 0..outer * blocks {
                     // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably;
                     // `from` is the input (only read, same length) or `data` itself.
@@ -326,15 +319,8 @@ impl<T: Real> Sweep<T> {
                 let tasks = outer * blocks;
                 let nworkers = workers.len();
                 assert_eq!(data.len(), outer * n * inner);
-                let to = Rows::block(data.as_mut_ptr(), inner);
                 // With an input, the tiles gather from it directly (no copy first).
-                let from = match input {
-                    Some(input) => {
-                        assert_eq!(input.len(), data.len());
-                        Rows::block(input.as_ptr() as *mut Complex<T>, inner)
-                    }
-                    None => to,
-                };
+                let (from, to) = Rows::in_or_out(data, input, inner);
                 workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
                     let first = tasks * w / nworkers;
                     let last = tasks * (w + 1) / nworkers;
@@ -396,6 +382,27 @@ impl<'a, T> Rows<'a, T> {
             message: std::ptr::null_mut(),
             inner,
         }
+    }
+
+    /// Rows one after another: read from `input` (same length as `data`) when given, else
+    /// from `data`; written to `data`.
+    pub(crate) fn in_or_out(
+        data: &mut [Complex<T>],
+        input: Option<&[Complex<T>]>,
+        inner: usize,
+    ) -> (Self, Self)
+    where
+        T: Copy,
+    {
+        let to = Self::block(data.as_mut_ptr(), inner);
+        let from = match input {
+            Some(input) => {
+                assert_eq!(input.len(), data.len());
+                Self::block(input.as_ptr() as *mut Complex<T>, inner)
+            }
+            None => to,
+        };
+        (from, to)
     }
 
     /// Rows where `runs` says, in `block` or `message`.

@@ -559,49 +559,15 @@ impl Redistribution {
         if let Some(win) = sh.win.take() {
             free_window(win);
         }
-        let comm = self.comm.as_raw();
         let bytes = (self.part.recv_len * elem_size).max(1);
-        let mut base: *mut c_void = std::ptr::null_mut();
-        let mut win = unsafe { ffi::RSMPI_WIN_NULL };
-        // SAFETY: plain MPI calls on this rank's duplicated communicator, collective over it
-        // (every rank runs the same schedule and the same element type); the window stays
-        // locked (passive target, no checks) until it is freed.
-        unsafe {
-            check(
-                "MPI_Win_allocate_shared",
-                ffi::MPI_Win_allocate_shared(
-                    bytes as ffi::MPI_Aint,
-                    elem_size as i32,
-                    ffi::RSMPI_INFO_NULL,
-                    comm,
-                    &mut base as *mut *mut c_void as *mut c_void,
-                    &mut win,
-                ),
-            )?;
-            check(
-                "MPI_Win_lock_all",
-                ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
-            )?;
-        }
+        // Collective over this rank's duplicated communicator: every rank runs the same
+        // schedule and the same element type.
+        let (win, base) = crate::window::allocate_locked(&self.comm, bytes, elem_size)?;
         sh.win = Some(win);
         sh.elem_size = elem_size;
         sh.own_base = base;
         for (i, t) in self.part.sends.iter().enumerate() {
-            let (mut size, mut unit) = (0 as ffi::MPI_Aint, 0i32);
-            let mut peer_base: *mut c_void = std::ptr::null_mut();
-            // SAFETY: a query on the window just created.
-            unsafe {
-                check(
-                    "MPI_Win_shared_query",
-                    ffi::MPI_Win_shared_query(
-                        win,
-                        t.peer as i32,
-                        &mut size,
-                        &mut unit,
-                        &mut peer_base as *mut *mut c_void as *mut c_void,
-                    ),
-                )?;
-            }
+            let peer_base = crate::window::shared_base(win, t.peer)?;
             sh.peer_bases[i] = peer_base;
         }
         sh.set_targets(elem_size);

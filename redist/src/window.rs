@@ -65,28 +65,7 @@ impl Exchange {
         // Whole cache lines per region, so that no two ranks write one line.
         let region_bytes = (most as usize).max(1).div_ceil(64) * 64;
         let comm = group.duplicate();
-        let mut own: *mut c_void = std::ptr::null_mut();
-        let mut win = unsafe { ffi::RSMPI_WIN_NULL };
-        // SAFETY: plain MPI calls, collective over the duplicated group communicator (every
-        // member plans the same exchanges in the same order); the window stays locked (passive
-        // target, no checks) until it is freed.
-        unsafe {
-            check(
-                "MPI_Win_allocate_shared",
-                ffi::MPI_Win_allocate_shared(
-                    region_bytes as ffi::MPI_Aint,
-                    1,
-                    ffi::RSMPI_INFO_NULL,
-                    comm.as_raw(),
-                    &mut own as *mut *mut c_void as *mut c_void,
-                    &mut win,
-                ),
-            )?;
-            check(
-                "MPI_Win_lock_all",
-                ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
-            )?;
-        }
+        let (win, _) = allocate_locked(&comm, region_bytes, 1)?;
         let mut window = GroupWindow {
             win,
             comm,
@@ -97,21 +76,7 @@ impl Exchange {
         };
         let mut contiguous = true;
         for q in 0..members {
-            let (mut size, mut unit) = (0 as ffi::MPI_Aint, 0i32);
-            let mut base: *mut c_void = std::ptr::null_mut();
-            // SAFETY: a query on the window just created.
-            unsafe {
-                check(
-                    "MPI_Win_shared_query",
-                    ffi::MPI_Win_shared_query(
-                        win,
-                        q as i32,
-                        &mut size,
-                        &mut unit,
-                        &mut base as *mut *mut c_void as *mut c_void,
-                    ),
-                )?;
-            }
+            let base = shared_base(win, q)?;
             if q == 0 {
                 window.base = base as *mut u8;
             } else if base as usize != window.base as usize + q * region_bytes {
@@ -124,6 +89,58 @@ impl Exchange {
             .all_reduce_into(&local, &mut all, SystemOperation::min());
         Ok((all == 1).then_some(window))
     }
+}
+
+/// Allocates a shared-memory window of `bytes` on this rank (displacement unit `unit`) over
+/// `comm` and locks it for passive-target access (no checks) until it is freed: the window
+/// and this rank's base. Collective over `comm`.
+pub(crate) fn allocate_locked(
+    comm: &SimpleCommunicator,
+    bytes: usize,
+    unit: usize,
+) -> Result<(ffi::MPI_Win, *mut c_void)> {
+    let mut base: *mut c_void = std::ptr::null_mut();
+    let mut win = unsafe { ffi::RSMPI_WIN_NULL };
+    // SAFETY: plain MPI calls, collective over `comm` (the callers make every member call
+    // with its own size in the same order); the window stays locked until it is freed.
+    unsafe {
+        check(
+            "MPI_Win_allocate_shared",
+            ffi::MPI_Win_allocate_shared(
+                bytes as ffi::MPI_Aint,
+                unit as i32,
+                ffi::RSMPI_INFO_NULL,
+                comm.as_raw(),
+                &mut base as *mut *mut c_void as *mut c_void,
+                &mut win,
+            ),
+        )?;
+        check(
+            "MPI_Win_lock_all",
+            ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
+        )?;
+    }
+    Ok((win, base))
+}
+
+/// Where member `rank`'s part of the shared window `win` starts in this process.
+pub(crate) fn shared_base(win: ffi::MPI_Win, rank: usize) -> Result<*mut c_void> {
+    let (mut size, mut unit) = (0 as ffi::MPI_Aint, 0i32);
+    let mut base: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a query on a live shared window.
+    unsafe {
+        check(
+            "MPI_Win_shared_query",
+            ffi::MPI_Win_shared_query(
+                win,
+                rank as i32,
+                &mut size,
+                &mut unit,
+                &mut base as *mut *mut c_void as *mut c_void,
+            ),
+        )?;
+    }
+    Ok(base)
 }
 
 impl GroupWindow {
