@@ -22,8 +22,9 @@
 //! `plan_from_wisdom`.
 //!
 //! Usage: `bench-fft [--shapes 128x128x128,256x256x256] [--iters K] [--kinds c2c,r2c]
-//! [--fftw-wisdom DIR|off]` (scripts/bench-fft).
+//! [--fftw-wisdom DIR|off]` (scripts/bench-fft); `bench-fft --help` for the defaults.
 
+use clap::Parser;
 use num_complex::Complex;
 use realfft::RealFftPlanner;
 use rustfft::FftPlanner;
@@ -225,48 +226,78 @@ fn check(v: &Value, what: &str) {
     }
 }
 
+/// dfft against FFTW-MPI on this machine, in one run, as ratios; with the floor.
+#[derive(Debug, Parser)]
+#[command(
+    name = "bench-fft",
+    about = "dfft against FFTW-MPI on this machine, in one run, as ratios; with the 1-D FFT floor and one copy",
+    long_about = None,
+    after_help = "For each kind, shape and configuration (1 rank; 2 ranks; 1 rank x 2 threads) it runs \
+`dfft run --json` and the FFTW-MPI driver (target/bench/fftw_mpi_bench), in the normal layout and \
+with transposed output; prints a table and writes target/bench/fft-vs-fftw.{csv,jsonl}. Needs \
+target/release/dfft and the driver built (scripts/bench-fft does that).\n\nExample:\n  \
+scripts/bench-fft --shapes 128x128x128 --iters 5 --kinds r2c"
+)]
+struct Args {
+    /// 3-D shapes to measure, comma-separated, each AxBxC (axis 0 slowest).
+    #[arg(
+        long,
+        value_name = "AxBxC,...",
+        value_delimiter = ',',
+        value_parser = parse_shape3,
+        default_value = "128x128x128,256x256x256,384x384x384,250x256x243"
+    )]
+    shapes: Vec<[usize; 3]>,
+    /// Timed forward+backward pairs per run (the minimum is reported).
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 10,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+    )]
+    iters: usize,
+    /// Transform kinds, comma-separated: c2c, and r2c (r2c forward with c2r backward).
+    #[arg(
+        long,
+        value_name = "KIND,...",
+        value_delimiter = ',',
+        value_parser = ["c2c", "r2c"],
+        default_value = "c2c,r2c"
+    )]
+    kinds: Vec<String>,
+    /// Folder of FFTW wisdom files (one per configuration: <threads>t-<ranks>r.wisdom), or
+    /// `off` to plan without wisdom [default: target/bench/fftw-wisdom].
+    #[arg(long, value_name = "DIR|off")]
+    fftw_wisdom: Option<PathBuf>,
+}
+
+/// One `--shapes` item: `AxBxC`, three positive axis lengths.
+fn parse_shape3(s: &str) -> Result<[usize; 3], String> {
+    let lengths = s
+        .split('x')
+        .map(|n| match n.trim().parse::<usize>() {
+            Ok(0) | Err(_) => Err(format!(
+                "'{n}' is not a positive integer in shape '{s}'; expected AxBxC, e.g. 128x128x128"
+            )),
+            Ok(n) => Ok(n),
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    <[usize; 3]>::try_from(lengths.as_slice()).map_err(|_| {
+        format!(
+            "shapes are 3-D (AxBxC), got '{s}' with {} axes",
+            lengths.len()
+        )
+    })
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let mut shapes = vec![
-        vec![128, 128, 128],
-        vec![256, 256, 256],
-        vec![384, 384, 384],
-        vec![250, 256, 243],
-    ];
-    let mut iters = 10usize;
-    let mut kinds = vec!["c2c".to_string(), "r2c".to_string()];
-    let mut wisdom = Some(repo_root().join("target/bench/fftw-wisdom"));
-    let usage =
-        "usage: bench-fft [--shapes AxBxC,...] [--iters K] [--kinds c2c,r2c] [--fftw-wisdom DIR|off]";
-    let mut i = 1;
-    while i < args.len() {
-        let value = args
-            .get(i + 1)
-            .unwrap_or_else(|| panic!("{} needs a value; {usage}", args[i]));
-        match args[i].as_str() {
-            "--shapes" => {
-                shapes = value
-                    .split(',')
-                    .map(|s| s.split('x').map(|n| n.parse().expect("shape")).collect())
-                    .collect();
-                assert!(
-                    shapes.iter().all(|s: &Vec<usize>| s.len() == 3),
-                    "shapes are 3-D (AxBxC), got {value}"
-                );
-            }
-            "--iters" => iters = value.parse().expect("iters"),
-            "--kinds" => {
-                kinds = value.split(',').map(str::to_string).collect();
-                assert!(
-                    kinds.iter().all(|k| k == "c2c" || k == "r2c"),
-                    "kinds are c2c and r2c, got {value}"
-                );
-            }
-            "--fftw-wisdom" => wisdom = (value != "off").then(|| PathBuf::from(value)),
-            other => panic!("unknown argument {other}; {usage}"),
-        }
-        i += 2;
-    }
+    let args = Args::parse();
+    let (shapes, iters, kinds) = (args.shapes, args.iters, args.kinds);
+    let wisdom = match args.fftw_wisdom {
+        None => Some(repo_root().join("target/bench/fftw-wisdom")),
+        Some(dir) if dir.as_os_str() == "off" => None,
+        Some(dir) => Some(dir),
+    };
     let out_dir = repo_root().join("target/bench");
     std::fs::create_dir_all(&out_dir).unwrap();
     if let Some(dir) = &wisdom {
