@@ -7,7 +7,9 @@
 //!
 //! Each `#[test] spectral_np{P}` re-launches this binary under `mpirun -n P` running
 //! `spectral_body`. The largest error of each kind and precision (max over ranks and cases)
-//! is printed by rank 0 as `max error <what>: <value>`.
+//! is printed by rank 0 as `max error <what>: <value>`. The body ends with the allocation
+//! checks (forward/backward allocate nothing after planning, pencils and fused slabs), which
+//! `no_allocation_threads_np3` repeats with two rayon threads per rank.
 mod common;
 
 use common::*;
@@ -50,6 +52,18 @@ fn allocations() -> usize {
 mpi_harness::launches!(BODY, 300;
     spectral_np1 => 1, spectral_np2 => 2, spectral_np3 => 3, spectral_np4 => 4,
     spectral_np5 => 5, spectral_np6 => 6, spectral_np7 => 7, spectral_np8 => 8);
+
+const THREADS_BODY: &str = "no_allocation_threads_body";
+
+/// The allocation checks again with two rayon threads per rank (the launches above run one),
+/// where the transforms' parallel loops hand jobs to rayon's pool.
+#[test]
+fn no_allocation_threads_np3() {
+    mpi_harness::Launch::new(THREADS_BODY, 3)
+        .env("RAYON_NUM_THREADS", "2")
+        .timeout_secs(120)
+        .run();
+}
 
 /// DESIGN §5 tolerance for `n` elements at the precision of `T`.
 fn tolerance<T: Real>(n: usize) -> f64 {
@@ -128,8 +142,30 @@ fn spectral_body() {
     mixed_axes(&world, rank, size, &mut errors);
     padding(&world, rank, size, &mut errors);
     no_allocation(&world, rank);
+    no_allocation_fused_slabs(&world, rank);
     errors.report(&world, rank);
     mpi_harness::mark_passed(BODY, rank, size);
+}
+
+#[test]
+#[ignore = "MPI body: run by no_allocation_threads_np3 under mpirun"]
+fn no_allocation_threads_body() {
+    if !mpi_harness::is_child() {
+        return;
+    }
+    let universe = mpi::initialize().expect("MPI initializes");
+    redist::comm::abort_on_panic();
+    let world = universe.world();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    mpi_harness::mark_reached(THREADS_BODY, rank, size);
+    assert_eq!(
+        rayon::current_num_threads(),
+        2,
+        "RAYON_NUM_THREADS=2 reaches the ranks"
+    );
+    no_allocation(&world, rank);
+    no_allocation_fused_slabs(&world, rank);
+    mpi_harness::mark_passed(THREADS_BODY, rank, size);
 }
 
 /// r2c forward against the serial reference, c2r round trip, a second forward with dirty
@@ -762,4 +798,80 @@ fn no_allocation(world: &impl Communicator, rank: usize) {
             "rank {rank}: {count} allocations in {calls} forward/backward calls"
         );
     }
+}
+
+/// The fused slab path allocates nothing either: on a slab grid each strided sweep is fused
+/// with the exchanges next to it, which are cut into pieces (here also one plane per piece:
+/// many pieces) and move through MPI messages or the shared-memory window. c2c and r2c, both
+/// output layouts, each direction counted alone (after a first call).
+///
+/// With one rayon thread nothing leaves the calling thread, so the count must be 0. With more,
+/// rayon allocates one block of its injector queue (1520 bytes) per 63 jobs injected from
+/// outside its pool, and a fused step injects one job per piece (the sweep's parallel loop
+/// over its workers) besides the other steps' jobs: a fraction of an allocation per call, while
+/// an allocation per call or per piece shows at least one per call.
+fn no_allocation_fused_slabs(world: &impl Communicator, rank: usize) {
+    let rounds = 20;
+    let threads = rayon::current_num_threads();
+    for transposed in [false, true] {
+        for shared in [false, true] {
+            for piece_bytes in [1, FftOptions::DEFAULT_PIECE_BYTES] {
+                let opts = FftOptions::default()
+                    .grid(GridChoice::Rank(1))
+                    .normalization(Normalization::Backward)
+                    .transposed_out(transposed)
+                    .shared_memory(shared)
+                    .piece_bytes(piece_bytes);
+                let what = format!(
+                    "rank {rank}, slabs, transposed={transposed} shared={shared} \
+                     piece_bytes={piece_bytes} threads={threads}"
+                );
+                let mut c = FftPlan::<f64>::new(world, &[9, 8, 10], opts.clone()).expect(&what);
+                let mut r = RealFftPlan::<f64>::new(world, &[12, 6, 5], opts).expect(&what);
+                let xc = vec![Complex::new(0.5, 0.25); c.input_len()];
+                let mut yc = vec![Complex::default(); c.output_len()];
+                let mut bc = vec![Complex::default(); c.input_len()];
+                let xr = vec![0.5f64; r.input_len()];
+                let mut yr = vec![Complex::default(); r.output_len()];
+                let mut br = vec![0.0f64; r.input_len()];
+                let counts = [
+                    (
+                        "c2c forward",
+                        allocations_in(rounds, || c.forward(&xc, &mut yc).unwrap()),
+                    ),
+                    (
+                        "c2c backward",
+                        allocations_in(rounds, || c.backward(&yc, &mut bc).unwrap()),
+                    ),
+                    (
+                        "r2c forward",
+                        allocations_in(rounds, || r.forward(&xr, &mut yr).unwrap()),
+                    ),
+                    (
+                        "c2r backward",
+                        allocations_in(rounds, || r.backward(&yr, &mut br).unwrap()),
+                    ),
+                ];
+                for (call, count) in counts {
+                    let ok = if threads == 1 {
+                        count == 0
+                    } else {
+                        2 * count < rounds
+                    };
+                    assert!(ok, "{what}: {count} allocations in {rounds} {call} calls");
+                }
+            }
+        }
+    }
+}
+
+/// Heap allocations made by `rounds` calls of `call`, after one call that may set up lazy
+/// state.
+fn allocations_in(rounds: usize, mut call: impl FnMut()) -> usize {
+    call();
+    let before = allocations();
+    for _ in 0..rounds {
+        call();
+    }
+    allocations() - before
 }
