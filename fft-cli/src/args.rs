@@ -77,6 +77,12 @@ pub struct RunArgs {
     /// FFTW-MPI's TRANSPOSED_OUT; backward takes that layout. --output still writes C order.
     #[arg(long)]
     pub transposed_out: bool,
+    /// Let the transforms use their input as scratch (FFTW_DESTROY_INPUT, the default of
+    /// FFTW's c2r plans): the plan holds less work memory. The run keeps the original input
+    /// and copies it into a scratch block before each timed pair (untimed), which runs
+    /// forward(scratch -> output) and backward(output -> scratch).
+    #[arg(long)]
+    pub destroy_input: bool,
     /// Transform kind: c2c, r2c (real input, numpy.fft.rfftn's half spectrum), c2r (half
     /// spectrum to real, numpy.fft.irfftn; the real shape is --shape) or r2r:<t0>,<t1>,...
     /// with one type per axis among dct1..dct4, dst1..dst4 (FFTW's REDFT/RODFT).

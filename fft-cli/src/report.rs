@@ -25,6 +25,8 @@ pub struct RunReport {
     pub method: String,
     /// Whether the forward output stayed in the last pencil layout.
     pub transposed_out: bool,
+    /// `--destroy-input`: the transforms used their input as scratch.
+    pub destroy_input: bool,
     /// `--kind`: c2c, r2c, c2r or r2r:<types>.
     pub kind: String,
     /// `--precision`: f32 or f64.
@@ -80,10 +82,11 @@ impl RunReport {
                 String::new()
             },
             self.normalization,
-            if self.transposed_out {
-                ", transposed output"
-            } else {
-                ""
+            match (self.transposed_out, self.destroy_input) {
+                (false, false) => "",
+                (true, false) => ", transposed output",
+                (false, true) => ", input destroyed",
+                (true, true) => ", transposed output, input destroyed",
             }
         ));
         s.push_str(&format!(

@@ -369,6 +369,7 @@ where
         .method(args.method)
         .normalization(args.normalization)
         .transposed_out(args.transposed_out)
+        .destroy_input(args.destroy_input)
         .batch(args.batch);
     // `--grid auto`: the complexity model picks the grid (the same on every rank).
     let (options, model) = crate::plan_cmd::RunModel::prepare(
@@ -479,7 +480,28 @@ impl Context<'_> {
         // end, after every iteration and the verification, so a run that fails or is killed
         // leaves no file (npyio writes a temporary name and renames it when every rank
         // finished).
-        plan.forward(&input, &mut output)?;
+        // With --destroy-input every transform reads a copy (`back` serves as the scratch
+        // block): forward(back -> output), backward(output -> back).
+        let destroy = args.destroy_input;
+        let forward_of_input =
+            |plan: &mut P, back: &mut [P::In], output: &mut [P::Out]| -> Result<(), FftError> {
+                if destroy {
+                    back.copy_from_slice(&input);
+                    plan.forward_destroying(back, output)
+                } else {
+                    plan.forward(&input, output)
+                }
+            };
+        let pair = |plan: &mut P, back: &mut [P::In], output: &mut [P::Out]| {
+            if destroy {
+                plan.forward_destroying(back, output)?;
+                plan.backward_destroying(output, back)
+            } else {
+                plan.forward(&input, output)?;
+                plan.backward(output, back)
+            }
+        };
+        forward_of_input(&mut plan, &mut back, &mut output)?;
         // Per field: max over ranks of the relative error of the forward output.
         let reference_errors: Vec<f64> = references
             .iter()
@@ -491,8 +513,10 @@ impl Context<'_> {
             })
             .collect();
         for _ in 0..args.warmup {
-            plan.forward(&input, &mut output)?;
-            plan.backward(&output, &mut back)?;
+            if destroy {
+                back.copy_from_slice(&input);
+            }
+            pair(&mut plan, &mut back, &mut output)?;
         }
         plan.reset_times();
         let mut pair_times = Vec::with_capacity(args.iters as usize);
@@ -501,10 +525,12 @@ impl Context<'_> {
             if panic_rank == Some(rank) && iter == args.iters / 2 {
                 panic!("{TEST_PANIC_ENV}={rank}: deliberate panic on rank {rank} (test-only)");
             }
+            if destroy {
+                back.copy_from_slice(&input);
+            }
             world.barrier();
             let t = Instant::now();
-            plan.forward(&input, &mut output)?;
-            plan.backward(&output, &mut back)?;
+            pair(&mut plan, &mut back, &mut output)?;
             pair_times.push(max_over_ranks(world, t.elapsed().as_secs_f64()));
             if let Some(b) = &bar {
                 b.inc(1);
@@ -525,12 +551,23 @@ impl Context<'_> {
         // Round trip per field: backward(forward(x)) against roundtrip_scale·x, relative to
         // roundtrip_scale·max |x|. For c2r the input (a half spectrum) need not be Hermitian, so the round
         // trip is taken on the real side: forward(backward(y)) against y = forward(x).
+        // `back` holds backward(forward(input)); with --destroy-input, `output` is scratch
+        // now and is computed again (for the c2r check and --output).
         let roundtrip_errors: Vec<f64> = if args.kind.forward_is_backward() {
             let mut again: Vec<P::Out> = redist::alloc::huge_vec(out_block * batch);
-            plan.forward(&back, &mut again)?;
+            if destroy {
+                plan.forward_destroying(&mut back, &mut again)?;
+                forward_of_input(&mut plan, &mut back, &mut output)?;
+            } else {
+                plan.forward(&back, &mut again)?;
+            }
             roundtrip(world, &output, &again, roundtrip_scale, out_block, batch)
         } else {
-            roundtrip(world, &input, &back, roundtrip_scale, in_block, batch)
+            let errors = roundtrip(world, &input, &back, roundtrip_scale, in_block, batch);
+            if destroy {
+                forward_of_input(&mut plan, &mut back, &mut output)?;
+            }
+            errors
         };
         let worst = |errors: &[f64]| -> Option<(usize, f64)> {
             errors
@@ -562,6 +599,7 @@ impl Context<'_> {
             },
             method: args.method.to_string(),
             transposed_out: args.transposed_out,
+            destroy_input: args.destroy_input,
             kind: args.kind.to_string(),
             precision: args.precision.name().to_string(),
             batch,

@@ -73,6 +73,18 @@ pub trait RunPlan {
     fn forward(&mut self, input: &[Self::In], output: &mut [Self::Out]) -> Result<(), FftError>;
     /// The backward transform; allocates nothing.
     fn backward(&mut self, input: &[Self::Out], output: &mut [Self::In]) -> Result<(), FftError>;
+    /// The forward transform, which may use `input` as scratch (`--destroy-input`).
+    fn forward_destroying(
+        &mut self,
+        input: &mut [Self::In],
+        output: &mut [Self::Out],
+    ) -> Result<(), FftError>;
+    /// The backward transform, which may use `input` as scratch.
+    fn backward_destroying(
+        &mut self,
+        input: &mut [Self::Out],
+        output: &mut [Self::In],
+    ) -> Result<(), FftError>;
     /// Layout of one field of the forward input.
     fn input_layout(&self) -> &Layout;
     /// Layout of one field of the forward output.
@@ -104,6 +116,20 @@ macro_rules! run_plan {
             }
             fn backward(&mut self, input: &[$out], output: &mut [$in]) -> Result<(), FftError> {
                 $plan::backward(self, input, output)
+            }
+            fn forward_destroying(
+                &mut self,
+                input: &mut [$in],
+                output: &mut [$out],
+            ) -> Result<(), FftError> {
+                $plan::forward_destroying(self, input, output)
+            }
+            fn backward_destroying(
+                &mut self,
+                input: &mut [$out],
+                output: &mut [$in],
+            ) -> Result<(), FftError> {
+                $plan::backward_destroying(self, input, output)
             }
             fn input_layout(&self) -> &Layout {
                 $plan::input_layout(self)
@@ -146,6 +172,20 @@ impl<P: RunPlan> RunPlan for Inverse<P> {
     }
     fn backward(&mut self, input: &[P::In], output: &mut [P::Out]) -> Result<(), FftError> {
         self.0.forward(input, output)
+    }
+    fn forward_destroying(
+        &mut self,
+        input: &mut [P::Out],
+        output: &mut [P::In],
+    ) -> Result<(), FftError> {
+        self.0.backward_destroying(input, output)
+    }
+    fn backward_destroying(
+        &mut self,
+        input: &mut [P::In],
+        output: &mut [P::Out],
+    ) -> Result<(), FftError> {
+        self.0.forward_destroying(input, output)
     }
     fn input_layout(&self) -> &Layout {
         self.0.output_layout()

@@ -229,6 +229,11 @@ fn verify_synthetic(ranks: usize, flags: &str) {
     );
     assert_eq!(v["batch"], batch.parse::<u64>().unwrap(), "{what}");
     assert_eq!(v["transposed_out"], transposed, "{what}");
+    assert_eq!(
+        v["destroy_input"],
+        args.contains(&"--destroy-input"),
+        "{what}"
+    );
     // Scripts parse these as before.
     for key in ["min_s", "median_s", "peak_rss_bytes", "plan_work_bytes"] {
         assert!(v[key].as_f64().unwrap() > 0.0, "{key}: {what}");
@@ -327,16 +332,16 @@ fn every_kind_verifies_without_a_gather() {
     #[rustfmt::skip] // one case a line
     let cases = [
         (1, "--kind r2c --shape 11,7,13 --grid auto --precision f64 --normalization backward --batch 1"),
-        (2, "--kind r2c --shape 9,7,5,12 --grid 2x1 --precision f32 --normalization ortho --batch 1 --transposed-out"),
+        (2, "--kind r2c --shape 9,7,5,12 --grid 2x1 --precision f32 --normalization ortho --batch 1 --transposed-out --destroy-input"),
         (3, "--kind r2c --shape 6,5,8 --grid 1 --precision f64 --normalization none --batch 3"),
         (1, "--kind c2r --shape 12,10 --grid 1 --precision f32 --normalization none --batch 1"),
-        (2, "--kind c2r --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 2 --transposed-out"),
+        (2, "--kind c2r --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 2 --transposed-out --destroy-input"),
         (3, "--kind c2r --shape 9,7,5,12 --grid 3x1 --precision f64 --normalization ortho --batch 1"),
         (1, "--kind r2r:dct1,dct2,dct3 --shape 5,6,7 --grid auto --precision f64 --normalization none --batch 1"),
         (2, "--kind r2r:dct4,dst1,dst2 --shape 11,7,13 --grid 1 --precision f32 --normalization ortho --batch 1 --transposed-out"),
-        (3, "--kind r2r:dst3,dst4,dct2,dst1 --shape 9,7,5,12 --grid 3x1 --precision f64 --normalization backward --batch 2"),
+        (3, "--kind r2r:dst3,dst4,dct2,dst1 --shape 9,7,5,12 --grid 3x1 --precision f64 --normalization backward --batch 2 --destroy-input"),
         (3, "--kind r2r:dct2,dct3 --shape 12,10 --grid 1 --precision f32 --normalization backward --batch 3 --transposed-out"),
-        (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f32 --normalization none --batch 3 --transposed-out"),
+        (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f32 --normalization none --batch 3 --transposed-out --destroy-input"),
     ];
     for (ranks, flags) in cases {
         verify_synthetic(ranks, flags);
@@ -367,7 +372,7 @@ fn real_kind_files_match_numpy() {
         ),
         (
             3,
-            "--kind r2c --precision f64 --grid 1 --normalization ortho",
+            "--kind r2c --precision f64 --grid 1 --normalization ortho --destroy-input",
             &[11, 7, 13],
             "np.fft.rfftn(x, norm='ortho')",
         ),
@@ -379,7 +384,7 @@ fn real_kind_files_match_numpy() {
         ),
         (
             2,
-            "--kind c2r --precision f64 --grid 1 --shape 7,5,6 --transposed-out",
+            "--kind c2r --precision f64 --grid 1 --shape 7,5,6 --transposed-out --destroy-input",
             &[7, 5, 4],
             "np.fft.irfftn(x, s=(7, 5, 6))",
         ),

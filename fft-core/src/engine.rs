@@ -735,34 +735,37 @@ where
         let (forward_steps, forward_after) = fuse(forward_steps, forward_after)?;
         let (backward_steps, backward_after) = fuse(backward_steps, backward_after)?;
 
+        // Steps that write a new buffer by their nature; `schedule` adds the first step when
+        // the input is read-only (or nothing else moves).
+        let destroy = options.destroy_input;
         let movers = |steps: &[Step<T>]| -> Vec<bool> {
             steps
                 .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    i == 0
-                        || matches!(
-                            s,
-                            Step::Exchange { .. }
-                                | Step::Line {
-                                    in_place: false,
-                                    ..
-                                }
-                        )
-                        || matches!(s, Step::Fused(f) if !f.in_place)
+                .map(|s| {
+                    matches!(
+                        s,
+                        Step::Exchange { .. }
+                            | Step::Line {
+                                in_place: false,
+                                ..
+                            }
+                    ) || matches!(s, Step::Fused(f) if !f.in_place)
                 })
                 .collect()
         };
         let lens = |after: &[usize]| -> Vec<usize> { after.iter().map(|&l| scalars(l)).collect() };
+        let writable = |len: usize| destroy.then_some(len);
         let (forward_dests, fw) = schedule(
             &movers(&forward_steps),
             &lens(&forward_after),
             scalars(pipeline.output),
+            writable(scalars(pipeline.input)),
         );
         let (backward_dests, bw) = schedule(
             &movers(&backward_steps),
             &lens(&backward_after),
             scalars(pipeline.input),
+            writable(scalars(pipeline.output)),
         );
         let complex_len = |scalars: usize| scalars.div_ceil(2);
         let work_lens = [complex_len(fw[0].max(bw[0])), complex_len(fw[1].max(bw[1]))];
@@ -886,8 +889,20 @@ where
     }
 
     /// Runs one direction on scalar views of the caller's blocks (lengths checked by the
-    /// caller). Collective; allocates nothing.
-    pub(crate) fn execute(&mut self, forward: bool, input: &[T], output: &mut [T]) -> Result<()> {
+    /// caller). Collective; allocates nothing. A read-only `input` on a plan made with
+    /// `destroy_input` is refused (the same on every rank).
+    pub(crate) fn execute(
+        &mut self,
+        forward: bool,
+        mut input: Source<'_, T>,
+        output: &mut [T],
+    ) -> Result<()> {
+        if self.options.destroy_input && matches!(input, Source::Read(_)) {
+            return Err(FftError::InputNotWritable {
+                direction: if forward { "forward" } else { "backward" },
+            });
+        }
+        let input = &mut input;
         let program = if forward {
             &self.forward
         } else {
@@ -919,7 +934,7 @@ where
             match step {
                 Step::Fft(local) => {
                     let t = Instant::now();
-                    if at == At::Input {
+                    if at != dests[i] {
                         let (src, dst) = split(input, output, &mut work, at, dests[i]);
                         local.run(
                             as_complex_mut(&mut dst[..len]),
@@ -929,7 +944,7 @@ where
                         );
                         at = dests[i];
                     } else {
-                        let data = place(output, &mut work, at);
+                        let data = place(input, output, &mut work, at);
                         local.run(as_complex_mut(&mut data[..len]), None, scale, workers);
                     }
                     times.fft += t.elapsed().as_secs_f64();
@@ -937,12 +952,13 @@ where
                 Step::Line { step, in_place } => {
                     let t = Instant::now();
                     let out_len = step.output_scalars();
-                    if at == At::Input || !in_place {
+                    if at != dests[i] {
+                        debug_assert!(at == At::Input || !in_place);
                         let (src, dst) = split(input, output, &mut work, at, dests[i]);
                         step.run(&mut dst[..out_len], Some(&src[..len]), scale, workers);
                         at = dests[i];
                     } else {
-                        let data = place(output, &mut work, at);
+                        let data = place(input, output, &mut work, at);
                         step.run(&mut data[..len], None, scale, workers);
                     }
                     len = out_len;
@@ -978,8 +994,8 @@ where
                     let dst_len = self.exchanges[last].dst_len();
                     // Raw views: in place, source and destination are one buffer, which the
                     // pieces read and write in turn (see `Fused`).
-                    let (src, src_len, dst) = if fused.in_place && at != At::Input {
-                        let data = as_complex_mut(place(output, &mut work, at));
+                    let (src, src_len, dst) = if fused.in_place && at == dests[i] {
+                        let data = as_complex_mut(place(input, output, &mut work, at));
                         (data.as_mut_ptr(), len / 2, data.as_mut_ptr())
                     } else {
                         let (src, dst) = split(input, output, &mut work, at, dests[i]);
@@ -1161,70 +1177,142 @@ fn as_complex_mut<T: Real>(s: &mut [T]) -> &mut [Complex<T>] {
     bytemuck::cast_slice_mut(&mut s[..even])
 }
 
-/// The mutable buffer at `at` (not the input).
-fn place<'a, T>(output: &'a mut [T], work: &'a mut [&mut [T]; 2], at: At) -> &'a mut [T] {
+/// The caller's input: read-only, or writable for a plan made with `destroy_input`.
+pub(crate) enum Source<'a, T> {
+    /// `forward`/`backward`: the steps only read it.
+    Read(&'a [T]),
+    /// `forward_destroying`/`backward_destroying`: the steps may use it as scratch.
+    Write(&'a mut [T]),
+}
+
+impl<T> Source<'_, T> {
+    fn len(&self) -> usize {
+        match self {
+            Source::Read(s) => s.len(),
+            Source::Write(s) => s.len(),
+        }
+    }
+
+    fn get(&self) -> &[T] {
+        match self {
+            Source::Read(s) => s,
+            Source::Write(s) => s,
+        }
+    }
+
+    fn get_mut(&mut self) -> &mut [T] {
+        match self {
+            Source::Write(s) => s,
+            Source::Read(_) => unreachable!("a plan without destroy_input never writes its input"),
+        }
+    }
+}
+
+/// The mutable buffer at `at`.
+fn place<'a, T>(
+    input: &'a mut Source<'_, T>,
+    output: &'a mut [T],
+    work: &'a mut [&mut [T]; 2],
+    at: At,
+) -> &'a mut [T] {
     match at {
         At::Output => output,
         At::Work(k) => &mut *work[k],
-        At::Input => unreachable!("the input is read-only"),
+        At::Input => input.get_mut(),
     }
 }
 
 /// The source buffer at `from` and the (different) destination buffer at `to`.
 fn split<'a, T>(
-    input: &'a [T],
+    input: &'a mut Source<'_, T>,
     output: &'a mut [T],
     work: &'a mut [&mut [T]; 2],
     from: At,
     to: At,
 ) -> (&'a [T], &'a mut [T]) {
+    assert_ne!(from, to, "a moving step needs two buffers");
     let [w0, w1] = work;
+    let mut own: [Option<&'a mut [T]>; 3] = [Some(output), Some(&mut **w0), Some(&mut **w1)];
+    let mut take = |at: At| match at {
+        At::Output => own[0].take(),
+        At::Work(k) => own[1 + k].take(),
+        At::Input => None,
+    };
     match (from, to) {
-        (At::Input, At::Output) => (input, output),
-        (At::Input, At::Work(0)) => (input, &mut **w0),
-        (At::Input, At::Work(1)) => (input, &mut **w1),
-        (At::Output, At::Work(0)) => (output, &mut **w0),
-        (At::Output, At::Work(1)) => (output, &mut **w1),
-        (At::Work(0), At::Output) => (&**w0, output),
-        (At::Work(1), At::Output) => (&**w1, output),
-        (At::Work(0), At::Work(1)) => (&**w0, &mut **w1),
-        (At::Work(1), At::Work(0)) => (&**w1, &mut **w0),
-        (from, to) => unreachable!("a step cannot move data from {from:?} to {to:?}"),
+        (At::Input, to) => (input.get(), take(to).expect("a buffer")),
+        (from, At::Input) => (take(from).expect("a buffer"), input.get_mut()),
+        (from, to) => {
+            let dst = take(to).expect("a buffer");
+            (take(from).expect("a buffer"), dst)
+        }
     }
 }
 
 /// Where each step leaves the data, and the lengths the two work buffers need.
 ///
-/// `moves[i]` says whether step `i` writes a new buffer (the first step, which reads the
-/// caller's input, every exchange and every out-of-place transform); `lens[i]` is the local
-/// length after step `i`. Walking back from the end, movers alternate between the output and
-/// work buffer 0, so a plan needs only one work buffer, as long as every layout placed in the
-/// output fits in it (all of them, for even splits); otherwise the output is used last only
-/// and work buffers 0 and 1 alternate.
-fn schedule(moves: &[bool], lens: &[usize], output_len: usize) -> (Vec<At>, [usize; 2]) {
+/// `moves[i]` says whether step `i` must write a new buffer (an exchange or an out-of-place
+/// transform); `lens[i]` is the local length after step `i`; `input_len` is the input's
+/// length when the steps may write into it (`destroy_input`), else `None`, and then the first
+/// step moves too (it reads the input and writes elsewhere). Walking back from the end, the
+/// last mover writes the output and every earlier one the first buffer that the mover after
+/// it does not write and that is long enough, in the order output, input, work buffer 0,
+/// work buffer 1; the first mover never writes the input, which it reads. A plan thus needs
+/// no work buffer when the output and a writable input can host every layout in turn, one
+/// when only the output can (all of them, for even splits), and two otherwise. With a
+/// writable input, the first step runs in place in it or moves out of it, whichever needs
+/// less work memory.
+fn schedule(
+    moves: &[bool],
+    lens: &[usize],
+    output_len: usize,
+    input_len: Option<usize>,
+) -> (Vec<At>, [usize; 2]) {
+    let mut moves = moves.to_vec();
+    if input_len.is_none() || !moves.contains(&true) {
+        if let Some(first) = moves.first_mut() {
+            *first = true;
+        }
+    }
+    let in_place = assign(&moves, lens, output_len, input_len);
+    match moves.first_mut() {
+        Some(first) if !*first => {
+            *first = true;
+            let moved = assign(&moves, lens, output_len, input_len);
+            let total = |(_, lens): &(Vec<At>, [usize; 2])| lens[0] + lens[1];
+            if total(&moved) < total(&in_place) {
+                moved
+            } else {
+                in_place
+            }
+        }
+        _ => in_place,
+    }
+}
+
+/// The destinations for movers `moves` (see [`schedule`]).
+fn assign(
+    moves: &[bool],
+    lens: &[usize],
+    output_len: usize,
+    input_len: Option<usize>,
+) -> (Vec<At>, [usize; 2]) {
     let movers: Vec<usize> = (0..moves.len()).filter(|&i| moves[i]).collect();
-    let assign = |two_buffers: bool| -> Vec<(usize, At)> {
-        movers
-            .iter()
-            .rev()
-            .enumerate()
-            .map(|(k, &i)| {
-                let at = match (two_buffers, k) {
-                    (_, 0) => At::Output,
-                    (true, k) if k % 2 == 0 => At::Output,
-                    (true, _) => At::Work(0),
-                    (false, k) => At::Work((k + 1) % 2),
-                };
-                (i, at)
-            })
-            .collect()
-    };
-    let fits = |a: &[(usize, At)]| {
-        a.iter()
-            .all(|&(i, at)| at != At::Output || lens[i] <= output_len)
-    };
-    let two = assign(true);
-    let assignment = if fits(&two) { two } else { assign(false) };
+    let mut assignment: Vec<(usize, At)> = Vec::with_capacity(movers.len());
+    for (k, &i) in movers.iter().enumerate().rev() {
+        let fits = |at: At| match at {
+            At::Output => lens[i] <= output_len,
+            At::Input => k > 0 && input_len.is_some_and(|len| lens[i] <= len),
+            At::Work(_) => true,
+        };
+        let at = match assignment.last() {
+            None => At::Output,
+            Some(&(_, next)) => [At::Output, At::Input, At::Work(0), At::Work(1)]
+                .into_iter()
+                .find(|&at| at != next && fits(at))
+                .expect("two work buffers always do"),
+        };
+        assignment.push((i, at));
+    }
     let mut dests = vec![At::Output; moves.len()];
     let mut work_lens = [0, 0];
     let mut current = At::Input;
@@ -1251,7 +1339,7 @@ mod tests {
     #[test]
     fn one_work_buffer_when_the_output_fits_every_layout_it_hosts() {
         // FFT (reads input), exchange, FFT, exchange: output, work 0, work 0, output.
-        let (dests, lens) = schedule(&[true, true, false, true], &[8, 8, 8, 8], 8);
+        let (dests, lens) = schedule(&[true, true, false, true], &[8, 8, 8, 8], 8, None);
         assert_eq!(
             dests,
             vec![At::Output, At::Work(0), At::Work(0), At::Output]
@@ -1262,43 +1350,92 @@ mod tests {
     #[test]
     fn two_work_buffers_when_an_intermediate_layout_is_bigger_than_the_output() {
         // A bigger intermediate layout in work buffer 0 is fine...
-        let (dests, lens) = schedule(&[true, true, false, true], &[8, 9, 9, 8], 8);
+        let (dests, lens) = schedule(&[true, true, false, true], &[8, 9, 9, 8], 8, None);
         assert_eq!(
             dests,
             vec![At::Output, At::Work(0), At::Work(0), At::Output]
         );
         assert_eq!(lens, [9, 0]);
-        // ...but one that would have to sit in the output needs the second work buffer.
-        let (dests, lens) = schedule(&[true, true, false, true, true], &[8, 9, 9, 7, 8], 8);
+        // ...but a layout too big for the output right before one in work buffer 0 needs the
+        // second work buffer; the layout before it fits in the output again.
+        let (dests, lens) = schedule(&[true, true, false, true, true], &[8, 9, 9, 7, 8], 8, None);
         assert_eq!(
             dests,
             vec![
-                At::Work(0),
+                At::Output,
                 At::Work(1),
                 At::Work(1),
                 At::Work(0),
                 At::Output
             ]
         );
-        assert_eq!(lens, [8, 9]);
-        // Consecutive movers never share a buffer, and the last lands in the output.
-        for moves in [
-            vec![true],
-            vec![true, true],
-            vec![true, false, true, false, true, true],
-        ] {
-            let n = moves.len();
-            for out_len in [1, 5] {
-                let (dests, _) = schedule(&moves, &vec![3; n], out_len);
-                assert_eq!(dests[n - 1], At::Output);
-                let mut prev = At::Input;
-                for i in 0..n {
-                    if moves[i] {
-                        assert_ne!(dests[i], prev, "{moves:?} step {i}");
-                    } else {
-                        assert_eq!(dests[i], prev);
+        assert_eq!(lens, [7, 9]);
+    }
+
+    #[test]
+    fn a_writable_input_hosts_layouts_that_fit_in_it() {
+        // In-place FFT, out-of-place step, in-place FFT: the first FFT runs in the input, so
+        // no work buffer (c2r backward: complex FFTs in the input, then c2r into the output).
+        let (dests, lens) = schedule(&[false, true, false], &[10, 6, 6], 6, Some(10));
+        assert_eq!(dests, vec![At::Input, At::Output, At::Output]);
+        assert_eq!(lens, [0, 0]);
+        // Without destroy_input the first step moves the data out of the input.
+        let (dests, lens) = schedule(&[true, true, false], &[10, 6, 6], 6, None);
+        assert_eq!(dests, vec![At::Work(0), At::Output, At::Output]);
+        assert_eq!(lens, [10, 0]);
+        // FFT, exchange, FFT, exchange, FFT (a pencil forward): in place in the input, the
+        // first exchange could not write the input it reads, so the first FFT moves the data
+        // to the output instead, and output and input alternate: no work buffer.
+        let (dests, lens) = schedule(&[false, true, false, true, false], &[8; 5], 8, Some(8));
+        assert_eq!(
+            dests,
+            vec![At::Output, At::Input, At::Input, At::Output, At::Output]
+        );
+        assert_eq!(lens, [0, 0]);
+        // The same read-only: output and work buffer 0 alternate.
+        let (dests, lens) = schedule(&[false, true, false, true, false], &[8; 5], 8, None);
+        assert_eq!(
+            dests,
+            vec![At::Output, At::Work(0), At::Work(0), At::Output, At::Output]
+        );
+        assert_eq!(lens, [8, 0]);
+        // A layout too big for the input goes to a work buffer.
+        let (dests, lens) = schedule(&[false, true, true], &[8, 9, 8], 8, Some(8));
+        assert_eq!(dests, vec![At::Input, At::Work(0), At::Output]);
+        assert_eq!(lens, [9, 0]);
+    }
+
+    #[test]
+    fn movers_alternate_and_the_last_lands_in_the_output() {
+        for input_len in [None, Some(3), Some(1)] {
+            for moves in [
+                vec![true],
+                vec![true, true],
+                vec![false, true, false, true],
+                vec![true, false, true, false, true, true],
+            ] {
+                let n = moves.len();
+                for out_len in [1, 5] {
+                    let (dests, _) = schedule(&moves, &vec![3; n], out_len, input_len);
+                    let what = format!("{moves:?} output {out_len} input {input_len:?}");
+                    assert_eq!(dests[n - 1], At::Output, "{what}");
+                    let mut prev = At::Input;
+                    let mut moved = false;
+                    for i in 0..n {
+                        if moves[i] || (i == 0 && dests[0] != At::Input) {
+                            assert_ne!(dests[i], prev, "{what} step {i}");
+                            if !moved {
+                                assert_ne!(dests[i], At::Input, "{what}: first mover");
+                            }
+                            moved = true;
+                        } else {
+                            assert_eq!(dests[i], prev, "{what} step {i}");
+                        }
+                        if input_len.is_none() {
+                            assert_ne!(dests[i], At::Input, "{what}: read-only input");
+                        }
+                        prev = dests[i];
                     }
-                    prev = dests[i];
                 }
             }
         }

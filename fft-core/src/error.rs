@@ -68,6 +68,13 @@ pub enum FftError {
         /// The text given.
         name: String,
     },
+    /// `forward` or `backward` (which leave the input alone) called on a plan made with
+    /// [`crate::FftOptions::destroy_input`], whose steps write into the input.
+    #[error("the plan was made with destroy_input, so its {direction} transform writes into its input: call {direction}_destroying with a mutable input (or plan without destroy_input)")]
+    InputNotWritable {
+        /// `"forward"` or `"backward"`.
+        direction: &'static str,
+    },
     /// Options that do not fit the plan or the shape.
     #[error("bad transform options for shape {shape:?}: {reason}")]
     BadOptions {

@@ -305,6 +305,14 @@ pub struct FftOptions {
     /// peers' straight from theirs: no copy through MPI) instead of MPI messages. Default
     /// `true`; results do not depend on it.
     pub shared_memory: bool,
+    /// Let the transforms use the caller's input as scratch space, like FFTW's
+    /// `FFTW_DESTROY_INPUT` (the default of FFTW's out-of-place complex-to-real plans): a plan
+    /// made with it takes its input as `&mut` ([`crate::FftPlan::forward_destroying`] and
+    /// the like) and leaves it with undefined contents, and in exchange holds no work block
+    /// where the input can host the data instead (a c2r backward, a transposed-output
+    /// forward, one-rank plans). Its `forward`/`backward`, which promise to leave the input
+    /// alone, return [`crate::FftError::InputNotWritable`]. Default `false`.
+    pub destroy_input: bool,
 }
 
 impl Default for FftOptions {
@@ -319,6 +327,7 @@ impl Default for FftOptions {
             padding: None,
             piece_bytes: Self::DEFAULT_PIECE_BYTES,
             shared_memory: true,
+            destroy_input: false,
         }
     }
 }
@@ -339,6 +348,18 @@ impl FftOptions {
     /// Sets whether fused exchanges may use shared memory (see [`FftOptions::shared_memory`]).
     pub fn shared_memory(mut self, shared: bool) -> Self {
         self.shared_memory = shared;
+        self
+    }
+
+    /// Sets whether the transforms may use their input as scratch (see
+    /// [`FftOptions::destroy_input`]).
+    ///
+    /// ```
+    /// let opts = fft_core::FftOptions::default().destroy_input(true);
+    /// assert!(opts.destroy_input);
+    /// ```
+    pub fn destroy_input(mut self, destroy: bool) -> Self {
+        self.destroy_input = destroy;
         self
     }
 

@@ -1,7 +1,7 @@
 //! [`FftPlan`]: a distributed complex-to-complex FFT, planned once and run many times, and the
 //! accessors all plan kinds share.
 
-use crate::engine::{Engine, Spec};
+use crate::engine::{Engine, Source, Spec};
 use crate::error::Result;
 use crate::options::FftOptions;
 use crate::real::Real;
@@ -163,7 +163,8 @@ where
     }
 
     /// The forward transform of `input` (input layout) into `output` (output layout).
-    /// Collective; `input` is not modified.
+    /// Collective; `input` is not modified. A plan made with [`FftOptions::destroy_input`]
+    /// refuses it ([`crate::FftError::InputNotWritable`]): use [`FftPlan::forward_destroying`].
     pub fn forward(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<()> {
         Engine::<T>::check(
             input.len(),
@@ -173,13 +174,47 @@ where
         )?;
         self.engine.execute(
             true,
-            bytemuck::cast_slice(input),
+            Source::Read(bytemuck::cast_slice(input)),
+            bytemuck::cast_slice_mut(output),
+        )
+    }
+
+    /// [`FftPlan::forward`] that may use `input` as scratch: its contents are undefined
+    /// afterwards. With [`FftOptions::destroy_input`] the plan then needs less work memory
+    /// (see [`FftPlan::work_len`]); without it, `input` is left alone.
+    ///
+    /// ```no_run
+    /// use fft_core::{FftOptions, FftPlan};
+    /// use num_complex::Complex;
+    /// let universe = mpi::initialize().unwrap();
+    /// let opts = FftOptions::default().transposed_out(true).destroy_input(true);
+    /// let mut plan = FftPlan::<f64>::new(&universe.world(), &[64, 64, 64], opts).unwrap();
+    /// let mut field = vec![Complex::new(1.0, 0.0); plan.input_len()];
+    /// let mut spectrum = vec![Complex::default(); plan.output_len()];
+    /// plan.forward_destroying(&mut field, &mut spectrum).unwrap(); // `field` is scratch now
+    /// plan.backward_destroying(&mut spectrum, &mut field).unwrap(); // and `spectrum` too
+    /// ```
+    pub fn forward_destroying(
+        &mut self,
+        input: &mut [Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.input_len(),
+            output.len(),
+            self.output_len(),
+        )?;
+        self.engine.execute(
+            true,
+            Source::Write(bytemuck::cast_slice_mut(input)),
             bytemuck::cast_slice_mut(output),
         )
     }
 
     /// The backward transform of `input` (output layout) into `output` (input layout).
-    /// Collective; `input` is not modified.
+    /// Collective; `input` is not modified (refused with [`FftOptions::destroy_input`], as for
+    /// [`FftPlan::forward`]).
     pub fn backward(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<()> {
         Engine::<T>::check(
             input.len(),
@@ -189,7 +224,27 @@ where
         )?;
         self.engine.execute(
             false,
-            bytemuck::cast_slice(input),
+            Source::Read(bytemuck::cast_slice(input)),
+            bytemuck::cast_slice_mut(output),
+        )
+    }
+
+    /// [`FftPlan::backward`] that may use `input` as scratch (see
+    /// [`FftPlan::forward_destroying`]).
+    pub fn backward_destroying(
+        &mut self,
+        input: &mut [Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.output_len(),
+            output.len(),
+            self.input_len(),
+        )?;
+        self.engine.execute(
+            false,
+            Source::Write(bytemuck::cast_slice_mut(input)),
             bytemuck::cast_slice_mut(output),
         )
     }

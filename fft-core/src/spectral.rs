@@ -2,7 +2,7 @@
 //! forward, complex-to-real backward), [`R2rPlan`] (real-to-real on every axis) and
 //! [`wavenumber`]. Conventions are in `docs/spectral.md`.
 
-use crate::engine::{Engine, Spec};
+use crate::engine::{Engine, Source, Spec};
 use crate::error::Result;
 use crate::options::FftOptions;
 use crate::plan::plan_accessors;
@@ -82,7 +82,8 @@ where
     }
 
     /// The forward (real-to-complex) transform of `input` (input layout) into `output`
-    /// (output layout). Collective; `input` is not modified; allocates nothing.
+    /// (output layout). Collective; `input` is not modified; allocates nothing (refused by a plan made with
+    /// [`FftOptions::destroy_input`]: use the `_destroying` variant).
     pub fn forward(&mut self, input: &[T], output: &mut [Complex<T>]) -> Result<()> {
         Engine::<T>::check(
             input.len(),
@@ -91,11 +92,25 @@ where
             self.output_len(),
         )?;
         self.engine
-            .execute(true, input, bytemuck::cast_slice_mut(output))
+            .execute(true, Source::Read(input), bytemuck::cast_slice_mut(output))
+    }
+
+    /// [`RealFftPlan::forward`] that may use `input` as scratch (see
+    /// [`crate::FftPlan::forward_destroying`]).
+    pub fn forward_destroying(&mut self, input: &mut [T], output: &mut [Complex<T>]) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.input_len(),
+            output.len(),
+            self.output_len(),
+        )?;
+        self.engine
+            .execute(true, Source::Write(input), bytemuck::cast_slice_mut(output))
     }
 
     /// The backward (complex-to-real) transform of `input` (output layout) into `output`
-    /// (input layout). Collective; `input` is not modified; allocates nothing.
+    /// (input layout). Collective; `input` is not modified; allocates nothing (refused by a plan made with
+    /// [`FftOptions::destroy_input`]: use the `_destroying` variant).
     pub fn backward(&mut self, input: &[Complex<T>], output: &mut [T]) -> Result<()> {
         Engine::<T>::check(
             input.len(),
@@ -104,7 +119,28 @@ where
             self.input_len(),
         )?;
         self.engine
-            .execute(false, bytemuck::cast_slice(input), output)
+            .execute(false, Source::Read(bytemuck::cast_slice(input)), output)
+    }
+
+    /// [`RealFftPlan::backward`] that may use `input` as scratch (see
+    /// [`crate::FftPlan::forward_destroying`]): with [`FftOptions::destroy_input`], the
+    /// complex-to-real backward then needs no complex work block, like FFTW's c2r plans.
+    pub fn backward_destroying(
+        &mut self,
+        input: &mut [Complex<T>],
+        output: &mut [T],
+    ) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.output_len(),
+            output.len(),
+            self.input_len(),
+        )?;
+        self.engine.execute(
+            false,
+            Source::Write(bytemuck::cast_slice_mut(input)),
+            output,
+        )
     }
 }
 
@@ -146,7 +182,7 @@ where
     }
 
     /// The forward transform of `input` (input layout) into `output` (output layout).
-    /// Collective; `input` is not modified.
+    /// Collective; `input` is not modified (refused with [`FftOptions::destroy_input`]).
     pub fn forward(&mut self, input: &[T], output: &mut [T]) -> Result<()> {
         Engine::<T>::check(
             input.len(),
@@ -154,11 +190,23 @@ where
             output.len(),
             self.output_len(),
         )?;
-        self.engine.execute(true, input, output)
+        self.engine.execute(true, Source::Read(input), output)
+    }
+
+    /// [`R2rPlan::forward`] that may use `input` as scratch (see
+    /// [`crate::FftPlan::forward_destroying`]).
+    pub fn forward_destroying(&mut self, input: &mut [T], output: &mut [T]) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.input_len(),
+            output.len(),
+            self.output_len(),
+        )?;
+        self.engine.execute(true, Source::Write(input), output)
     }
 
     /// The backward transform (inverse kinds) of `input` (output layout) into `output`
-    /// (input layout). Collective; `input` is not modified.
+    /// (input layout). Collective; `input` is not modified (refused with [`FftOptions::destroy_input`]).
     pub fn backward(&mut self, input: &[T], output: &mut [T]) -> Result<()> {
         Engine::<T>::check(
             input.len(),
@@ -166,7 +214,19 @@ where
             output.len(),
             self.input_len(),
         )?;
-        self.engine.execute(false, input, output)
+        self.engine.execute(false, Source::Read(input), output)
+    }
+
+    /// [`R2rPlan::backward`] that may use `input` as scratch (see
+    /// [`crate::FftPlan::forward_destroying`]).
+    pub fn backward_destroying(&mut self, input: &mut [T], output: &mut [T]) -> Result<()> {
+        Engine::<T>::check(
+            input.len(),
+            self.output_len(),
+            output.len(),
+            self.input_len(),
+        )?;
+        self.engine.execute(false, Source::Write(input), output)
     }
 }
 

@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use fft_core::{FftOptions, FftPlan, GridChoice, Method, Normalization};
+use fft_core::{FftError, FftOptions, FftPlan, GridChoice, Method, Normalization, RealFftPlan};
 use mpi::topology::Communicator;
 use num_complex::Complex;
 use rustfft::FftDirection;
@@ -89,6 +89,7 @@ fn fft_body() {
     }
     assert!(cases > 0);
     normalizations_and_f32(&world, rank, size);
+    destroy_input(&world, rank, size);
     mpi_harness::mark_passed(BODY, rank, size);
 }
 
@@ -148,4 +149,121 @@ fn normalizations_and_f32(world: &impl Communicator, rank: usize, size: usize) {
         .collect();
     let err = relative_error(&back64, &input64, max_norm(&x));
     assert!(err <= tol32, "f32 round trip {err:e}");
+}
+
+/// Plans made with `destroy_input`: `forward`/`backward` refuse a read-only input with the
+/// same typed error on every rank; the `_destroying` calls match the serial reference (c2c on
+/// every grid, both layouts; r2c/c2r on the balanced grids) and are bit-identical to the
+/// plan that preserves its input, and the plan never holds more work memory than that one,
+/// and less for the one-rank transposed c2c and the slab c2r, where the input hosts a block.
+fn destroy_input(world: &impl Communicator, rank: usize, size: usize) {
+    let shape = [10, 12, 7];
+    let x = random_global(&shape, 77);
+    let reference = serial_fft(&x, &shape, FftDirection::Forward);
+    let tol = tolerance(&shape);
+    for dims in grids(size, shape.len()) {
+        for transposed in [false, true] {
+            let opts = FftOptions::default()
+                .grid(GridChoice::Dims(dims.clone()))
+                .transposed_out(transposed)
+                .normalization(Normalization::Backward)
+                .piece_bytes(1);
+            let what = format!("c2c destroy_input grid {dims:?} transposed={transposed}");
+            let mut keep = FftPlan::<f64>::new(world, &shape, opts.clone()).expect(&what);
+            let mut plan =
+                FftPlan::<f64>::new(world, &shape, opts.destroy_input(true)).expect(&what);
+            let input = local_block(&x, plan.input_layout(), rank);
+            let mut out = vec![Complex::new(f64::NAN, 0.0); plan.output_len()];
+            assert_eq!(
+                plan.forward(&input, &mut out),
+                Err(FftError::InputNotWritable {
+                    direction: "forward"
+                }),
+                "{what}"
+            );
+            let mut scratch = input.clone();
+            plan.forward_destroying(&mut scratch, &mut out)
+                .expect(&what);
+            let want = local_block(&reference, plan.output_layout(), rank);
+            let err = relative_error(&out, &want, max_norm(&reference));
+            assert!(err <= tol, "{what}: forward error {err:e}");
+            let mut kept = vec![Complex::default(); keep.output_len()];
+            keep.forward(&input, &mut kept).expect(&what);
+            assert!(
+                kept == out,
+                "{what}: differs from the plan that keeps its input"
+            );
+            let mut back = vec![Complex::new(f64::NAN, 0.0); plan.input_len()];
+            assert!(plan.backward(&out, &mut back).is_err(), "{what}");
+            plan.backward_destroying(&mut out, &mut back).expect(&what);
+            let err = relative_error(&back, &input, max_norm(&x));
+            assert!(err <= tol, "{what}: round-trip error {err:e}");
+            assert!(
+                plan.work_len() <= keep.work_len(),
+                "{what}: more work memory"
+            );
+            if size == 1 && transposed {
+                assert!(
+                    plan.work_len() + plan.output_len() <= keep.work_len(),
+                    "{what}: the input should host the transposed block ({} vs {})",
+                    plan.work_len(),
+                    keep.work_len()
+                );
+            }
+        }
+    }
+    // r2c forward, c2r backward.
+    let real = random_real(&shape, 78);
+    let spectrum = serial_rfft(&real, &shape);
+    for r in 1..shape.len() {
+        let opts = FftOptions::default()
+            .grid(GridChoice::Rank(r))
+            .normalization(Normalization::Backward);
+        let what = format!("r2c destroy_input grid rank {r}");
+        let mut keep = RealFftPlan::<f64>::new(world, &shape, opts.clone()).expect(&what);
+        let mut plan =
+            RealFftPlan::<f64>::new(world, &shape, opts.destroy_input(true)).expect(&what);
+        let input = local_block(&real, plan.input_layout(), rank);
+        let mut scratch = input.clone();
+        let mut out = vec![Complex::new(f64::NAN, 0.0); plan.output_len()];
+        plan.forward_destroying(&mut scratch, &mut out)
+            .expect(&what);
+        let want = local_block(&spectrum, plan.output_layout(), rank);
+        let err = relative_error(&out, &want, max_norm(&spectrum));
+        assert!(err <= tol, "{what}: forward error {err:e}");
+        let mut back = vec![f64::NAN; plan.input_len()];
+        assert_eq!(
+            plan.backward(&out, &mut back),
+            Err(FftError::InputNotWritable {
+                direction: "backward"
+            }),
+            "{what}"
+        );
+        let mut kept = vec![0.0; keep.input_len()];
+        keep.backward(&out, &mut kept).expect(&what);
+        plan.backward_destroying(&mut out, &mut back).expect(&what);
+        assert!(
+            kept == back,
+            "{what}: differs from the plan that keeps its input"
+        );
+        let err = back
+            .iter()
+            .zip(&input)
+            .map(|(b, x)| (b - x).abs())
+            .fold(0.0, f64::max);
+        assert!(err <= tol * 10.0, "{what}: round-trip error {err:e}");
+        assert!(
+            plan.work_len() <= keep.work_len(),
+            "{what}: more work memory"
+        );
+        if r == 1 && size == 1 {
+            // The c2r backward's complex FFTs run in its input: no complex work block.
+            assert!(
+                plan.work_len() + plan.output_len() <= keep.work_len(),
+                "{what}: c2r should need no work block ({} vs {})",
+                plan.work_len(),
+                keep.work_len()
+            );
+        }
+    }
 }
