@@ -778,6 +778,8 @@ where
                         Step::Exchange { index, real } => {
                             Some(len(&exchanges[*index]) * if *real { 1 } else { 2 })
                         }
+                        // Through the shared window, a fused step needs no message buffers.
+                        Step::Fused(f) if f.shared.is_some() => None,
                         Step::Fused(f) => f
                             .pieces
                             .iter()
