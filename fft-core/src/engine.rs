@@ -358,11 +358,17 @@ where
         return Ok(None);
     };
     let region = window.region_len::<Complex<T>>();
+    // The plans of the exchanges before and after, built once for all pieces.
+    let plan = |exchange: Option<usize>| {
+        exchange.map(|e| {
+            let (from, to) = ends[e];
+            ExchangePlan::new(&layouts[from], &layouts[to]).expect("planned before")
+        })
+    };
+    let (before_plan, after_plan) = (plan(before), plan(after));
     // Where each peer's message for this rank starts in the window: its region, the part of
-    // the exchange, and its own send offset for this rank in that piece.
-    let in_window = |exchange: usize, part: &RankExchange, k: usize, base: usize| {
-        let (from, to) = ends[exchange];
-        let plan = ExchangePlan::new(&layouts[from], &layouts[to]).expect("planned before");
+    // the exchange (planned by `plan`), and its own send offset for this rank in that piece.
+    let in_window = |plan: &ExchangePlan, part: &RankExchange, k: usize, base: usize| {
         let mut part = part.clone();
         let me = part.group_index;
         for p in part.peers.iter_mut().filter(|p| p.peer != me) {
@@ -379,15 +385,15 @@ where
     let mut gather = vec![unset; fused.gather.len()];
     let mut unpacks = Vec::new();
     for (k, piece) in fused.pieces.iter().enumerate() {
-        if let (Some(b), Some(m)) = (before, &piece.before) {
-            let part = in_window(b, m.rank_part(), k, 0);
+        if let (Some(plan), Some(m)) = (&before_plan, &piece.before) {
+            let part = in_window(plan, m.rank_part(), k, 0);
             assert!(
                 part.dst_runs_into(row, &mut gather),
                 "the same runs as the piece's"
             );
         }
-        if let (Some(a), Some(m)) = (after, &piece.after) {
-            let part = in_window(a, m.rank_part(), k, before_len);
+        if let (Some(a), Some(plan), Some(m)) = (after, &after_plan, &piece.after) {
+            let part = in_window(plan, m.rank_part(), k, before_len);
             unpacks.push(exchanges[a].messages(part));
         }
     }
