@@ -5,7 +5,7 @@
 //! viewed through `bytemuck`).
 
 use crate::error::{FftError, Result};
-use crate::local::{LineOp, LineStep, LocalFft, Planes, R2r, Rows, Sweep};
+use crate::local::{LineOp, LineStep, LocalFft, PlaneSteps, Planes, R2r, Rows, Sweep};
 use crate::options::{AxisKind, FftOptions};
 use crate::real::Real;
 use crate::stages::{pipeline_for, resolve_grid, Domain, Pipeline, Stage, TransformShape};
@@ -19,7 +19,9 @@ use redist::plan::RankExchange;
 use redist::runs::Run;
 use redist::window::GroupWindow;
 use redist::{Exchange, ExchangePlan, Layout, MemoryOrder, ProcessGrid, StageTimes};
+use rustfft::Fft;
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What a plan transforms, in global terms, checked: shapes, per-axis kinds and scaling.
@@ -151,6 +153,9 @@ enum Step<T: Real> {
     /// A strided complex FFT sweep fused with the exchange before it, after it, or both (see
     /// [`Fused`]).
     Fused(Box<Fused<T>>),
+    /// An r2c step and FFTs along other trailing axes (or FFTs and a c2r step), one sub-block
+    /// at a time in cache; out of place.
+    Planes(PlaneSteps<T>),
 }
 
 /// A strided sweep whose tiles read their rows straight from where exchange `before` leaves
@@ -526,6 +531,75 @@ where
     Ok(out.into_iter().unzip())
 }
 
+/// The FFT plans of a complex FFT group and the memory positions they sweep.
+type FftGroup<T> = (Vec<Arc<dyn Fft<T>>>, Vec<usize>);
+
+/// An r2c or c2r step to run per sub-block with an FFT group: its op, its source and
+/// destination layouts and its axis.
+struct LineSide<T: Real> {
+    op: LineOp<T>,
+    from: usize,
+    to: usize,
+    axis: usize,
+}
+
+/// The r2c step `line` followed by the FFT group (`head`), or the FFT group followed by the
+/// c2r step `line`, as [`PlaneSteps`] over the sub-blocks of the first memory position (after
+/// the batch axis), plus the group's FFTs along that position or a slower one, which stay a
+/// whole-block step (after the planes when `head`, before them otherwise). `None` when the
+/// line step is not along the last memory position or no FFT of the group sweeps a trailing
+/// position. The decision depends on layouts and positions only, never on this rank's
+/// sizes, so every rank makes the same steps (the exchange fusion after it is collective).
+#[allow(clippy::too_many_arguments)]
+fn per_sub_block<T: Real>(
+    line: LineSide<T>,
+    (plans, positions): (&[Arc<dyn Fft<T>>], &[usize]),
+    head: bool,
+    layouts: &[Layout],
+    pipeline: &Pipeline,
+    spec: &Spec,
+    rank: usize,
+    shift: usize,
+) -> Option<(PlaneSteps<T>, Option<LocalFft<T>>)> {
+    let LineSide { op, from, to, axis } = line;
+    let source = &layouts[from];
+    let m_src = source.local_shape_in_memory(rank);
+    let p = source.memory_order().position_of(axis + shift);
+    let first = shift + 1;
+    if p + 1 != m_src.len() || p < first {
+        return None;
+    }
+    let m_mid = layouts[if head { to } else { from }].local_shape_in_memory(rank);
+    let (group, rest): (Vec<_>, Vec<_>) = plans
+        .iter()
+        .cloned()
+        .zip(positions.iter().copied())
+        .partition(|&(_, q)| q >= first);
+    if group.is_empty() {
+        return None;
+    }
+    let n_out = layouts[to].global_shape()[axis + shift];
+    let line = LineStep::new(
+        op,
+        &m_src[first..],
+        p - first,
+        n_out,
+        pipeline.real[from],
+        pipeline.real[to],
+        spec.resolution[axis],
+    );
+    let sweeps = group
+        .into_iter()
+        .map(|(plan, q)| Sweep::new(plan, &m_mid[first..], q - first))
+        .collect();
+    let blocks = m_mid[..first].iter().product();
+    let rest = (!rest.is_empty()).then(|| {
+        let (plans, positions): (Vec<_>, Vec<_>) = rest.into_iter().unzip();
+        LocalFft::new(plans, &m_mid, &positions)
+    });
+    Some((PlaneSteps::new(line, sweeps, head, blocks), rest))
+}
+
 /// Where the data of a transform is between steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum At {
@@ -626,6 +700,10 @@ where
          -> Result<(Vec<Step<T>>, Vec<usize>)> {
             let mut steps = Vec::new();
             let mut after = Vec::new();
+            // The last r2c/c2r step's (source layout, axis), and the last complex FFT group's
+            // (layout, plans, memory positions), for running them per sub-block together.
+            let mut last_resize: Option<(usize, usize)> = None;
+            let mut last_fft: Option<(usize, FftGroup<T>)> = None;
             let mut i = 0;
             while i < stages.len() {
                 match stages[i] {
@@ -663,6 +741,46 @@ where
                             positions.push(l.memory_order().position_of(axis + shift));
                             i += 1;
                         }
+                        // An r2c step just before, into this layout: per sub-block together.
+                        let resize = last_resize.take();
+                        if let (Some((from, r_axis)), Some(Step::Line { step, .. })) =
+                            (resize, steps.last())
+                        {
+                            if step.is_real_complex() && after.last() == Some(&layout) {
+                                let src = &layouts[from];
+                                let n_in = src.local_shape_in_memory(rank)
+                                    [src.memory_order().position_of(r_axis + shift)];
+                                let op = LineOp::R2c(reals.plan_fft_forward(n_in));
+                                let line = LineSide {
+                                    op,
+                                    from,
+                                    to: layout,
+                                    axis: r_axis,
+                                };
+                                if let Some(planes) = per_sub_block(
+                                    line,
+                                    (&plans, &positions),
+                                    true,
+                                    &layouts,
+                                    &pipeline,
+                                    &spec,
+                                    rank,
+                                    shift,
+                                ) {
+                                    steps.pop();
+                                    after.pop();
+                                    let (planes, rest) = planes;
+                                    steps.push(Step::Planes(planes));
+                                    after.push(layout);
+                                    if let Some(rest) = rest {
+                                        steps.push(Step::Fft(rest));
+                                        after.push(layout);
+                                    }
+                                    continue;
+                                }
+                            }
+                        }
+                        last_fft = Some((layout, (plans.clone(), positions.clone())));
                         steps.push(Step::Fft(LocalFft::new(plans, &memory_shape, &positions)));
                         after.push(layout);
                     }
@@ -685,6 +803,42 @@ where
                                 })
                             }
                         };
+                        // A c2r step right after FFTs on its source layout: per sub-block
+                        // together (the FFTs of the other trailing axes, then the c2r).
+                        let group = last_fft.take();
+                        if let (LineOp::C2r(c2r), Some((layout, group)), Some(Step::Fft(_))) =
+                            (&op, group, steps.last())
+                        {
+                            if layout == from && after.last() == Some(&from) {
+                                let line = LineSide {
+                                    op: LineOp::C2r(c2r.clone()),
+                                    from,
+                                    to,
+                                    axis,
+                                };
+                                if let Some((planes, rest)) = per_sub_block(
+                                    line,
+                                    (&group.0, &group.1),
+                                    false,
+                                    &layouts,
+                                    &pipeline,
+                                    &spec,
+                                    rank,
+                                    shift,
+                                ) {
+                                    steps.pop();
+                                    after.pop();
+                                    if let Some(rest) = rest {
+                                        steps.push(Step::Fft(rest));
+                                        after.push(from);
+                                    }
+                                    steps.push(Step::Planes(planes));
+                                    after.push(to);
+                                    i += 1;
+                                    continue;
+                                }
+                            }
+                        }
                         let step = LineStep::new(
                             op,
                             &memory_shape,
@@ -699,6 +853,9 @@ where
                             in_place: false,
                         });
                         after.push(to);
+                        if real_in && !real_out {
+                            last_resize = Some((from, axis));
+                        }
                         i += 1;
                     }
                     Stage::Exchange { from, to } => {
@@ -756,6 +913,7 @@ where
                                 ..
                             }
                     ) || matches!(s, Step::Fused(f) if !f.in_place)
+                        || matches!(s, Step::Planes(_))
                 })
                 .collect()
         };
@@ -806,6 +964,7 @@ where
                 Step::Fft(local) => local.scratch_len(),
                 Step::Line { step, .. } => step.scratch_len(),
                 Step::Fused(f) => f.sweep.scratch_len(),
+                Step::Planes(planes) => planes.scratch_len(),
                 Step::Exchange { .. } => 0,
             })
             .max()
@@ -969,6 +1128,15 @@ where
                         let data = place(input, output, &mut work, at);
                         step.run(&mut data[..len], None, scale, workers);
                     }
+                    len = out_len;
+                    times.fft += t.elapsed().as_secs_f64();
+                }
+                Step::Planes(planes) => {
+                    let t = Instant::now();
+                    let out_len = planes.output_scalars();
+                    let (src, dst) = split(input, output, &mut work, at, dests[i]);
+                    planes.run(&mut dst[..out_len], &src[..len], scale, workers);
+                    at = dests[i];
                     len = out_len;
                     times.fft += t.elapsed().as_secs_f64();
                 }

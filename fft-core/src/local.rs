@@ -941,3 +941,155 @@ impl<T> SharedConst<T> {
         self.0
     }
 }
+
+impl<T: Real> LineStep<T> {
+    /// Whether the lines are contiguous (the step runs along the last memory position).
+    pub(crate) fn is_contiguous(&self) -> bool {
+        self.inner == 1
+    }
+
+    /// Whether the step turns real lines into complex ones (or back): an r2c or a c2r.
+    pub(crate) fn is_real_complex(&self) -> bool {
+        matches!(self.op, LineOp::R2c(_) | LineOp::C2r(_))
+    }
+
+    /// Scalars of one source block.
+    fn input_scalars(&self) -> usize {
+        self.outer * self.inner * self.n_in * self.c_in
+    }
+
+    /// The contiguous lines of `input` into `output` on the calling thread, with `tmp` of at
+    /// least `tmp_len()` scalars.
+    fn run_lines(&self, output: &mut [T], input: &[T], scale: T, tmp: &mut [T]) {
+        debug_assert!(self.is_contiguous());
+        let (in_line, out_line) = (self.n_in * self.c_in, self.n_out * self.c_out);
+        for (x, y) in input
+            .chunks_exact(in_line)
+            .zip(output.chunks_exact_mut(out_line))
+        {
+            self.apply(x, y, tmp, scale);
+        }
+    }
+}
+
+/// An r2c line step and the FFTs along other trailing memory axes (or those FFTs and a c2r
+/// step), run one sub-block at a time while it is in cache instead of one pass over the block
+/// each: for a slab, the r2c of a plane's rows and the FFT along the plane's other axis
+/// (`head`: the line step first, forward), or the FFTs and then the c2r (backward). The
+/// sub-blocks are the indices of the memory positions before the trailing ones; each worker
+/// takes a contiguous range of them.
+pub(crate) struct PlaneSteps<T: Real> {
+    /// The line step over one sub-block (contiguous lines).
+    line: LineStep<T>,
+    /// The FFT sweeps over one complex sub-block.
+    sweeps: Vec<Sweep<T>>,
+    /// Line step first (r2c) or last (c2r).
+    head: bool,
+    blocks: usize,
+    /// Complex elements of one complex sub-block.
+    mid_len: usize,
+}
+
+impl<T: Real> PlaneSteps<T> {
+    /// `line` and `sweeps` are planned on one sub-block; `blocks` sub-blocks.
+    pub(crate) fn new(line: LineStep<T>, sweeps: Vec<Sweep<T>>, head: bool, blocks: usize) -> Self {
+        debug_assert!(line.is_contiguous());
+        let mid_len = if head {
+            line.output_scalars() / 2
+        } else {
+            line.input_scalars() / 2
+        };
+        Self {
+            line,
+            sweeps,
+            head,
+            blocks,
+            mid_len,
+        }
+    }
+
+    /// Scalars of the destination block.
+    pub(crate) fn output_scalars(&self) -> usize {
+        self.blocks * self.line.output_scalars()
+    }
+
+    /// Scratch elements one worker needs: a complex sub-block (c2r: the sweeps run on a copy
+    /// of the source's), the sweeps' scratch and the line step's temporaries.
+    pub(crate) fn scratch_len(&self) -> usize {
+        let plane = if self.head { 0 } else { self.mid_len };
+        let sweeps = self
+            .sweeps
+            .iter()
+            .map(Sweep::scratch_len)
+            .max()
+            .unwrap_or(0);
+        plane + sweeps + self.line.tmp_len().div_ceil(2)
+    }
+
+    /// From `input` (scalars of the source blocks) into `output`; the last operation scales
+    /// by `scale`. In parallel over sub-blocks; allocates nothing.
+    pub(crate) fn run(
+        &self,
+        output: &mut [T],
+        input: &[T],
+        scale: T,
+        workers: &mut [Vec<Complex<T>>],
+    ) {
+        let (in_len, out_len) = (self.line.input_scalars(), self.line.output_scalars());
+        assert_eq!(input.len(), self.blocks * in_len);
+        assert_eq!(output.len(), self.blocks * out_len);
+        if self.blocks == 0 || in_len == 0 || out_len == 0 {
+            return;
+        }
+        let nworkers = workers.len();
+        let per_worker = self.blocks.div_ceil(nworkers);
+        let sweep_scale = |i: usize| {
+            let last = i + 1 == self.sweeps.len();
+            let s = if self.head && last { scale } else { T::one() };
+            (s != T::one()).then_some(s)
+        };
+        let line_scale = if self.head && !self.sweeps.is_empty() {
+            T::one()
+        } else {
+            scale
+        };
+        output
+            .par_chunks_mut(per_worker * out_len)
+            .zip(input.par_chunks(per_worker * in_len))
+            .zip(workers.par_iter_mut())
+            .for_each(|((output, input), scratch)| {
+                let (plane, rest) = scratch.split_at_mut(if self.head { 0 } else { self.mid_len });
+                let sweeps_len = self
+                    .sweeps
+                    .iter()
+                    .map(Sweep::scratch_len)
+                    .max()
+                    .unwrap_or(0);
+                let (sweep_scratch, tmp) = rest.split_at_mut(sweeps_len);
+                let tmp: &mut [T] = bytemuck::cast_slice_mut(tmp);
+                for (y, x) in output
+                    .chunks_exact_mut(out_len)
+                    .zip(input.chunks_exact(in_len))
+                {
+                    if self.head {
+                        self.line.run_lines(y, x, line_scale, tmp);
+                        let block: &mut [Complex<T>] = bytemuck::cast_slice_mut(y);
+                        for (i, sweep) in self.sweeps.iter().enumerate() {
+                            sweep.run_serial(block, None, sweep_scale(i), sweep_scratch);
+                        }
+                    } else {
+                        let source: &[Complex<T>] = bytemuck::cast_slice(x);
+                        for (i, sweep) in self.sweeps.iter().enumerate() {
+                            let from = (i == 0).then_some(source);
+                            sweep.run_serial(plane, from, None, sweep_scratch);
+                        }
+                        if self.sweeps.is_empty() {
+                            plane.copy_from_slice(source);
+                        }
+                        self.line
+                            .run_lines(y, bytemuck::cast_slice(&plane[..]), line_scale, tmp);
+                    }
+                }
+            });
+    }
+}
