@@ -1093,3 +1093,101 @@ impl<T: Real> PlaneSteps<T> {
             });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic data in [-1, 1).
+    fn data(n: usize, seed: u64) -> Vec<f64> {
+        (0..n)
+            .map(|i| {
+                let x = (i as u64 + 1).wrapping_mul(6364136223846793005) ^ seed;
+                ((x >> 11) % 2000) as f64 / 1000.0 - 1.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn planes_match_the_steps_one_after_another() {
+        // Four planes of 6 × 10 reals: r2c along the rows (10 → 6 modes), then an FFT of
+        // length 6 along the plane's other axis; and back with a c2r.
+        let (planes, rows, n) = (4, 6, 10);
+        let half = n / 2 + 1;
+        let mut reals = realfft::RealFftPlanner::<f64>::new();
+        let mut ffts = rustfft::FftPlanner::<f64>::new();
+        let workers = || vec![vec![Complex::<f64>::default(); 4096]; 2];
+        let input = data(planes * rows * n, 1);
+
+        // Forward, step by step over the whole block.
+        let mut r2c = |shape: &[usize], position| {
+            LineStep::new(
+                LineOp::R2c(reals.plan_fft_forward(n)),
+                shape,
+                position,
+                half,
+                true,
+                false,
+                n,
+            )
+        };
+        let whole_line = r2c(&[planes, rows, n], 2);
+        let mut want = vec![0.0; planes * rows * half * 2];
+        whole_line.run(&mut want, Some(&input), 1.0, &mut workers());
+        let forward = ffts.plan_fft_forward(rows);
+        let sweep = Sweep::new(forward.clone(), &[planes, rows, half], 1);
+        sweep.run(
+            bytemuck::cast_slice_mut(&mut want),
+            None,
+            0.5,
+            &mut workers(),
+        );
+
+        // The same per plane.
+        let steps = PlaneSteps::new(
+            r2c(&[rows, n], 1),
+            vec![Sweep::new(forward, &[rows, half], 0)],
+            true,
+            planes,
+        );
+        assert!(steps.scratch_len() <= 4096);
+        let mut got = vec![f64::NAN; steps.output_scalars()];
+        steps.run(&mut got, &input, 0.5, &mut workers());
+        assert_eq!(got, want, "r2c then FFT per plane");
+
+        // Backward: inverse FFT along the plane's axis, then c2r (6 modes → 10 reals).
+        let spectrum = data(planes * rows * half * 2, 2);
+        let inverse = ffts.plan_fft_inverse(rows);
+        let mut mid = spectrum.clone();
+        Sweep::new(inverse.clone(), &[planes, rows, half], 1).run(
+            bytemuck::cast_slice_mut(&mut mid),
+            None,
+            1.0,
+            &mut workers(),
+        );
+        let mut c2r = |shape: &[usize], position| {
+            LineStep::new(
+                LineOp::C2r(reals.plan_fft_inverse(n)),
+                shape,
+                position,
+                n,
+                false,
+                true,
+                n,
+            )
+        };
+        let mut want = vec![0.0; planes * rows * n];
+        c2r(&[planes, rows, half], 2).run(&mut want, Some(&mid), 0.25, &mut workers());
+        let steps = PlaneSteps::new(
+            c2r(&[rows, half], 1),
+            vec![Sweep::new(inverse, &[rows, half], 0)],
+            false,
+            planes,
+        );
+        let mut got = vec![f64::NAN; steps.output_scalars()];
+        steps.run(&mut got, &spectrum, 0.25, &mut workers());
+        assert_eq!(got, want, "FFT then c2r per plane");
+        // The source is only read.
+        assert_eq!(spectrum, data(planes * rows * half * 2, 2));
+    }
+}
