@@ -702,6 +702,9 @@ where
             let mut after = Vec::new();
             // The last r2c/c2r step's (source layout, axis), and the last complex FFT group's
             // (layout, plans, memory positions), for running them per sub-block together.
+            let planes_of = |line: LineSide<T>, group: (&[Arc<dyn Fft<T>>], &[usize]), head| {
+                per_sub_block(line, group, head, &layouts, &pipeline, &spec, rank, shift)
+            };
             let mut last_resize: Option<(usize, usize)> = None;
             let mut last_fft: Option<(usize, FftGroup<T>)> = None;
             let mut i = 0;
@@ -757,16 +760,7 @@ where
                                     to: layout,
                                     axis: r_axis,
                                 };
-                                if let Some(planes) = per_sub_block(
-                                    line,
-                                    (&plans, &positions),
-                                    true,
-                                    &layouts,
-                                    &pipeline,
-                                    &spec,
-                                    rank,
-                                    shift,
-                                ) {
+                                if let Some(planes) = planes_of(line, (&plans, &positions), true) {
                                     steps.pop();
                                     after.pop();
                                     let (planes, rest) = planes;
@@ -816,16 +810,9 @@ where
                                     to,
                                     axis,
                                 };
-                                if let Some((planes, rest)) = per_sub_block(
-                                    line,
-                                    (&group.0, &group.1),
-                                    false,
-                                    &layouts,
-                                    &pipeline,
-                                    &spec,
-                                    rank,
-                                    shift,
-                                ) {
+                                if let Some((planes, rest)) =
+                                    planes_of(line, (&group.0, &group.1), false)
+                                {
                                     steps.pop();
                                     after.pop();
                                     if let Some(rest) = rest {
@@ -1032,12 +1019,7 @@ where
     }
 
     /// Checks the caller's buffer lengths (in elements).
-    pub(crate) fn check(
-        input: usize,
-        input_len: usize,
-        output: usize,
-        output_len: usize,
-    ) -> Result<()> {
+    fn check(input: usize, input_len: usize, output: usize, output_len: usize) -> Result<()> {
         if input != input_len {
             return Err(FftError::BufferLength {
                 buffer: "input",
@@ -1055,15 +1037,32 @@ where
         Ok(())
     }
 
+    /// Checks the caller's buffers (lengths in elements of their own types: complex, or
+    /// real for the real side of a real plan) and runs one direction on scalar views of
+    /// them: what every plan kind's `forward`, `backward` and `_destroying` calls do.
+    pub(crate) fn transform<I: bytemuck::Pod, O: bytemuck::Pod>(
+        &mut self,
+        forward: bool,
+        input: Source<'_, I>,
+        output: &mut [O],
+    ) -> Result<()> {
+        let (input_len, output_len) = if forward {
+            (self.input_len(), self.output_len())
+        } else {
+            (self.output_len(), self.input_len())
+        };
+        Self::check(input.len(), input_len, output.len(), output_len)?;
+        let input = match input {
+            Source::Read(s) => Source::Read(bytemuck::cast_slice(s)),
+            Source::Write(s) => Source::Write(bytemuck::cast_slice_mut(s)),
+        };
+        self.execute(forward, input, bytemuck::cast_slice_mut(output))
+    }
+
     /// Runs one direction on scalar views of the caller's blocks (lengths checked by the
     /// caller). Collective; allocates nothing. A read-only `input` on a plan made with
     /// `destroy_input` is refused (the same on every rank).
-    pub(crate) fn execute(
-        &mut self,
-        forward: bool,
-        mut input: Source<'_, T>,
-        output: &mut [T],
-    ) -> Result<()> {
+    fn execute(&mut self, forward: bool, mut input: Source<'_, T>, output: &mut [T]) -> Result<()> {
         if self.options.destroy_input && matches!(input, Source::Read(_)) {
             return Err(FftError::InputNotWritable {
                 direction: if forward { "forward" } else { "backward" },

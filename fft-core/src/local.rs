@@ -1017,13 +1017,16 @@ impl<T: Real> PlaneSteps<T> {
     /// of the source's), the sweeps' scratch and the line step's temporaries.
     pub(crate) fn scratch_len(&self) -> usize {
         let plane = if self.head { 0 } else { self.mid_len };
-        let sweeps = self
-            .sweeps
+        plane + self.sweeps_scratch() + self.line.tmp_len().div_ceil(2)
+    }
+
+    /// Scratch elements of the sweeps (the most any of them needs).
+    fn sweeps_scratch(&self) -> usize {
+        self.sweeps
             .iter()
             .map(Sweep::scratch_len)
             .max()
-            .unwrap_or(0);
-        plane + sweeps + self.line.tmp_len().div_ceil(2)
+            .unwrap_or(0)
     }
 
     /// From `input` (scalars of the source blocks) into `output`; the last operation scales
@@ -1059,13 +1062,7 @@ impl<T: Real> PlaneSteps<T> {
             .zip(workers.par_iter_mut())
             .for_each(|((output, input), scratch)| {
                 let (plane, rest) = scratch.split_at_mut(if self.head { 0 } else { self.mid_len });
-                let sweeps_len = self
-                    .sweeps
-                    .iter()
-                    .map(Sweep::scratch_len)
-                    .max()
-                    .unwrap_or(0);
-                let (sweep_scratch, tmp) = rest.split_at_mut(sweeps_len);
+                let (sweep_scratch, tmp) = rest.split_at_mut(self.sweeps_scratch());
                 let tmp: &mut [T] = bytemuck::cast_slice_mut(tmp);
                 for (y, x) in output
                     .chunks_exact_mut(out_len)

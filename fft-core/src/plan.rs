@@ -169,17 +169,7 @@ where
     /// Collective; `input` is not modified. A plan made with [`FftOptions::destroy_input`]
     /// refuses it ([`crate::FftError::InputNotWritable`]): use [`FftPlan::forward_destroying`].
     pub fn forward(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.input_len(),
-            output.len(),
-            self.output_len(),
-        )?;
-        self.engine.execute(
-            true,
-            Source::Read(bytemuck::cast_slice(input)),
-            bytemuck::cast_slice_mut(output),
-        )
+        self.engine.transform(true, Source::Read(input), output)
     }
 
     /// [`FftPlan::forward`] that may use `input` as scratch: its contents are undefined
@@ -202,34 +192,14 @@ where
         input: &mut [Complex<T>],
         output: &mut [Complex<T>],
     ) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.input_len(),
-            output.len(),
-            self.output_len(),
-        )?;
-        self.engine.execute(
-            true,
-            Source::Write(bytemuck::cast_slice_mut(input)),
-            bytemuck::cast_slice_mut(output),
-        )
+        self.engine.transform(true, Source::Write(input), output)
     }
 
     /// The backward transform of `input` (output layout) into `output` (input layout).
     /// Collective; `input` is not modified (refused with [`FftOptions::destroy_input`], as for
     /// [`FftPlan::forward`]).
     pub fn backward(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.output_len(),
-            output.len(),
-            self.input_len(),
-        )?;
-        self.engine.execute(
-            false,
-            Source::Read(bytemuck::cast_slice(input)),
-            bytemuck::cast_slice_mut(output),
-        )
+        self.engine.transform(false, Source::Read(input), output)
     }
 
     /// [`FftPlan::backward`] that may use `input` as scratch (see
@@ -239,16 +209,6 @@ where
         input: &mut [Complex<T>],
         output: &mut [Complex<T>],
     ) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.output_len(),
-            output.len(),
-            self.input_len(),
-        )?;
-        self.engine.execute(
-            false,
-            Source::Write(bytemuck::cast_slice_mut(input)),
-            bytemuck::cast_slice_mut(output),
-        )
+        self.engine.transform(false, Source::Write(input), output)
     }
 }

@@ -85,41 +85,20 @@ where
     /// (output layout). Collective; `input` is not modified; allocates nothing (refused by a plan made with
     /// [`FftOptions::destroy_input`]: use the `_destroying` variant).
     pub fn forward(&mut self, input: &[T], output: &mut [Complex<T>]) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.input_len(),
-            output.len(),
-            self.output_len(),
-        )?;
-        self.engine
-            .execute(true, Source::Read(input), bytemuck::cast_slice_mut(output))
+        self.engine.transform(true, Source::Read(input), output)
     }
 
     /// [`RealFftPlan::forward`] that may use `input` as scratch (see
     /// [`crate::FftPlan::forward_destroying`]).
     pub fn forward_destroying(&mut self, input: &mut [T], output: &mut [Complex<T>]) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.input_len(),
-            output.len(),
-            self.output_len(),
-        )?;
-        self.engine
-            .execute(true, Source::Write(input), bytemuck::cast_slice_mut(output))
+        self.engine.transform(true, Source::Write(input), output)
     }
 
     /// The backward (complex-to-real) transform of `input` (output layout) into `output`
     /// (input layout). Collective; `input` is not modified; allocates nothing (refused by a plan made with
     /// [`FftOptions::destroy_input`]: use the `_destroying` variant).
     pub fn backward(&mut self, input: &[Complex<T>], output: &mut [T]) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.output_len(),
-            output.len(),
-            self.input_len(),
-        )?;
-        self.engine
-            .execute(false, Source::Read(bytemuck::cast_slice(input)), output)
+        self.engine.transform(false, Source::Read(input), output)
     }
 
     /// [`RealFftPlan::backward`] that may use `input` as scratch (see
@@ -130,17 +109,7 @@ where
         input: &mut [Complex<T>],
         output: &mut [T],
     ) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.output_len(),
-            output.len(),
-            self.input_len(),
-        )?;
-        self.engine.execute(
-            false,
-            Source::Write(bytemuck::cast_slice_mut(input)),
-            output,
-        )
+        self.engine.transform(false, Source::Write(input), output)
     }
 }
 
@@ -184,49 +153,25 @@ where
     /// The forward transform of `input` (input layout) into `output` (output layout).
     /// Collective; `input` is not modified (refused with [`FftOptions::destroy_input`]).
     pub fn forward(&mut self, input: &[T], output: &mut [T]) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.input_len(),
-            output.len(),
-            self.output_len(),
-        )?;
-        self.engine.execute(true, Source::Read(input), output)
+        self.engine.transform(true, Source::Read(input), output)
     }
 
     /// [`R2rPlan::forward`] that may use `input` as scratch (see
     /// [`crate::FftPlan::forward_destroying`]).
     pub fn forward_destroying(&mut self, input: &mut [T], output: &mut [T]) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.input_len(),
-            output.len(),
-            self.output_len(),
-        )?;
-        self.engine.execute(true, Source::Write(input), output)
+        self.engine.transform(true, Source::Write(input), output)
     }
 
     /// The backward transform (inverse kinds) of `input` (output layout) into `output`
     /// (input layout). Collective; `input` is not modified (refused with [`FftOptions::destroy_input`]).
     pub fn backward(&mut self, input: &[T], output: &mut [T]) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.output_len(),
-            output.len(),
-            self.input_len(),
-        )?;
-        self.engine.execute(false, Source::Read(input), output)
+        self.engine.transform(false, Source::Read(input), output)
     }
 
     /// [`R2rPlan::backward`] that may use `input` as scratch (see
     /// [`crate::FftPlan::forward_destroying`]).
     pub fn backward_destroying(&mut self, input: &mut [T], output: &mut [T]) -> Result<()> {
-        Engine::<T>::check(
-            input.len(),
-            self.output_len(),
-            output.len(),
-            self.input_len(),
-        )?;
-        self.engine.execute(false, Source::Write(input), output)
+        self.engine.transform(false, Source::Write(input), output)
     }
 }
 
