@@ -193,6 +193,45 @@ struct Fused<T: Real> {
     shared: Option<SharedPath>,
 }
 
+impl<T: Real> Fused<T> {
+    /// The timed sweep of one piece: rows of the exchange before as `gather` says (own rows
+    /// in `src`, the rest at `incoming`; the block `src` itself when there is no exchange
+    /// before), rows of the exchange after as [`Fused::scatter`] says (own rows in `dst`,
+    /// the rest at `outgoing`; the block `dst` when there is none after).
+    ///
+    /// # Safety
+    /// As [`Sweep::run_mapped`]: the maps fit the blocks and message buffers given.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sweep_piece(
+        &self,
+        piece: &Piece,
+        (gather, src, incoming): (&[Run], *mut Complex<T>, *mut Complex<T>),
+        (dst, outgoing): (*mut Complex<T>, *mut Complex<T>),
+        scale: T,
+        workers: &mut [Vec<Complex<T>>],
+        times: &mut StageTimes,
+    ) {
+        let inner = self.sweep.row_len();
+        let from = match self.before {
+            Some(_) => Rows::mapped(gather, src, incoming, inner),
+            None => Rows::block(src, inner),
+        };
+        let to = match self.after {
+            Some(_) => Rows::mapped(&self.scatter, dst, outgoing, inner),
+            None => Rows::block(dst, inner),
+        };
+        let planes = Planes {
+            groups: self.groups,
+            count: self.count,
+            range: piece.planes.clone(),
+        };
+        let t = Instant::now();
+        // SAFETY: the caller's contract.
+        unsafe { self.sweep.run_mapped(from, to, scale, workers, &planes) };
+        times.fft += t.elapsed().as_secs_f64();
+    }
+}
+
 /// How a fused step moves its pieces through a shared-memory window over the exchanges'
 /// group: a rank packs (exchange before) or scatters (exchange after) its messages into its
 /// own region, and after a [`GroupWindow::sync`] every rank gathers (before) or unpacks
@@ -1194,7 +1233,6 @@ where
                         len = 2 * dst_len;
                         continue;
                     }
-                    let inner = fused.sweep.row_len();
                     for piece in &fused.pieces {
                         if let (Some(e), Some(m)) = (fused.before, &piece.before) {
                             let exchange = &mut self.exchanges[e];
@@ -1207,26 +1245,20 @@ where
                             exchange.communicate_piece(m, send, recv)?;
                             times.comm += t.elapsed().as_secs_f64();
                         }
-                        let from = match fused.before {
-                            Some(_) => Rows::mapped(&fused.gather, src, recv.as_mut_ptr(), inner),
-                            None => Rows::block(src, inner),
-                        };
-                        let to = match fused.after {
-                            Some(_) => Rows::mapped(&fused.scatter, dst, send.as_mut_ptr(), inner),
-                            None => Rows::block(dst, inner),
-                        };
-                        let planes = Planes {
-                            groups: fused.groups,
-                            count: fused.count,
-                            range: piece.planes.clone(),
-                        };
-                        let t = Instant::now();
                         // SAFETY: the run maps come from the exchanges' pieces for exactly
-                        // these block and message lengths; the rows `from` names are only
-                        // read and the rows `to` names are disjoint; in place, every own row
-                        // is read and written at the same offset by the same tile.
-                        unsafe { fused.sweep.run_mapped(from, to, scale, workers, &planes) };
-                        times.fft += t.elapsed().as_secs_f64();
+                        // these block and message lengths; the rows the gather names are only
+                        // read and those the scatter names are disjoint; in place, every own
+                        // row is read and written at the same offset by the same tile.
+                        unsafe {
+                            fused.sweep_piece(
+                                piece,
+                                (&fused.gather, src, recv.as_mut_ptr()),
+                                (dst, send.as_mut_ptr()),
+                                scale,
+                                workers,
+                                times,
+                            )
+                        };
                         if let (Some(e), Some(m)) = (fused.after, &piece.after) {
                             let exchange = &mut self.exchanges[e];
                             let t = Instant::now();
@@ -1274,7 +1306,6 @@ where
     let window = &shared.window;
     let own = window.own::<Complex<T>>();
     let region = window.region_len::<Complex<T>>();
-    let inner = fused.sweep.row_len();
     let one_sided = fused.before.is_none() || fused.after.is_none();
     for (k, piece) in fused.pieces.iter().enumerate() {
         if let (Some(e), Some(m)) = (fused.before, &piece.before) {
@@ -1293,30 +1324,19 @@ where
             window.sync()?;
             times.comm += t.elapsed().as_secs_f64();
         }
-        let from = match fused.before {
-            Some(_) => Rows::mapped(&shared.gather, src, window.base(), inner),
-            None => Rows::block(src, inner),
-        };
-        let to = match fused.after {
-            // SAFETY: the exchange after's part of this rank's region.
-            Some(_) => Rows::mapped(
-                &fused.scatter,
-                dst,
-                unsafe { own.add(shared.after_offset) },
-                inner,
-            ),
-            None => Rows::block(dst, inner),
-        };
-        let planes = Planes {
-            groups: fused.groups,
-            count: fused.count,
-            range: piece.planes.clone(),
-        };
-        let t = Instant::now();
         // SAFETY: as in the message-buffer path; the peers' regions are only read, and this
-        // rank's region is written where no peer reads until the next sync.
-        unsafe { fused.sweep.run_mapped(from, to, scale, workers, &planes) };
-        times.fft += t.elapsed().as_secs_f64();
+        // rank's region (the exchange after's part of it) is written where no peer reads
+        // until the next sync.
+        unsafe {
+            fused.sweep_piece(
+                piece,
+                (&shared.gather, src, window.base()),
+                (dst, own.add(shared.after_offset)),
+                scale,
+                workers,
+                times,
+            )
+        };
         if let (Some(e), Some(_)) = (fused.after, &piece.after) {
             let t = Instant::now();
             window.sync()?;

@@ -994,6 +994,11 @@ impl<T: Real> PlaneSteps<T> {
     /// `line` and `sweeps` are planned on one sub-block; `blocks` sub-blocks.
     pub(crate) fn new(line: LineStep<T>, sweeps: Vec<Sweep<T>>, head: bool, blocks: usize) -> Self {
         debug_assert!(line.is_contiguous());
+        // The c2r side gathers its plane from the source with the first sweep.
+        debug_assert!(
+            head || !sweeps.is_empty(),
+            "a c2r plane step runs its FFTs first"
+        );
         let mid_len = if head {
             line.output_scalars() / 2
         } else {
@@ -1079,9 +1084,6 @@ impl<T: Real> PlaneSteps<T> {
                         for (i, sweep) in self.sweeps.iter().enumerate() {
                             let from = (i == 0).then_some(source);
                             sweep.run_serial(plane, from, None, sweep_scratch);
-                        }
-                        if self.sweeps.is_empty() {
-                            plane.copy_from_slice(source);
                         }
                         self.line
                             .run_lines(y, bytemuck::cast_slice(&plane[..]), line_scale, tmp);
