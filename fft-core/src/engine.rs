@@ -5,7 +5,9 @@
 //! viewed through `bytemuck`).
 
 use crate::error::{FftError, Result};
-use crate::local::{LineOp, LineStep, LocalFft, PlaneSteps, Planes, R2r, Rows, Sweep};
+use crate::local::{
+    LineOp, LineStep, LocalFft, PlaneEnd, PlaneKernel, PlaneSteps, Planes, R2r, Rows, Sweep,
+};
 use crate::options::{AxisKind, FftOptions};
 use crate::real::Real;
 use crate::stages::{pipeline_for, resolve_grid, Domain, Pipeline, Stage, TransformShape};
@@ -150,7 +152,8 @@ enum Step<T: Real> {
     Line { step: LineStep<T>, in_place: bool },
     /// An exchange; `real`: the elements are scalars, else complex.
     Exchange { index: usize, real: bool },
-    /// A strided complex FFT sweep fused with the exchange before it, after it, or both (see
+    /// A strided complex FFT sweep fused with the exchange before it, after it, or both, or
+    /// whole planes of FFTs (or r2c and FFTs) fused with the exchange after them (see
     /// [`Fused`]).
     Fused(Box<Fused<T>>),
     /// An r2c step and FFTs along other trailing axes (or FFTs and a c2r step), one sub-block
@@ -163,7 +166,8 @@ enum Step<T: Real> {
 /// `gather`) and write them straight to where exchange `after` takes them (run map
 /// `scatter`; the destination block for the own part, the send buffer for the rest). The
 /// layout in between is never stored, and nothing is unpacked or packed in a pass of its own.
-/// Complex data only.
+/// Complex data only, except that a [`Kernel::Planes`] reads the source block as it is (an
+/// r2c kernel reads real planes).
 ///
 /// The exchanges move in [`Piece`]s of a few planes of the sweep at a time (cut along the
 /// slowest axis of the sweep's layout, which both exchanges scatter or gather): pack, move,
@@ -175,7 +179,7 @@ enum Step<T: Real> {
 struct Fused<T: Real> {
     before: Option<usize>,
     after: Option<usize>,
-    sweep: Sweep<T>,
+    kernel: Kernel<T>,
     /// Run maps over the whole block of the sweep; message offsets are into the buffers of
     /// the piece that moves the run.
     gather: Vec<Run>,
@@ -191,6 +195,56 @@ struct Fused<T: Real> {
     in_place: bool,
     /// The pieces' way through a shared-memory window, when the group is on one node.
     shared: Option<SharedPath>,
+}
+
+/// What a fused step computes between its exchanges.
+enum Kernel<T: Real> {
+    /// One strided sweep whose tiles read and write their rows through the run maps.
+    Sweep(Sweep<T>),
+    /// Whole planes transformed in cache, their rows written through the scatter map; only
+    /// with an exchange after and none before.
+    Planes(PlaneKernel<T>),
+}
+
+impl<T: Real> Kernel<T> {
+    /// Elements per row: the run length of the run maps.
+    fn row_len(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.row_len(),
+            Kernel::Planes(p) => p.row_len(),
+        }
+    }
+
+    /// Planes in the block.
+    fn outer(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.outer(),
+            Kernel::Planes(p) => p.outer(),
+        }
+    }
+
+    /// Rows per plane.
+    fn rows(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.len(),
+            Kernel::Planes(p) => p.len(),
+        }
+    }
+
+    /// Elements of one plane.
+    fn plane_len(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.plane_len(),
+            Kernel::Planes(p) => p.plane_len(),
+        }
+    }
+
+    fn scratch_len(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.scratch_len(),
+            Kernel::Planes(p) => p.scratch_len(),
+        }
+    }
 }
 
 impl<T: Real> Fused<T> {
@@ -211,7 +265,7 @@ impl<T: Real> Fused<T> {
         workers: &mut [Vec<Complex<T>>],
         times: &mut StageTimes,
     ) {
-        let inner = self.sweep.row_len();
+        let inner = self.kernel.row_len();
         let from = match self.before {
             Some(_) => Rows::mapped(gather, src, incoming, inner),
             None => Rows::block(src, inner),
@@ -226,8 +280,25 @@ impl<T: Real> Fused<T> {
             range: piece.planes.clone(),
         };
         let t = Instant::now();
-        // SAFETY: the caller's contract.
-        unsafe { self.sweep.run_mapped(from, to, scale, workers, &planes) };
+        match &self.kernel {
+            // SAFETY: the caller's contract.
+            Kernel::Sweep(sweep) => unsafe { sweep.run_mapped(from, to, scale, workers, &planes) },
+            Kernel::Planes(kernel) => {
+                // The side without an exchange is a block of whole planes (scalars: a real
+                // one for r2c and c2r).
+                let from = match self.before {
+                    Some(_) => PlaneEnd::Rows(from),
+                    None => PlaneEnd::Block(src as *mut T),
+                };
+                let to = match self.after {
+                    Some(_) => PlaneEnd::Rows(to),
+                    None => PlaneEnd::Block(dst as *mut T),
+                };
+                // SAFETY: the caller's contract; the kernel is fused only on the sides it
+                // takes rows on, and with one exchange only.
+                unsafe { kernel.run_mapped(from, to, scale, workers, &planes) };
+            }
+        }
         times.fft += t.elapsed().as_secs_f64();
     }
 }
@@ -254,13 +325,13 @@ struct Piece {
     after: Option<Messages>,
 }
 
-/// Cuts the fused step around `sweep` (on `layout`, of this rank `rank`) into pieces of about
+/// Cuts the fused step around `kernel` (on `layout`, of this rank `rank`) into pieces of about
 /// `piece_bytes` (at least one plane each) and maps its runs. `before`/`after`: the exchanges fused before and after. Pieces need the
 /// sweep's planes to be the slowest axis of `layout` (after the batch axis) and that axis to
 /// be the one both exchanges scatter or gather; otherwise there is one piece, the whole
 /// exchange. The piece count depends on global shapes only, so every rank moves the same.
 fn cut_into_pieces<T: Real>(
-    sweep: Sweep<T>,
+    kernel: Kernel<T>,
     layout: &Layout,
     before: Option<usize>,
     after: Option<usize>,
@@ -272,12 +343,13 @@ fn cut_into_pieces<T: Real>(
         rank,
         shift,
         piece_bytes,
+        threads,
         ..
     } = *context;
-    let row = sweep.row_len();
+    let row = kernel.row_len();
     let order = layout.memory_order().axes();
     let memory_shape = layout.local_shape_in_memory(rank);
-    let outer = sweep.outer();
+    let outer = kernel.outer();
     let axis = order[shift];
     let gathers = |e: Option<usize>, scattered: bool| {
         e.is_none_or(|e| {
@@ -285,12 +357,21 @@ fn cut_into_pieces<T: Real>(
             (if scattered { plan.1 } else { plan.0 }) == axis
         })
     };
-    let pieceable = sweep.position() == shift + 1 && gathers(before, true) && gathers(after, false);
+    let planes_first = match &kernel {
+        Kernel::Sweep(sweep) => sweep.position() == shift + 1,
+        Kernel::Planes(_) => true,
+    };
+    let pieceable = planes_first && gathers(before, true) && gathers(after, false);
     let ranks = layout.grid().ranks();
     let (groups, count, size, pieces) = if pieceable {
         let groups = if shift == 1 { memory_shape[0] } else { 1 };
-        let plane = sweep.plane_len() * std::mem::size_of::<Complex<T>>() * groups;
+        let plane = kernel.plane_len() * std::mem::size_of::<Complex<T>>() * groups;
         let size = (piece_bytes / plane.max(1)).max(1);
+        // A plane kernel shares a piece's planes among the threads: a plane for each.
+        let size = match kernel {
+            Kernel::Planes(_) => size.max(threads),
+            Kernel::Sweep(_) => size,
+        };
         let most = (0..ranks)
             .map(|r| layout.local_shape(r)[axis])
             .max()
@@ -304,7 +385,7 @@ fn cut_into_pieces<T: Real>(
     } else {
         (1, outer, usize::MAX / 4, 1)
     };
-    let rows = outer * sweep.len();
+    let rows = outer * kernel.rows();
     let unset = Run {
         buffer: redist::runs::RunBuffer::Block,
         offset: usize::MAX,
@@ -351,7 +432,7 @@ fn cut_into_pieces<T: Real>(
     Some(Fused {
         before,
         after,
-        sweep,
+        kernel,
         gather,
         scatter,
         pieces: cut,
@@ -425,7 +506,7 @@ where
         buffer: redist::runs::RunBuffer::Block,
         offset: usize::MAX,
     };
-    let row = fused.sweep.row_len();
+    let row = fused.kernel.row_len();
     let mut gather = vec![unset; fused.gather.len()];
     let mut unpacks = Vec::new();
     for (k, piece) in fused.pieces.iter().enumerate() {
@@ -460,6 +541,8 @@ struct FuseContext<'a> {
     /// 1 with a batch axis (the slowest memory axis of every layout), else 0.
     shift: usize,
     piece_bytes: usize,
+    /// The most rayon threads of any rank.
+    threads: usize,
     shared_memory: bool,
     /// Whether every rank says yes (collective over the whole plan): fusing decides how many
     /// collective calls an exchange makes, so all ranks must decide alike.
@@ -488,7 +571,10 @@ where
     // An exchange that a later sweep can take on both sides (exchange, strided sweep, the
     // same exchange reversed: in place, no work block) is kept for that sweep rather than
     // fused after an earlier one (an r2c plan's axis-1 sweep would otherwise take it).
-    let reserved: Vec<usize> = steps
+    // So is an exchange just before a c2r plane step, unless it closes such a pair: the c2r
+    // writes a real block, which cannot host the complex layout the exchange leaves, so only
+    // c2r planes gathering straight from the exchange spare a work block between them.
+    let pairs: Vec<(usize, usize)> = steps
         .windows(3)
         .filter_map(|w| match w {
             [Step::Exchange {
@@ -500,17 +586,29 @@ where
             }] if local.single_strided().is_some()
                 && ends[*e] == (ends[*back].1, ends[*back].0) =>
             {
-                Some(*e)
+                Some((*e, *back))
             }
             _ => None,
         })
         .collect();
+    let c2r = steps.windows(2).filter_map(|w| match w {
+        [Step::Exchange {
+            index: e,
+            real: false,
+        }, Step::Planes(planes)]
+            if !planes.is_head() && pairs.iter().all(|&(_, back)| back != *e) =>
+        {
+            Some(*e)
+        }
+        _ => None,
+    });
+    let reserved: Vec<usize> = pairs.iter().map(|&(e, _)| e).chain(c2r).collect();
     let mut out: Vec<(Step<T>, usize)> = Vec::with_capacity(steps.len());
     let mut pending = steps.into_iter().zip(after).peekable();
     while let Some((step, layout)) = pending.next() {
         // Every rank asks the same questions in the same order (the steps are global), and
         // each answer is agreed over all ranks.
-        let candidate = matches!(&step, Step::Fft(_))
+        let candidate = matches!(&step, Step::Fft(_) | Step::Planes(_))
             && (matches!(out.last(), Some((Step::Exchange { real: false, .. }, _)))
                 || matches!(
                     pending.peek(),
@@ -520,28 +618,54 @@ where
             out.push((step, layout));
             continue;
         }
-        let sweep = match &step {
-            Step::Fft(local) => local.single_strided().cloned(),
+        // One strided sweep; else whole planes (the sub-blocks after the slowest memory
+        // position, batch axis aside) of FFTs or of an r2c step and FFTs, when every sweep
+        // runs within a plane. Both depend on the layouts only, so every rank picks alike.
+        // (The complex plane of a c2r step is its source's, in the layout before it.)
+        let first = context.shift + 1;
+        let complex_layout = match (&step, out.last()) {
+            (Step::Planes(steps), Some((_, before))) if !steps.is_head() => *before,
+            _ => layout,
+        };
+        let memory_shape = layouts[complex_layout].local_shape_in_memory(context.rank);
+        let plane_shape = memory_shape.get(first..).unwrap_or(&[]);
+        let planes: usize = memory_shape.iter().take(first).product();
+        let kernel = match &step {
+            Step::Fft(local) => match local.single_strided() {
+                Some(sweep) => Some(Kernel::Sweep(sweep.clone())),
+                None => local
+                    .on_planes(&memory_shape, first)
+                    .map(|sweeps| Kernel::Planes(PlaneKernel::ffts(sweeps, planes, plane_shape))),
+            },
+            Step::Planes(steps) => PlaneKernel::steps(steps, plane_shape).map(Kernel::Planes),
             _ => None,
         };
-        let row = sweep.as_ref().map_or(0, Sweep::row_len);
+        let row = kernel.as_ref().map_or(0, Kernel::row_len);
         let before = match out.last() {
             Some((Step::Exchange { index, real: false }, _)) => {
-                let ok = sweep.is_some() && exchanges[*index].rank_part().has_dst_runs(row);
+                let ok = match &kernel {
+                    Some(Kernel::Sweep(_)) => true,
+                    Some(Kernel::Planes(k)) => k.gathers(),
+                    None => false,
+                } && exchanges[*index].rank_part().has_dst_runs(row);
                 (context.agree)(ok).then_some(*index)
             }
             _ => None,
         };
         let after = match pending.peek() {
             Some((Step::Exchange { index, real: false }, _)) => {
-                let ok = sweep.is_some()
-                    && !reserved.contains(index)
+                let ok = match &kernel {
+                    Some(Kernel::Sweep(_)) => true,
+                    // A plane kernel takes one exchange.
+                    Some(Kernel::Planes(k)) => k.scatters() && before.is_none(),
+                    None => false,
+                } && !reserved.contains(index)
                     && exchanges[*index].rank_part().has_src_runs(row);
                 (context.agree)(ok).then_some(*index)
             }
             _ => None,
         };
-        let Some(sweep) = sweep.filter(|_| before.is_some() || after.is_some()) else {
+        let Some(kernel) = kernel.filter(|_| before.is_some() || after.is_some()) else {
             out.push((step, layout));
             continue;
         };
@@ -549,7 +673,7 @@ where
             (Some(b), Some(a)) => ends[b] == (ends[a].1, ends[a].0),
             _ => false,
         };
-        let fused = cut_into_pieces(sweep, &layouts[layout], before, after, reversed, context);
+        let fused = cut_into_pieces(kernel, &layouts[layout], before, after, reversed, context);
         let agreed = (context.agree)(fused.is_some());
         let Some(mut fused) = fused.filter(|_| agreed) else {
             out.push((step, layout));
@@ -908,6 +1032,12 @@ where
             rank,
             shift,
             piece_bytes: options.piece_bytes,
+            threads: {
+                let mut all = 0u64;
+                let mine = rayon::current_num_threads().max(1) as u64;
+                comm.all_reduce_into(&mine, &mut all, SystemOperation::max());
+                all as usize
+            },
             shared_memory: options.shared_memory,
             agree: &|yes: bool| {
                 let mut all = 0i32;
@@ -989,7 +1119,7 @@ where
             .map(|s| match s {
                 Step::Fft(local) => local.scratch_len(),
                 Step::Line { step, .. } => step.scratch_len(),
-                Step::Fused(f) => f.sweep.scratch_len(),
+                Step::Fused(f) => f.kernel.scratch_len(),
                 Step::Planes(planes) => planes.scratch_len(),
                 Step::Exchange { .. } => 0,
             })
@@ -1205,16 +1335,22 @@ where
                         .after
                         .or(fused.before)
                         .expect("fused with an exchange");
-                    let dst_len = self.exchanges[last].dst_len();
+                    // Scalars of the destination: the exchange's, or a c2r kernel's real block.
+                    let dst_scalars = match (&fused.kernel, fused.after) {
+                        (Kernel::Planes(kernel), None) => kernel.output_scalars(),
+                        _ => 2 * self.exchanges[last].dst_len(),
+                    };
+                    let dst_len = dst_scalars / 2;
                     // Raw views: in place, source and destination are one buffer, which the
-                    // pieces read and write in turn (see `Fused`).
+                    // pieces read and write in turn (see `Fused`). A real source or
+                    // destination (r2c or c2r kernel) is cast to complex only for its address.
                     let (src, src_len, dst) = if fused.in_place && at == dests[i] {
                         let data = as_complex_mut(place(input, output, &mut work, at));
                         (data.as_mut_ptr(), len / 2, data.as_mut_ptr())
                     } else {
                         let (src, dst) = split(input, output, &mut work, at, dests[i]);
-                        let dst = as_complex_mut(&mut dst[..2 * dst_len]);
-                        (src.as_ptr() as *mut Complex<T>, len / 2, dst.as_mut_ptr())
+                        let dst = dst[..dst_scalars].as_mut_ptr() as *mut Complex<T>;
+                        (src.as_ptr() as *mut Complex<T>, len / 2, dst)
                     };
                     let (send, recv) = (as_complex_mut(send), as_complex_mut(recv));
                     if let Some(shared) = &fused.shared {
@@ -1230,7 +1366,7 @@ where
                             times,
                         )?;
                         at = dests[i];
-                        len = 2 * dst_len;
+                        len = dst_scalars;
                         continue;
                     }
                     for piece in &fused.pieces {
@@ -1273,7 +1409,7 @@ where
                         }
                     }
                     at = dests[i];
-                    len = 2 * dst_len;
+                    len = dst_scalars;
                 }
             }
         }

@@ -510,6 +510,20 @@ impl<T: Real> LocalFft<T> {
         self.whole.iter().map(Sweep::scratch_len).max().unwrap_or(0)
     }
 
+    /// The sweeps planned again on one plane of a block of `memory_shape` (the sub-block at
+    /// memory positions `first..`), in order, when every sweep runs along one of those
+    /// positions (see [`PlaneKernel`]).
+    pub(crate) fn on_planes(&self, memory_shape: &[usize], first: usize) -> Option<Vec<Sweep<T>>> {
+        let plane = memory_shape.get(first..).filter(|p| !p.is_empty())?;
+        self.whole
+            .iter()
+            .map(|s| {
+                let p = s.position.checked_sub(first)?;
+                Some(Sweep::new(s.fft.clone(), plane, p))
+            })
+            .collect()
+    }
+
     /// The sweep, when there is exactly one and it is strided (the kind an exchange can be
     /// fused with; see [`Sweep::run_mapped`]).
     pub(crate) fn single_strided(&self) -> Option<&Sweep<T>> {
@@ -567,6 +581,7 @@ impl<T: Real> LocalFft<T> {
 /// A real-to-real transform of one length, FFTW-scaled (rustdct computes half of FFTW's
 /// REDFT/RODFT sums; [`R2r::process`] leaves that factor to the caller, see
 /// [`R2r::FFTW_FACTOR`]).
+#[derive(Clone)]
 pub(crate) enum R2r<T: Real> {
     Dct1(Arc<dyn rustdct::Dct1<T>>),
     Dst1(Arc<dyn rustdct::Dst1<T>>),
@@ -617,6 +632,7 @@ impl<T: Real> R2r<T> {
 }
 
 /// The 1-D transform a [`LineStep`] applies to each line.
+#[derive(Clone)]
 pub(crate) enum LineOp<T: Real> {
     /// A complex FFT of `max(n_in, n_out)` points; when the lengths differ, the spectral side
     /// keeps the `min(n_in, n_out)` lowest modes (truncation forward, zero-padding backward;
@@ -636,6 +652,7 @@ pub(crate) enum LineOp<T: Real> {
 /// tile at a time into the worker's scratch (or read and written directly when contiguous and
 /// out of place), so nothing is allocated per call. Data is passed as scalars (`T`); complex
 /// elements are two scalars.
+#[derive(Clone)]
 pub(crate) struct LineStep<T: Real> {
     op: LineOp<T>,
     /// Line lengths in elements.
@@ -978,6 +995,7 @@ impl<T: Real> LineStep<T> {
 /// (`head`: the line step first, forward), or the FFTs and then the c2r (backward). The
 /// sub-blocks are the indices of the memory positions before the trailing ones; each worker
 /// takes a contiguous range of them.
+#[derive(Clone)]
 pub(crate) struct PlaneSteps<T: Real> {
     /// The line step over one sub-block (contiguous lines).
     line: LineStep<T>,
@@ -1049,8 +1067,25 @@ impl<T: Real> PlaneSteps<T> {
         if self.blocks == 0 || in_len == 0 || out_len == 0 {
             return;
         }
-        let nworkers = workers.len();
-        let per_worker = self.blocks.div_ceil(nworkers);
+        let per_worker = self.blocks.div_ceil(workers.len());
+        output
+            .par_chunks_mut(per_worker * out_len)
+            .zip(input.par_chunks(per_worker * in_len))
+            .zip(workers.par_iter_mut())
+            .for_each(|((output, input), scratch)| {
+                for (y, x) in output
+                    .chunks_exact_mut(out_len)
+                    .zip(input.chunks_exact(in_len))
+                {
+                    self.run_one(y, x, scale, scratch);
+                }
+            });
+    }
+
+    /// One sub-block: from `x` (the source sub-block's scalars) into `y`, on the calling
+    /// thread with one worker's `scratch` ([`PlaneSteps::scratch_len`]); the last operation
+    /// scales by `scale`.
+    fn run_one(&self, y: &mut [T], x: &[T], scale: T, scratch: &mut [Complex<T>]) {
         let sweep_scale = |i: usize| {
             let last = i + 1 == self.sweeps.len();
             let s = if self.head && last { scale } else { T::one() };
@@ -1061,35 +1096,227 @@ impl<T: Real> PlaneSteps<T> {
         } else {
             scale
         };
-        output
-            .par_chunks_mut(per_worker * out_len)
-            .zip(input.par_chunks(per_worker * in_len))
-            .zip(workers.par_iter_mut())
-            .for_each(|((output, input), scratch)| {
-                let (plane, rest) = scratch.split_at_mut(if self.head { 0 } else { self.mid_len });
-                let (sweep_scratch, tmp) = rest.split_at_mut(self.sweeps_scratch());
-                let tmp: &mut [T] = bytemuck::cast_slice_mut(tmp);
-                for (y, x) in output
-                    .chunks_exact_mut(out_len)
-                    .zip(input.chunks_exact(in_len))
-                {
-                    if self.head {
-                        self.line.run_lines(y, x, line_scale, tmp);
-                        let block: &mut [Complex<T>] = bytemuck::cast_slice_mut(y);
-                        for (i, sweep) in self.sweeps.iter().enumerate() {
-                            sweep.run_serial(block, None, sweep_scale(i), sweep_scratch);
+        let (plane, rest) = scratch.split_at_mut(if self.head { 0 } else { self.mid_len });
+        let (sweep_scratch, tmp) = rest.split_at_mut(self.sweeps_scratch());
+        let tmp: &mut [T] = bytemuck::cast_slice_mut(tmp);
+        if self.head {
+            self.line.run_lines(y, x, line_scale, tmp);
+            let block: &mut [Complex<T>] = bytemuck::cast_slice_mut(y);
+            for (i, sweep) in self.sweeps.iter().enumerate() {
+                sweep.run_serial(block, None, sweep_scale(i), sweep_scratch);
+            }
+        } else {
+            let source: &[Complex<T>] = bytemuck::cast_slice(x);
+            for (i, sweep) in self.sweeps.iter().enumerate() {
+                let from = (i == 0).then_some(source);
+                sweep.run_serial(plane, from, None, sweep_scratch);
+            }
+            self.line
+                .run_lines(y, bytemuck::cast_slice(&plane[..]), line_scale, tmp);
+        }
+    }
+
+    /// Whether the line step comes first (r2c then FFTs).
+    pub(crate) fn is_head(&self) -> bool {
+        self.head
+    }
+}
+
+/// What a [`PlaneKernel`] does to one plane.
+#[derive(Clone)]
+pub(crate) enum PlaneOp<T: Real> {
+    /// Complex FFT sweeps planned on one plane, in order.
+    Ffts(Vec<Sweep<T>>),
+    /// An r2c step and then FFT sweeps, or FFT sweeps and then a c2r step ([`PlaneSteps`]
+    /// whose sub-blocks are the planes).
+    Steps(PlaneSteps<T>),
+}
+
+/// Where a [`PlaneKernel`] reads its planes from or writes them to.
+#[derive(Clone, Copy)]
+pub(crate) enum PlaneEnd<'a, T> {
+    /// A block of whole planes one after another (scalars).
+    Block(*mut T),
+    /// Complex rows where a run map says (the side of a fused exchange).
+    Rows(Rows<'a, T>),
+}
+
+// SAFETY: as for `Rows`: only dereferenced under `PlaneKernel::run_mapped`'s contract, which
+// keeps workers on disjoint planes.
+unsafe impl<T: Send> Send for PlaneEnd<'_, T> {}
+unsafe impl<T: Send> Sync for PlaneEnd<'_, T> {}
+
+/// The transforms of whole planes (the sub-blocks at the memory positions after the slowest
+/// one), one plane at a time in a worker's cache-sized buffer, whose complex rows come from,
+/// or go to, where a run map says: the kernel of a fused step with an exchange on one side.
+/// The block on that side of the transforms is then never stored whole: a forward transform
+/// with transposed output runs its first FFTs (or its r2c and FFTs) from the caller's input
+/// straight into the exchange, and the c2r backward gathers its planes straight from it.
+#[derive(Clone)]
+pub(crate) struct PlaneKernel<T: Real> {
+    op: PlaneOp<T>,
+    /// Planes in the block.
+    planes: usize,
+    /// Rows per complex plane on the exchange's side, and elements per row.
+    rows: usize,
+    inner: usize,
+    /// Scalars of one source and one destination plane.
+    in_len: usize,
+    out_len: usize,
+}
+
+impl<T: Real> PlaneKernel<T> {
+    /// `planes` planes of FFT sweeps planned on one plane of memory shape `plane_shape`.
+    pub(crate) fn ffts(sweeps: Vec<Sweep<T>>, planes: usize, plane_shape: &[usize]) -> Self {
+        assert!(!sweeps.is_empty() && !plane_shape.is_empty());
+        let len: usize = plane_shape.iter().product();
+        Self {
+            op: PlaneOp::Ffts(sweeps),
+            planes,
+            rows: plane_shape[0],
+            inner: plane_shape[1..].iter().product(),
+            in_len: 2 * len,
+            out_len: 2 * len,
+        }
+    }
+
+    /// The planes of `steps`, whose complex sub-blocks have memory shape `plane_shape` (the
+    /// destination's of an r2c step, the source's of a c2r step).
+    pub(crate) fn steps(steps: &PlaneSteps<T>, plane_shape: &[usize]) -> Option<Self> {
+        let len: usize = plane_shape.iter().product();
+        if plane_shape.is_empty() || len != steps.mid_len {
+            return None;
+        }
+        Some(Self {
+            in_len: steps.line.input_scalars(),
+            out_len: steps.line.output_scalars(),
+            op: PlaneOp::Steps(steps.clone()),
+            planes: steps.blocks,
+            rows: plane_shape[0],
+            inner: plane_shape[1..].iter().product(),
+        })
+    }
+
+    /// Whether the kernel can read its planes from rows (no r2c: its source is real).
+    pub(crate) fn gathers(&self) -> bool {
+        !matches!(&self.op, PlaneOp::Steps(steps) if steps.head)
+    }
+
+    /// Whether the kernel can write its planes to rows (no c2r: its destination is real).
+    pub(crate) fn scatters(&self) -> bool {
+        !matches!(&self.op, PlaneOp::Steps(steps) if !steps.head)
+    }
+
+    /// Planes in the block.
+    pub(crate) fn outer(&self) -> usize {
+        self.planes
+    }
+
+    /// Rows per complex plane.
+    pub(crate) fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Complex elements per row (the run length of the row map on the exchange's side).
+    pub(crate) fn row_len(&self) -> usize {
+        self.inner
+    }
+
+    /// Scalars of the whole destination block.
+    pub(crate) fn output_scalars(&self) -> usize {
+        self.planes * self.out_len
+    }
+
+    /// Complex elements of one complex plane.
+    pub(crate) fn plane_len(&self) -> usize {
+        self.rows * self.inner
+    }
+
+    /// Scratch elements one worker needs: a complex plane and the transforms' own scratch.
+    pub(crate) fn scratch_len(&self) -> usize {
+        self.plane_len()
+            + match &self.op {
+                PlaneOp::Ffts(sweeps) => sweeps.iter().map(Sweep::scratch_len).max().unwrap_or(0),
+                PlaneOp::Steps(steps) => steps.scratch_len(),
+            }
+    }
+
+    /// Transforms the planes `planes` picks: plane `o` from `from` (its row `i` at
+    /// `rows.row(o · rows + i)`, or the `o`-th plane of a block) to `to` (likewise); the last
+    /// transform scales by `scale`. One side is a block, the other rows, or both blocks. In
+    /// parallel over planes; allocates nothing.
+    ///
+    /// # Safety
+    /// Every plane and row named is valid; `from`'s are not written meanwhile, `to`'s rows
+    /// are disjoint and neither side overlaps the other; a [`PlaneEnd::Rows`] source only
+    /// with [`Self::gathers`], a [`PlaneEnd::Rows`] destination only with [`Self::scatters`].
+    pub(crate) unsafe fn run_mapped(
+        &self,
+        from: PlaneEnd<'_, T>,
+        to: PlaneEnd<'_, T>,
+        scale: T,
+        workers: &mut [Vec<Complex<T>>],
+        planes: &Planes,
+    ) {
+        debug_assert_eq!(planes.groups * planes.count, self.planes);
+        let per_group = planes.range.len();
+        let tasks = planes.groups * per_group;
+        let nworkers = workers.len();
+        let (inner, rows) = (self.inner, self.rows);
+        let scaled = |last: bool| (last && scale != T::one()).then_some(scale);
+        workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
+            let (buf, scratch) = scratch.split_at_mut(self.plane_len());
+            let buf = buf.as_mut_ptr();
+            for t in tasks * w / nworkers..tasks * (w + 1) / nworkers {
+                let o = (t / per_group) * planes.count + planes.range.start + t % per_group;
+                // SAFETY (this block): the caller's contract; plane `o` and its rows are this
+                // task's alone, and `buf` is this worker's (a gathered source and a plane to
+                // scatter are never both in it).
+                unsafe {
+                    // A gathered source goes into `buf` first.
+                    let x: &[T] = match from {
+                        PlaneEnd::Block(src) => {
+                            std::slice::from_raw_parts(src.add(o * self.in_len), self.in_len)
                         }
-                    } else {
-                        let source: &[Complex<T>] = bytemuck::cast_slice(x);
-                        for (i, sweep) in self.sweeps.iter().enumerate() {
-                            let from = (i == 0).then_some(source);
-                            sweep.run_serial(plane, from, None, sweep_scratch);
+                        PlaneEnd::Rows(r) => {
+                            for i in 0..rows {
+                                let row = buf.add(i * inner);
+                                std::ptr::copy_nonoverlapping(r.row(o * rows + i), row, inner);
+                            }
+                            std::slice::from_raw_parts(buf as *const T, self.in_len)
                         }
-                        self.line
-                            .run_lines(y, bytemuck::cast_slice(&plane[..]), line_scale, tmp);
+                    };
+                    // Where the plane goes: `buf` when it is scattered afterwards.
+                    let y: &mut [T] = match to {
+                        PlaneEnd::Block(dst) => {
+                            std::slice::from_raw_parts_mut(dst.add(o * self.out_len), self.out_len)
+                        }
+                        PlaneEnd::Rows(_) => {
+                            debug_assert!(matches!(from, PlaneEnd::Block(_)));
+                            std::slice::from_raw_parts_mut(buf as *mut T, self.out_len)
+                        }
+                    };
+                    match &self.op {
+                        PlaneOp::Ffts(sweeps) => {
+                            let y: &mut [Complex<T>] = bytemuck::cast_slice_mut(y);
+                            let x: &[Complex<T>] = bytemuck::cast_slice(x);
+                            let count = sweeps.len();
+                            for (i, sweep) in sweeps.iter().enumerate() {
+                                let input = (i == 0).then_some(x);
+                                sweep.run_serial(y, input, scaled(i + 1 == count), scratch);
+                            }
+                        }
+                        PlaneOp::Steps(steps) => steps.run_one(y, x, scale, scratch),
+                    }
+                    if let PlaneEnd::Rows(r) = to {
+                        for i in 0..rows {
+                            let row = buf.add(i * inner);
+                            std::ptr::copy_nonoverlapping(row, r.row(o * rows + i), inner);
+                        }
                     }
                 }
-            });
+            }
+        });
     }
 }
 
@@ -1188,5 +1415,151 @@ mod tests {
         assert_eq!(got, want, "FFT then c2r per plane");
         // The source is only read.
         assert_eq!(spectrum, data(planes * rows * half * 2, 2));
+    }
+
+    /// Rows `0..count` of `inner` elements scattered over a block (even rows, backwards) and a
+    /// message buffer (odd rows), as an exchange's run map puts them.
+    fn scattered_rows(count: usize, inner: usize) -> Vec<redist::runs::Run> {
+        use redist::runs::{Run, RunBuffer};
+        let evens = count.div_ceil(2);
+        (0..count)
+            .map(|r| match r % 2 {
+                0 => Run {
+                    buffer: RunBuffer::Block,
+                    offset: (evens - 1 - r / 2) * inner,
+                },
+                _ => Run {
+                    buffer: RunBuffer::Message,
+                    offset: (r / 2) * inner,
+                },
+            })
+            .collect()
+    }
+
+    /// The rows of a run map read back in row order.
+    fn read_rows(
+        runs: &[redist::runs::Run],
+        block: &[Complex<f64>],
+        message: &[Complex<f64>],
+        inner: usize,
+    ) -> Vec<Complex<f64>> {
+        runs.iter()
+            .flat_map(|run| {
+                let buffer = match run.buffer {
+                    redist::runs::RunBuffer::Block => block,
+                    redist::runs::RunBuffer::Message => message,
+                };
+                buffer[run.offset..run.offset + inner].to_vec()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plane_kernels_write_and_read_rows_where_the_map_says() {
+        let (planes, rows, inner) = (5, 6, 8);
+        let count = planes * rows;
+        let runs = scattered_rows(count, inner);
+        let mut ffts = rustfft::FftPlanner::<f64>::new();
+        let workers = || vec![vec![Complex::<f64>::default(); 4096]; 2];
+        let all = |range: std::ops::Range<usize>| Planes {
+            groups: 1,
+            count: planes,
+            range,
+        };
+        let complex = |seed| -> Vec<Complex<f64>> {
+            bytemuck::cast_slice(&data(2 * count * inner, seed)).to_vec()
+        };
+
+        // FFTs along both axes of each plane, to the rows of the map, two pieces of planes.
+        let x = complex(3);
+        let (along_rows, across) = (ffts.plan_fft_forward(inner), ffts.plan_fft_forward(rows));
+        let mut want = x.clone();
+        Sweep::new(along_rows.clone(), &[planes, rows, inner], 2).run(
+            &mut want,
+            None,
+            1.0,
+            &mut workers(),
+        );
+        Sweep::new(across.clone(), &[planes, rows, inner], 1).run(
+            &mut want,
+            None,
+            0.5,
+            &mut workers(),
+        );
+        let kernel = PlaneKernel::ffts(
+            vec![
+                Sweep::new(along_rows, &[rows, inner], 1),
+                Sweep::new(across, &[rows, inner], 0),
+            ],
+            planes,
+            &[rows, inner],
+        );
+        assert!(kernel.scratch_len() <= 4096);
+        let mut block = vec![Complex::new(f64::NAN, 0.0); count.div_ceil(2) * inner];
+        let mut message = vec![Complex::new(f64::NAN, 0.0); count / 2 * inner];
+        let to = Rows::mapped(&runs, block.as_mut_ptr(), message.as_mut_ptr(), inner);
+        let src = PlaneEnd::Block(x.as_ptr() as *mut f64);
+        for range in [0..2, 2..planes] {
+            // SAFETY: the map names every row once, within `block` and `message`.
+            unsafe { kernel.run_mapped(src, PlaneEnd::Rows(to), 0.5, &mut workers(), &all(range)) };
+        }
+        assert_eq!(
+            read_rows(&runs, &block, &message, inner),
+            want,
+            "FFTs to rows"
+        );
+
+        // A c2r kernel gathering its complex planes from the rows of the map.
+        let n = 2 * (inner - 1);
+        let mut reals = realfft::RealFftPlanner::<f64>::new();
+        let c2r = LineStep::new(
+            LineOp::C2r(reals.plan_fft_inverse(n)),
+            &[rows, inner],
+            1,
+            n,
+            false,
+            true,
+            n,
+        );
+        let inverse = ffts.plan_fft_inverse(rows);
+        let steps = PlaneSteps::new(
+            c2r,
+            vec![Sweep::new(inverse, &[rows, inner], 0)],
+            false,
+            planes,
+        );
+        let spectrum = complex(4);
+        let mut want = vec![f64::NAN; steps.output_scalars()];
+        steps.run(
+            &mut want,
+            bytemuck::cast_slice(&spectrum),
+            0.25,
+            &mut workers(),
+        );
+        // Put the spectrum's rows where the map says.
+        for (r, run) in runs.iter().enumerate() {
+            let buffer = match run.buffer {
+                redist::runs::RunBuffer::Block => &mut block,
+                redist::runs::RunBuffer::Message => &mut message,
+            };
+            buffer[run.offset..run.offset + inner]
+                .copy_from_slice(&spectrum[r * inner..(r + 1) * inner]);
+        }
+        let kernel = PlaneKernel::steps(&steps, &[rows, inner]).expect("a c2r plane kernel");
+        assert!(kernel.gathers() && !kernel.scatters());
+        let from = Rows::mapped(&runs, block.as_mut_ptr(), message.as_mut_ptr(), inner);
+        let mut got = vec![f64::NAN; kernel.output_scalars()];
+        let dst = PlaneEnd::Block(got.as_mut_ptr());
+        // SAFETY: the map names every row once; `got` holds every plane.
+        unsafe {
+            kernel.run_mapped(
+                PlaneEnd::Rows(from),
+                dst,
+                0.25,
+                &mut workers(),
+                &all(0..planes),
+            )
+        };
+        assert_eq!(got, want, "c2r from rows");
     }
 }

@@ -321,11 +321,11 @@ fn main() {
     let mut jsonl = std::fs::File::create(out_dir.join("fft-vs-fftw.jsonl")).unwrap();
     writeln!(
         csv,
-        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_T_rss,fftw_T_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s"
+        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_T_rss,fftw_T_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s,dfft_T_over_floor"
     )
     .unwrap();
     println!(
-        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>7} | {:>8} {:>8} {:>9} {:>9}",
+        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>6} {:>7} | {:>8} {:>8} {:>9} {:>9}",
         "kind",
         "shape",
         "config",
@@ -337,6 +337,7 @@ fn main() {
         "ratio",
         "floor",
         "x flr",
+        "T flr",
         "copy s",
         "dfft MiB",
         "fftw MiB",
@@ -380,18 +381,19 @@ fn main() {
                 let mib = |v: &Value| get(v, "peak_rss_bytes") / (1024.0 * 1024.0);
                 let shape_s = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
                 println!(
-                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>7.4} | {:>8.0} {:>8.0} {:>9.0} {:>9.0}",
+                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>6.2} {:>7.4} | {:>8.0} {:>8.0} {:>9.0} {:>9.0}",
                     kind, shape_s, c.name, d_s, f_s, d_s / f_s, dt_s, ft_s, dt_s / ft_s, floor,
-                    d_s / floor, copy, mib(&d), mib(&f), mib(&dt), mib(&ft)
+                    d_s / floor, dt_s / floor, copy, mib(&d), mib(&f), mib(&dt), mib(&ft)
                 );
                 let st = &d["stages"];
                 writeln!(
                     csv,
-                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{},{},{}",
+                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{},{},{},{}",
                     c.name, c.ranks, c.threads, d_s / f_s, dt_s / ft_s, d_s / floor,
                     get(&d, "peak_rss_bytes"), get(&f, "peak_rss_bytes"),
                     get(&dt, "peak_rss_bytes"), get(&ft, "peak_rss_bytes"),
-                    get(st, "fft_s"), get(st, "pack_s"), get(st, "comm_s"), get(st, "unpack_s")
+                    get(st, "fft_s"), get(st, "pack_s"), get(st, "comm_s"), get(st, "unpack_s"),
+                    dt_s / floor
                 )
                 .unwrap();
                 writeln!(
@@ -407,7 +409,7 @@ fn main() {
     }
     println!("ratio = dfft / FFTW-MPI (min of {iters} forward+backward pairs; < 1 means dfft is faster); T = transposed output");
     println!("MiB = peak resident set per rank (TMiB: with transposed output)");
-    println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines / cores; copy = one copy of the (half-spectrum) complex array / cores");
+    println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines / cores (x flr: dfft over it, T flr: with transposed output); copy = one copy of the (half-spectrum) complex array / cores");
     match &wisdom {
         Some(dir) => println!(
             "FFTW planning (FFTW_MEASURE): {plan_s:.1} s in all; {from_wisdom} of {fftw_runs} runs planned from the wisdom alone ({})",
