@@ -420,6 +420,24 @@ impl<'a, T> Rows<'a, T> {
         }
     }
 
+    /// The rows from row `r` on, numbered from zero.
+    ///
+    /// # Safety
+    /// `r` is at most the number of rows of the map (of the block).
+    unsafe fn skip(self, r: usize) -> Self {
+        match self.runs {
+            None => Self {
+                // SAFETY: the caller's contract.
+                block: unsafe { self.block.add(r * self.inner) },
+                ..self
+            },
+            Some(runs) => Self {
+                runs: Some(&runs[r..]),
+                ..self
+            },
+        }
+    }
+
     /// The first element of row `r`.
     ///
     /// # Safety
@@ -1167,8 +1185,11 @@ pub(crate) struct PlaneKernel<T: Real> {
 
 impl<T: Real> PlaneKernel<T> {
     /// `planes` planes of FFT sweeps planned on one plane of memory shape `plane_shape`.
-    pub(crate) fn ffts(sweeps: Vec<Sweep<T>>, planes: usize, plane_shape: &[usize]) -> Self {
+    pub(crate) fn ffts(mut sweeps: Vec<Sweep<T>>, planes: usize, plane_shape: &[usize]) -> Self {
         assert!(!sweeps.is_empty() && !plane_shape.is_empty());
+        // The sweep across the rows goes last, so that its tiles can scatter straight to
+        // the rows (sweeps along different axes commute).
+        sweeps.sort_by_key(|s| s.position == 0);
         let len: usize = plane_shape.iter().product();
         Self {
             op: PlaneOp::Ffts(sweeps),
@@ -1301,9 +1322,40 @@ impl<T: Real> PlaneKernel<T> {
                             let y: &mut [Complex<T>] = bytemuck::cast_slice_mut(y);
                             let x: &[Complex<T>] = bytemuck::cast_slice(x);
                             let count = sweeps.len();
-                            for (i, sweep) in sweeps.iter().enumerate() {
+                            // A last sweep across the rows scatters its tiles straight to
+                            // rows that go out (no copy of the plane).
+                            let across = match to {
+                                PlaneEnd::Rows(r) => sweeps
+                                    .last()
+                                    .filter(|s| s.position == 0 && s.is_strided())
+                                    .map(|s| (s, r.skip(o * rows))),
+                                PlaneEnd::Block(_) => None,
+                            };
+                            let in_buffer = count - usize::from(across.is_some());
+                            for (i, sweep) in sweeps[..in_buffer].iter().enumerate() {
                                 let input = (i == 0).then_some(x);
                                 sweep.run_serial(y, input, scaled(i + 1 == count), scratch);
+                            }
+                            if let Some((sweep, to)) = across {
+                                let src = if in_buffer == 0 {
+                                    x.as_ptr()
+                                } else {
+                                    y.as_ptr()
+                                };
+                                let from = Rows::block(src as *mut Complex<T>, inner);
+                                let blocks = inner.div_ceil(tile_lines::<T>(sweep.n));
+                                for task in 0..blocks {
+                                    sweep.strided_tile(
+                                        from,
+                                        to,
+                                        inner,
+                                        blocks,
+                                        task,
+                                        scaled(true),
+                                        scratch,
+                                    );
+                                }
+                                continue;
                             }
                         }
                         PlaneOp::Steps(steps) => steps.run_one(y, x, scale, scratch),
