@@ -125,7 +125,7 @@ macro_rules! plan_accessors {
             /// Work memory the plan holds besides the caller's input and output, in units of
             /// `Complex<T>` (two scalars): up to two work blocks (none when the output, and
             /// with [`FftOptions::destroy_input`] the input, can host every layout in turn: a
-            /// slab in the normal layout), send and receive buffers for the part of the
+            /// c2c slab in either layout), send and receive buffers for the part of the
             /// largest plain exchange that goes to other ranks ((P_j − 1)/P_j of a block for a
             /// group of P_j) or for one piece of a fused one (none when the piece moves
             /// through a shared-memory window, whose regions count instead), and per-thread
