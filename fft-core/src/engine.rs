@@ -197,6 +197,10 @@ struct Fused<T: Real> {
     shared: Option<SharedPath>,
 }
 
+/// Plane buffers (all threads together) a plane kernel may always hold; beyond this, only up
+/// to half the block it spares (see [`fuse`]).
+const PLANE_BUFFERS_BYTES: usize = 16 << 20;
+
 /// What a fused step computes between its exchanges.
 enum Kernel<T: Real> {
     /// One strided sweep whose tiles read and write their rows through the run maps.
@@ -640,6 +644,18 @@ where
             Step::Planes(steps) => PlaneKernel::steps(steps, plane_shape).map(Kernel::Planes),
             _ => None,
         };
+        // A plane kernel holds a plane per thread: only where that is small outright or
+        // beside the block it spares (not, say, a thin slab of huge planes on many threads).
+        // Per rank; the decisions below are agreed.
+        let kernel = kernel.filter(|k| match k {
+            Kernel::Planes(p) => {
+                let element = std::mem::size_of::<Complex<T>>();
+                let block: usize = memory_shape.iter().product();
+                context.threads * p.plane_len() * element
+                    <= (block * element / 2).max(PLANE_BUFFERS_BYTES)
+            }
+            Kernel::Sweep(_) => true,
+        });
         let row = kernel.as_ref().map_or(0, Kernel::row_len);
         let before = match out.last() {
             Some((Step::Exchange { index, real: false }, _)) => {
