@@ -310,7 +310,7 @@ pub struct FftOptions {
     /// made with it takes its input as `&mut` ([`crate::FftPlan::forward_destroying`] and
     /// the like) and leaves it with undefined contents, and in exchange holds no work block
     /// where the input can host the data instead (a c2r backward, a pencil's
-    /// transposed-output forward, one-rank plans). Its `forward`/`backward`, which promise to leave the input
+    /// transposed-output forward). Its `forward`/`backward`, which promise to leave the input
     /// alone, return [`crate::FftError::InputNotWritable`]. Default `false`.
     pub destroy_input: bool,
 }
