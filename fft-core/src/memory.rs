@@ -45,7 +45,8 @@ pub struct MemoryEstimate {
     pub work_bytes: u64,
     /// Send and receive buffers of the exchanges (bounded by the largest block each).
     pub message_bytes: u64,
-    /// Per-thread FFT scratch.
+    /// Per-thread FFT scratch: tiles of lines, and the planes that plane-at-a-time steps hold
+    /// (at most two per thread; a plane is a local block without its slowest memory axis).
     pub scratch_bytes: u64,
     /// The caller's input and output blocks, which a transform needs as well.
     pub data_bytes: u64,
@@ -132,6 +133,18 @@ pub fn estimate_memory_batched(
         SCRATCH_LINES_PER_AXIS
     };
     let extra = SCRATCH_EXTRA;
+    // The largest plane of any layout on any rank, counted complex.
+    let plane = pipeline
+        .layouts
+        .iter()
+        .map(|l| {
+            (0..l.grid().ranks())
+                .map(|r| l.local_shape_in_memory(r).iter().skip(1).product::<usize>())
+                .max()
+                .unwrap_or(0) as u64
+        })
+        .max()
+        .unwrap_or(0);
     // Work buffers hold whole complex elements: a real block may round up by one.
     let work = if general {
         max_block.saturating_add(eb)
@@ -142,7 +155,12 @@ pub fn estimate_memory_batched(
         work_bytes: work.saturating_mul(2),
         message_bytes: if ranks > 1 { work.saturating_mul(2) } else { 0 },
         scratch_bytes: (threads.max(1) as u64)
-            .saturating_mul(lines.saturating_mul(longest_axis).saturating_add(extra))
+            .saturating_mul(
+                lines
+                    .saturating_mul(longest_axis)
+                    .saturating_add(extra)
+                    .saturating_add(plane.saturating_mul(2)),
+            )
             .saturating_mul(eb),
         data_bytes: block(pipeline.input).saturating_add(block(pipeline.output)),
     }

@@ -204,15 +204,39 @@ fn destroy_input(world: &impl Communicator, rank: usize, size: usize) {
             );
             if dims.len() == 1 && transposed {
                 // The slab's first FFTs run per plane from the input straight into the
-                // exchange, so keeping the input costs no work block.
+                // exchange, so keeping the input costs no work block...
                 assert_eq!(
                     keep.work_len(),
                     plan.work_len(),
                     "{what}: the plan that keeps its input holds more work memory"
                 );
+                // ...and the estimate's messages and scratch (its planes included) bound
+                // what it holds, without the two work blocks the estimate also counts.
+                let e = fft_core::memory::estimate_memory(
+                    keep.pipeline(),
+                    16,
+                    rayon::current_num_threads(),
+                );
+                assert!(
+                    (keep.work_len() * 16) as u64 <= e.message_bytes + e.scratch_bytes,
+                    "{what}: work {} bytes > messages and scratch {e}",
+                    keep.work_len() * 16
+                );
             }
         }
     }
+    // Planes larger than the estimate's tiles of lines: the estimate counts them too.
+    let shape = [8, 96, 96];
+    let opts = FftOptions::default()
+        .grid(GridChoice::Dims(vec![size]))
+        .transposed_out(true);
+    let plan = FftPlan::<f64>::new(world, &shape, opts).expect("a transposed slab");
+    let e = fft_core::memory::estimate_memory(plan.pipeline(), 16, rayon::current_num_threads());
+    assert!(
+        (plan.work_len() * 16) as u64 <= e.message_bytes + e.scratch_bytes,
+        "transposed slab {shape:?}: work {} bytes > messages and scratch {e}",
+        plan.work_len() * 16
+    );
     // r2c forward, c2r backward.
     let real = random_real(&shape, 78);
     let spectrum = serial_rfft(&real, &shape);
