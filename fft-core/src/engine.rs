@@ -205,8 +205,9 @@ const PLANE_BUFFERS_BYTES: usize = 16 << 20;
 enum Kernel<T: Real> {
     /// One strided sweep whose tiles read and write their rows through the run maps.
     Sweep(Sweep<T>),
-    /// Whole planes transformed in cache, their rows written through the scatter map; only
-    /// with an exchange after and none before.
+    /// Whole planes transformed in cache, their rows written through the scatter map (FFTs,
+    /// or r2c and FFTs, with an exchange after) or read through the gather map (FFTs, or FFTs
+    /// and c2r, with an exchange before); with one exchange only.
     Planes(PlaneKernel<T>),
 }
 
@@ -1041,6 +1042,11 @@ where
         };
         let (forward_steps, forward_after) = make_steps(&pipeline.forward, false)?;
         let (backward_steps, backward_after) = make_steps(&pipeline.backward, true)?;
+        let most = |value: usize| {
+            let mut all = 0u64;
+            comm.all_reduce_into(&(value as u64), &mut all, SystemOperation::max());
+            all as usize
+        };
         let context = FuseContext {
             exchanges: &exchanges,
             ends: &ends,
@@ -1048,23 +1054,14 @@ where
             rank,
             shift,
             piece_bytes: options.piece_bytes,
-            threads: {
-                let mut all = 0u64;
-                let mine = rayon::current_num_threads().max(1) as u64;
-                comm.all_reduce_into(&mine, &mut all, SystemOperation::max());
-                all as usize
-            },
+            threads: most(rayon::current_num_threads().max(1)),
             shared_memory: options.shared_memory,
             agree: &|yes: bool| {
                 let mut all = 0i32;
                 comm.all_reduce_into(&i32::from(yes), &mut all, SystemOperation::min());
                 all == 1
             },
-            most: &|value: usize| {
-                let mut all = 0u64;
-                comm.all_reduce_into(&(value as u64), &mut all, SystemOperation::max());
-                all as usize
-            },
+            most: &most,
         };
         let fuse = |steps, after| fuse(steps, after, &context);
         let (forward_steps, forward_after) = fuse(forward_steps, forward_after)?;

@@ -219,14 +219,12 @@ impl<T: Real> Sweep<T> {
         debug_assert_eq!(planes.groups * planes.count, outer);
         let scale = (scale != T::one()).then_some(scale);
         let blocks = inner.div_ceil(tile_lines::<T>(self.n));
-        let per_group = planes.range.len() * blocks;
-        let tasks = planes.groups * per_group;
+        let tasks = planes.tasks(blocks);
         let nworkers = workers.len();
         workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
             for t in tasks * w / nworkers..tasks * (w + 1) / nworkers {
-                let (group, rest) = (t / per_group, t % per_group);
-                let plane = group * planes.count + planes.range.start + rest / blocks;
-                let task = plane * blocks + rest % blocks;
+                let (plane, block) = planes.task(t, blocks);
+                let task = plane * blocks + block;
                 // SAFETY: the caller's contract; tasks cover disjoint (plane, column-block)
                 // sets, so workers write disjoint elements.
                 unsafe { self.strided_tile(from, to, inner, blocks, task, scale, scratch) };
@@ -344,6 +342,23 @@ pub(crate) struct Planes {
     pub groups: usize,
     pub count: usize,
     pub range: std::ops::Range<usize>,
+}
+
+impl Planes {
+    /// Tasks of these planes, `blocks` per plane.
+    fn tasks(&self, blocks: usize) -> usize {
+        self.groups * self.range.len() * blocks
+    }
+
+    /// The plane (among all the sweep's planes) and the block of task `t`.
+    fn task(&self, t: usize, blocks: usize) -> (usize, usize) {
+        let per_group = self.range.len() * blocks;
+        let (group, rest) = (t / per_group, t % per_group);
+        (
+            group * self.count + self.range.start + rest / blocks,
+            rest % blocks,
+        )
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -1280,8 +1295,7 @@ impl<T: Real> PlaneKernel<T> {
         planes: &Planes,
     ) {
         debug_assert_eq!(planes.groups * planes.count, self.planes);
-        let per_group = planes.range.len();
-        let tasks = planes.groups * per_group;
+        let tasks = planes.tasks(1);
         let nworkers = workers.len();
         let (inner, rows) = (self.inner, self.rows);
         let scaled = |last: bool| (last && scale != T::one()).then_some(scale);
@@ -1289,7 +1303,7 @@ impl<T: Real> PlaneKernel<T> {
             let (buf, scratch) = scratch.split_at_mut(self.plane_len());
             let buf = buf.as_mut_ptr();
             for t in tasks * w / nworkers..tasks * (w + 1) / nworkers {
-                let o = (t / per_group) * planes.count + planes.range.start + t % per_group;
+                let (o, _) = planes.task(t, 1);
                 // SAFETY (this block): the caller's contract; plane `o` and its rows are this
                 // task's alone, and `buf` is this worker's (a gathered source and a plane to
                 // scatter are never both in it).
