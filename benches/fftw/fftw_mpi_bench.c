@@ -195,15 +195,28 @@ int main(int argc, char **argv) {
   getrusage(RUSAGE_SELF, &ru);
   double rss = (double)ru.ru_maxrss * 1024.0, grss;
   MPI_Allreduce(&rss, &grss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  /* Proportional set size now (all arrays alive), as dfft run reports it. */
+  double pss = 0.0, gpss;
+  FILE *smaps = fopen("/proc/self/smaps_rollup", "r");
+  if (smaps) {
+    char line[256];
+    while (fgets(line, sizeof line, smaps))
+      if (sscanf(line, "Pss: %lf kB", &pss) == 1) {
+        pss *= 1024.0;
+        break;
+      }
+    fclose(smaps);
+  }
+  MPI_Allreduce(&pss, &gpss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   qsort(times, iters, sizeof(double), cmp);
   if (rank == 0)
     printf("{\"peer\":\"fftw-mpi\",\"kind\":\"%s\",\"ranks\":%d,\"threads_per_rank\":%d,"
            "\"shape\":[%td,%td,%td],\"transposed\":%s,\"iters\":%d,\"min_s\":%.9g,"
            "\"median_s\":%.9g,\"plan_s\":%.6g,\"wisdom\":%s,\"plan_from_wisdom\":%s,"
-           "\"roundtrip_error\":%.3g,\"parseval_error\":%.3g,\"peak_rss_bytes\":%.0f}\n",
+           "\"roundtrip_error\":%.3g,\"parseval_error\":%.3g,\"peak_rss_bytes\":%.0f,\"pss_bytes\":%.0f}\n",
            real ? "r2c" : "c2c", size, threads, n0, n1, n2, transposed ? "true" : "false", iters,
            times[0], times[iters / 2], t_plan, wisdom ? "true" : "false", hit ? "true" : "false",
-           gerr, parseval, grss);
+           gerr, parseval, grss, gpss);
   fftw_destroy_plan(fwd);
   fftw_destroy_plan(bwd);
   if (in) fftw_free(in);

@@ -83,6 +83,12 @@ pub struct RunArgs {
     /// forward(scratch -> output) and backward(output -> scratch).
     #[arg(long)]
     pub destroy_input: bool,
+    /// Who allocates the blocks the transforms write (the forward output and the round
+    /// trip's block): `plan` (`alloc_input`/`alloc_output`: on one node, shared-memory windows
+    /// through which the exchanges move rows between the ranks' blocks in place) or `caller`
+    /// (plain vectors, whose rows cross ranks through messages).
+    #[arg(long, value_enum, default_value_t = Alloc::Plan)]
+    pub alloc: Alloc,
     /// Transform kind: c2c, r2c (real input, numpy.fft.rfftn's half spectrum), c2r (half
     /// spectrum to real, numpy.fft.irfftn; the real shape is --shape) or r2r:<t0>,<t1>,...
     /// with one type per axis among dct1..dct4, dst1..dst4 (FFTW's REDFT/RODFT).
@@ -195,4 +201,23 @@ pub fn launcher_rank() -> Option<usize> {
     ]
     .iter()
     .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// Who allocates `dfft run`'s blocks (`--alloc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Alloc {
+    /// The plan (`alloc_input`/`alloc_output`): shared-memory windows on one node.
+    Plan,
+    /// The caller: plain vectors.
+    Caller,
+}
+
+impl std::fmt::Display for Alloc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Alloc::Plan => "plan",
+            Alloc::Caller => "caller",
+        })
+    }
 }

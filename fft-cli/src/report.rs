@@ -49,8 +49,14 @@ pub struct RunReport {
     /// Forward result against the exact transform of the synthetic input, relative to the
     /// largest exact value, max over ranks and fields (null with --input).
     pub reference_error: Option<f64>,
-    /// Peak resident set size, max over ranks.
+    /// Peak resident set size, max over ranks. Pages of a peer's block in a shared-memory
+    /// window (`--alloc plan`) count once in every process that touched them.
     pub peak_rss_bytes: u64,
+    /// Proportional set size at the end of the run (all blocks alive), max over ranks:
+    /// shared pages divided among the processes mapping them.
+    pub pss_bytes: u64,
+    /// Who allocated the blocks the transforms wrote (`--alloc`: plan or caller).
+    pub alloc: String,
     /// Work memory the plan holds per rank in bytes, max over ranks.
     pub plan_work_bytes: u64,
     pub input: Option<String>,
@@ -116,9 +122,11 @@ impl RunReport {
             fmt_err(self.reference_error)
         ));
         s.push_str(&format!(
-            "  memory per rank    peak RSS {:.1} MiB   plan work {:.1} MiB\n",
+            "  memory per rank    peak RSS {:.1} MiB   PSS {:.1} MiB   plan work {:.1} MiB   blocks by the {}\n",
             mib(self.peak_rss_bytes),
-            mib(self.plan_work_bytes)
+            mib(self.pss_bytes),
+            mib(self.plan_work_bytes),
+            self.alloc
         ));
         if let Some(out) = &self.output {
             s.push_str(&format!("  output             {out}\n"));

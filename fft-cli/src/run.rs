@@ -4,12 +4,12 @@
 //! (the same outcome on every rank), makes the plan of the kind in the precision asked for,
 //! and hands it to [`execute`], which only sees a [`RunPlan`].
 
-use crate::args::RunArgs;
+use crate::args::{Alloc, RunArgs};
 use crate::kind::{Kind, Precision};
 use crate::report::{RunReport, Stages};
 use crate::synthetic::Reference;
 use crate::transform::{Inverse, RunPlan, Sample};
-use fft_core::{AxisKind, FftError, FftOptions, FftPlan, R2rPlan, Real, RealFftPlan};
+use fft_core::{AxisKind, FftError, FftOptions, FftPlan, R2rPlan, Real, RealFftPlan, SharedBlock};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
@@ -139,6 +139,21 @@ fn peak_rss_bytes() -> u64 {
     } else {
         0
     }
+}
+
+/// This process's proportional set size now (`Pss` of `/proc/self/smaps_rollup`; 0 where
+/// unavailable): shared pages count divided by the processes mapping them, so the sum over
+/// ranks is what the node holds. The blocks are all alive when the report is made, so this
+/// is close to the peak.
+fn pss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Pss:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
 }
 
 /// What [`run`] settled from the global arguments before planning.
@@ -473,8 +488,15 @@ impl Context<'_> {
         let panic_rank: Option<usize> = std::env::var(TEST_PANIC_ENV)
             .ok()
             .and_then(|v| v.parse().ok());
-        let mut output: Vec<P::Out> = redist::alloc::huge_vec(out_block * batch);
-        let mut back: Vec<P::In> = redist::alloc::huge_vec(in_block * batch);
+        // The blocks the transforms write; with `--alloc plan` the plan's (shared-memory
+        // windows on one node). The input stays a plain vector: no step reads it across ranks.
+        let (mut output, mut back): (SharedBlock<P::Out>, SharedBlock<P::In>) = match args.alloc {
+            Alloc::Plan => (plan.alloc_output()?, plan.alloc_input()?),
+            Alloc::Caller => (
+                redist::alloc::huge_vec(out_block * batch).into(),
+                redist::alloc::huge_vec(in_block * batch).into(),
+            ),
+        };
 
         // The forward transform once, checked before any timing. --output is written at the
         // end, after every iteration and the verification, so a run that fails or is killed
@@ -612,6 +634,8 @@ impl Context<'_> {
             roundtrip_error,
             reference_error: reference.map(|r| r.1),
             peak_rss_bytes: max_over_ranks(world, peak_rss_bytes() as f64) as u64,
+            pss_bytes: max_over_ranks(world, pss_bytes() as f64) as u64,
+            alloc: args.alloc.to_string(),
             plan_work_bytes: max_over_ranks(world, plan.work_bytes() as f64) as u64,
             input: args.input.as_ref().map(|p| p.display().to_string()),
             output: args.output.as_ref().map(|p| p.display().to_string()),

@@ -1,7 +1,7 @@
 //! One interface over the plans `dfft run` drives, so the run (fill, time, verify, write) is
 //! one code path for every kind and precision.
 
-use fft_core::{FftError, FftPlan, R2rPlan, Real, RealFftPlan};
+use fft_core::{FftError, FftPlan, R2rPlan, Real, RealFftPlan, SharedBlock};
 use num_complex::Complex;
 use redist::{Element, Layout, ProcessGrid, StageTimes};
 
@@ -99,6 +99,10 @@ pub trait RunPlan {
     fn reset_times(&mut self);
     /// Bytes of work memory the plan holds on this rank.
     fn work_bytes(&self) -> usize;
+    /// A forward-input block allocated by the plan (collective).
+    fn alloc_input(&mut self) -> Result<SharedBlock<Self::In>, FftError>;
+    /// A forward-output block allocated by the plan (collective).
+    fn alloc_output(&mut self) -> Result<SharedBlock<Self::Out>, FftError>;
 }
 
 /// `RunPlan` for a fft-core plan type: the accessors have the same names on every plan.
@@ -151,6 +155,12 @@ macro_rules! run_plan {
             }
             fn work_bytes(&self) -> usize {
                 self.work_len() * std::mem::size_of::<Complex<T>>()
+            }
+            fn alloc_input(&mut self) -> Result<SharedBlock<$in>, FftError> {
+                $plan::alloc_input(self)
+            }
+            fn alloc_output(&mut self) -> Result<SharedBlock<$out>, FftError> {
+                $plan::alloc_output(self)
             }
         }
     };
@@ -207,5 +217,11 @@ impl<P: RunPlan> RunPlan for Inverse<P> {
     }
     fn work_bytes(&self) -> usize {
         self.0.work_bytes()
+    }
+    fn alloc_input(&mut self) -> Result<SharedBlock<P::Out>, FftError> {
+        self.0.alloc_output()
+    }
+    fn alloc_output(&mut self) -> Result<SharedBlock<P::In>, FftError> {
+        self.0.alloc_input()
     }
 }

@@ -10,6 +10,7 @@ use crate::local::{
 };
 use crate::options::{AxisKind, FftOptions};
 use crate::real::Real;
+use crate::shared::{BlockWindow, SharedBlock};
 use crate::stages::{pipeline_for, resolve_grid, Domain, Pipeline, Stage, TransformShape};
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
@@ -18,12 +19,12 @@ use num_complex::Complex;
 use redist::alloc::huge_vec;
 use redist::exchange::Messages;
 use redist::plan::RankExchange;
-use redist::runs::Run;
+use redist::runs::{window_runs, Run};
 use redist::window::GroupWindow;
 use redist::{Exchange, ExchangePlan, Layout, MemoryOrder, ProcessGrid, StageTimes};
 use rustfft::Fft;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 /// What a plan transforms, in global terms, checked: shapes, per-axis kinds and scaling.
@@ -195,6 +196,24 @@ struct Fused<T: Real> {
     in_place: bool,
     /// The pieces' way through a shared-memory window, when the group is on one node.
     shared: Option<SharedPath>,
+    /// Run maps straight into the peers' blocks, for calls whose blocks lie in the plan's
+    /// shared-memory windows ([`SharedBlock`]); made when the first such block is allocated.
+    direct: Option<Direct>,
+}
+
+/// A fused step's rows in the caller's blocks themselves, when every rank's blocks lie in one
+/// shared-memory window per kind ([`window_runs`]): `gather` (exchange before) maps each row
+/// of the sweep's block to where it lies in the peers' (and this rank's) source blocks,
+/// `scatter` (exchange after) to where it goes in their destination blocks, as offsets from
+/// region 0 of the window of `src` or `dst`, the buffers the step reads and writes. Every
+/// rank reads and writes only the rows of its own block of the sweep's layout, so the step
+/// needs one synchronization before (the peers' source rows are written) and one after (its
+/// rows are in their destination blocks), and nothing is packed or unpacked.
+struct Direct {
+    gather: Vec<Run>,
+    scatter: Vec<Run>,
+    src: At,
+    dst: At,
 }
 
 /// Plane buffers (all threads together) a plane kernel may always hold; beyond this, only up
@@ -271,18 +290,50 @@ impl<T: Real> Fused<T> {
         times: &mut StageTimes,
     ) {
         let inner = self.kernel.row_len();
+        let from = Rows::mapped(gather, src, incoming, inner);
+        let to = Rows::mapped(&self.scatter, dst, outgoing, inner);
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.sweep(
+                piece.planes.clone(),
+                (from, to),
+                (src, dst),
+                scale,
+                workers,
+                times,
+            )
+        }
+    }
+
+    /// The timed sweep of planes `range` of every group, reading the rows of the exchange
+    /// before from `from` (the block `src` itself when there is none) and writing those of
+    /// the exchange after to `to` (the block `dst` when there is none).
+    ///
+    /// # Safety
+    /// As [`Sweep::run_mapped`]: the maps fit the blocks and buffers they point into.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sweep(
+        &self,
+        range: Range<usize>,
+        (from, to): (Rows<'_, T>, Rows<'_, T>),
+        (src, dst): (*mut Complex<T>, *mut Complex<T>),
+        scale: T,
+        workers: &mut [Vec<Complex<T>>],
+        times: &mut StageTimes,
+    ) {
+        let inner = self.kernel.row_len();
         let from = match self.before {
-            Some(_) => Rows::mapped(gather, src, incoming, inner),
+            Some(_) => from,
             None => Rows::block(src, inner),
         };
         let to = match self.after {
-            Some(_) => Rows::mapped(&self.scatter, dst, outgoing, inner),
+            Some(_) => to,
             None => Rows::block(dst, inner),
         };
         let planes = Planes {
             groups: self.groups,
             count: self.count,
-            range: piece.planes.clone(),
+            range,
         };
         let t = Instant::now();
         match &self.kernel {
@@ -445,8 +496,56 @@ fn cut_into_pieces<T: Real>(
         count,
         in_place,
         shared: None,
+        direct: None,
         axis,
         size,
+    })
+}
+
+/// `fused`'s [`Direct`] maps when it reads buffer `src` and writes `dst` (see
+/// [`Engine::prepare_direct`]); `region` gives the window region length of a caller's buffer.
+fn direct_maps<T: Real>(
+    fused: &Fused<T>,
+    (src, dst): (At, At),
+    region: impl Fn(At) -> Option<usize>,
+    layouts: &[Layout],
+    ends: &[(usize, usize)],
+    rank: usize,
+) -> Option<Direct> {
+    let row = fused.kernel.row_len();
+    // One buffer on both sides only when every element stays where it is: the exchange
+    // after is the one before reversed.
+    let stays = |b: usize, a: usize| fused.in_place && ends[b] == (ends[a].1, ends[a].0);
+    if src == dst && !matches!((fused.before, fused.after), (Some(b), Some(a)) if stays(b, a)) {
+        return None;
+    }
+    let gather = match fused.before {
+        Some(b) => window_runs(
+            &layouts[ends[b].1],
+            rank,
+            &layouts[ends[b].0],
+            row,
+            region(src)?,
+        )?,
+        None => Vec::new(),
+    };
+    let scatter = match fused.after {
+        Some(a) => window_runs(
+            &layouts[ends[a].0],
+            rank,
+            &layouts[ends[a].1],
+            row,
+            region(dst)?,
+        )?,
+        None => Vec::new(),
+    };
+    debug_assert_eq!(gather.len(), fused.gather.len());
+    debug_assert_eq!(scatter.len(), fused.scatter.len());
+    Some(Direct {
+        gather,
+        scatter,
+        src,
+        dst,
     })
 }
 
@@ -838,6 +937,12 @@ pub(crate) struct Engine<T: Real> {
     /// This rank's input and output lengths (batch included), computed once: `Layout`'s
     /// queries allocate, and forward/backward check the caller's buffers against these.
     lens: (usize, usize),
+    /// The pipeline's layouts with the batch axis, and each exchange's (from, to) layouts.
+    layouts: Vec<Layout>,
+    ends: Vec<(usize, usize)>,
+    /// The shared-memory windows of the blocks this plan allocated ([`SharedBlock`]), with
+    /// whether each holds forward inputs (else forward outputs).
+    windows: Vec<(Weak<BlockWindow>, bool)>,
 }
 
 impl<T: Real> Engine<T>
@@ -1167,7 +1272,118 @@ where
             workers,
             times: StageTimes::default(),
             options,
+            layouts,
+            ends,
+            windows: Vec::new(),
         })
+    }
+
+    /// Bytes per rank of a shared-memory window holding every rank's forward input
+    /// (`forward_input`) or output block: the largest block, in whole cache lines (as
+    /// [`GroupWindow::new`] rounds it), the same on every rank.
+    fn region_bytes(&self, forward_input: bool) -> usize {
+        let layout = if forward_input {
+            self.pipeline.input
+        } else {
+            self.pipeline.output
+        };
+        let scalars = if self.pipeline.real[layout] { 1 } else { 2 };
+        let bytes = self.layouts[layout].max_local_len() * scalars * std::mem::size_of::<T>();
+        bytes.max(1).div_ceil(64) * 64
+    }
+
+    /// This rank's forward input (`forward_input`) or output block, zeroed: in a shared-memory
+    /// window over the plan's ranks when they are all on one node (and more than one), else
+    /// private. Collective. The first shared block makes the fused steps' maps into the
+    /// windows ([`Direct`]).
+    pub(crate) fn alloc_block<E: bytemuck::Pod + Default>(
+        &mut self,
+        forward_input: bool,
+    ) -> Result<SharedBlock<E>> {
+        let len = if forward_input {
+            self.input_len()
+        } else {
+            self.output_len()
+        };
+        let bytes = self.region_bytes(forward_input);
+        let window = match self.grid.communicator().size() {
+            1 => None,
+            _ => GroupWindow::new(self.grid.communicator(), bytes)?,
+        };
+        let Some(window) = window else {
+            return Ok(SharedBlock::private(huge_vec(len)));
+        };
+        assert_eq!(
+            window.region_bytes(),
+            bytes,
+            "regions sized alike on every rank"
+        );
+        if self.windows.is_empty() {
+            self.prepare_direct();
+        }
+        self.windows.retain(|(w, _)| w.strong_count() > 0);
+        let window = Arc::new(BlockWindow { window });
+        self.windows.push((Arc::downgrade(&window), forward_input));
+        Ok(SharedBlock::in_window(window, len))
+    }
+
+    /// Maps every fused step whose exchanged sides are the caller's blocks into the windows
+    /// of such blocks ([`Direct`]), where the maps exist (whole rows in the peers' blocks)
+    /// and running in place across ranks is safe: a step that reads and writes one buffer
+    /// only when its exchanges are one and its reverse (every element stays where it is), a
+    /// one-sided step only between two buffers.
+    fn prepare_direct(&mut self) {
+        let rank = self.grid.rank();
+        let complex = std::mem::size_of::<Complex<T>>();
+        let regions = [
+            self.region_bytes(true) / complex,
+            self.region_bytes(false) / complex,
+        ];
+        let (layouts, ends) = (&self.layouts, &self.ends);
+        for (program, forward) in [(&mut self.forward, true), (&mut self.backward, false)] {
+            // Region length (complex elements) of the window a buffer of this call lies in.
+            let region = |at: At| match at {
+                At::Input => Some(regions[usize::from(!forward)]),
+                At::Output => Some(regions[usize::from(forward)]),
+                At::Work(_) => None,
+            };
+            let mut at = At::Input;
+            for (step, &dest) in program.steps.iter_mut().zip(&program.dests) {
+                if let Step::Fused(fused) = step {
+                    fused.direct = direct_maps(fused, (at, dest), region, layouts, ends, rank);
+                }
+                at = dest;
+            }
+        }
+    }
+
+    /// The windows the caller's `input` and `output` lie in (their regions' starts), on every
+    /// rank alike: a side counts only where every rank passes a block of the kind the call
+    /// reads or writes there (one small all-reduce per call, only once blocks exist).
+    fn shared_call(
+        &self,
+        forward: bool,
+        input: *const u8,
+        output: *const u8,
+    ) -> [Option<Arc<BlockWindow>>; 2] {
+        if self.windows.is_empty() {
+            return [None, None];
+        }
+        let find = |at: *const u8, holds_input: bool| {
+            self.windows
+                .iter()
+                .filter(|(_, kind)| *kind == holds_input)
+                .filter_map(|(w, _)| w.upgrade())
+                .find(|w| std::ptr::eq(w.window.own::<u8>(), at))
+        };
+        let found = [find(input, forward), find(output, !forward)];
+        let mask = i32::from(found[0].is_some()) | (i32::from(found[1].is_some()) << 1);
+        let mut all = 0i32;
+        self.grid
+            .communicator()
+            .all_reduce_into(&mask, &mut all, SystemOperation::bitwise_and());
+        let [i, o] = found;
+        [i.filter(|_| all & 1 != 0), o.filter(|_| all & 2 != 0)]
     }
 
     /// This rank's elements (not scalars) of the forward input, batch included.
@@ -1250,6 +1466,11 @@ where
                 direction: if forward { "forward" } else { "backward" },
             });
         }
+        let shared = self.shared_call(
+            forward,
+            input.get().as_ptr() as *const u8,
+            output.as_ptr() as *const u8,
+        );
         let input = &mut input;
         let program = if forward {
             &self.forward
@@ -1365,6 +1586,32 @@ where
                         let dst = dst[..dst_scalars].as_mut_ptr() as *mut Complex<T>;
                         (src.as_ptr() as *mut Complex<T>, len / 2, dst)
                     };
+                    // The caller's blocks in the plan's windows: rows straight between the
+                    // ranks' blocks.
+                    let window = |at: At| match at {
+                        At::Input => shared[0].as_deref(),
+                        At::Output => shared[1].as_deref(),
+                        At::Work(_) => None,
+                    };
+                    if let Some(direct) = &fused.direct {
+                        let from = fused.before.map(|_| window(direct.src));
+                        let to = fused.after.map(|_| window(direct.dst));
+                        if !matches!(from, Some(None)) && !matches!(to, Some(None)) {
+                            debug_assert_eq!(direct.dst, dests[i]);
+                            run_direct(
+                                fused,
+                                direct,
+                                (from.flatten(), to.flatten()),
+                                (src, dst),
+                                scale,
+                                workers,
+                                times,
+                            )?;
+                            at = dests[i];
+                            len = dst_scalars;
+                            continue;
+                        }
+                    }
                     let (send, recv) = (as_complex_mut(send), as_complex_mut(recv));
                     if let Some(shared) = &fused.shared {
                         let exchanges = &self.exchanges;
@@ -1509,6 +1756,47 @@ where
         }
     }
     Ok(())
+}
+
+/// Runs a fused step straight between the ranks' blocks (see [`Direct`]): sync, every plane
+/// of this rank's block of the sweep, reading the exchange before's rows from the windows'
+/// blocks (`from`, or the block `src`) and writing the exchange after's rows into them (`to`,
+/// or the block `dst`), sync.
+#[allow(clippy::too_many_arguments)]
+fn run_direct<T: Real>(
+    fused: &Fused<T>,
+    direct: &Direct,
+    (from, to): (Option<&BlockWindow>, Option<&BlockWindow>),
+    (src, dst): (*mut Complex<T>, *mut Complex<T>),
+    scale: T,
+    workers: &mut [Vec<Complex<T>>],
+    times: &mut StageTimes,
+) -> Result<()> {
+    let sync = |times: &mut StageTimes| -> Result<()> {
+        let t = Instant::now();
+        match (from, to) {
+            (Some(a), Some(b)) if !std::ptr::eq(a, b) => {
+                GroupWindow::sync_all(&[&a.window, &b.window])?
+            }
+            (Some(a), _) | (None, Some(a)) => a.window.sync()?,
+            (None, None) => unreachable!("a fused step has an exchange"),
+        }
+        times.comm += t.elapsed().as_secs_f64();
+        Ok(())
+    };
+    let inner = fused.kernel.row_len();
+    let base = |w: Option<&BlockWindow>| w.map_or(std::ptr::null_mut(), |w| w.window.base());
+    let rows = (
+        Rows::mapped(&direct.gather, std::ptr::null_mut(), base(from), inner),
+        Rows::mapped(&direct.scatter, std::ptr::null_mut(), base(to), inner),
+    );
+    sync(times)?;
+    // SAFETY: the maps address every rank's block in the windows, whose regions hold them;
+    // this rank reads and writes only the rows of its own block of the sweep's layout, which
+    // no other rank touches between the two syncs (`prepare_direct` admits one buffer on
+    // both sides only when every element stays where it is).
+    unsafe { fused.sweep(0..fused.count, rows, (src, dst), scale, workers, times) };
+    sync(times)
 }
 
 fn as_complex<T: Real>(s: &[T]) -> &[Complex<T>] {

@@ -30,6 +30,7 @@ pub mod model;
 pub mod options;
 pub mod plan;
 pub mod real;
+pub mod shared;
 pub mod spectral;
 pub mod stages;
 
@@ -38,4 +39,5 @@ pub use options::{AxisKind, FftOptions, GridChoice, Normalization, R2rKind};
 pub use plan::FftPlan;
 pub use real::Real;
 pub use redist::{Method, StageTimes};
+pub use shared::SharedBlock;
 pub use spectral::{wavenumber, R2rPlan, RealFftPlan};

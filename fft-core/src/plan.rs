@@ -46,7 +46,7 @@ where
 
 /// The accessors every plan kind shares (the plan type has an `engine: Engine<T>` field).
 macro_rules! plan_accessors {
-    ($plan:ident) => {
+    ($plan:ident, $in:ty, $out:ty) => {
         impl<T: Real> std::fmt::Debug for $plan<T>
         where
             Complex<T>: Element,
@@ -143,12 +143,27 @@ macro_rules! plan_accessors {
             pub fn reset_times(&mut self) {
                 self.engine.times = StageTimes::default();
             }
+
+            /// A zeroed forward-input block of this rank ([`Self::input_len`] elements),
+            /// allocated by the plan: in a shared-memory window with every rank's when all
+            /// ranks are on one node, so that transforms between such blocks move the rows
+            /// that cross ranks in place, with no pack or unpack (see
+            /// [`crate::SharedBlock`]); private memory otherwise. Collective.
+            pub fn alloc_input(&mut self) -> crate::Result<crate::SharedBlock<$in>> {
+                self.engine.alloc_block(true)
+            }
+
+            /// A zeroed forward-output block of this rank ([`Self::output_len`] elements),
+            /// allocated like [`Self::alloc_input`]. Collective.
+            pub fn alloc_output(&mut self) -> crate::Result<crate::SharedBlock<$out>> {
+                self.engine.alloc_block(false)
+            }
         }
     };
 }
 pub(crate) use plan_accessors;
 
-plan_accessors!(FftPlan);
+plan_accessors!(FftPlan, Complex<T>, Complex<T>);
 
 impl<T: Real> FftPlan<T>
 where

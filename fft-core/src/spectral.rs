@@ -64,7 +64,7 @@ where
     engine: Engine<T>,
 }
 
-plan_accessors!(RealFftPlan);
+plan_accessors!(RealFftPlan, T, Complex<T>);
 
 impl<T: Real> RealFftPlan<T>
 where
@@ -135,7 +135,7 @@ where
     engine: Engine<T>,
 }
 
-plan_accessors!(R2rPlan);
+plan_accessors!(R2rPlan, T, T);
 
 impl<T: Real> R2rPlan<T>
 where

@@ -83,6 +83,7 @@ fn fft_body() {
                 let mut again = vec![Complex::new(1e300, -7.0); plan.output_len()];
                 plan.forward(&input, &mut again).expect(&what);
                 assert!(again == out, "{what}: second forward differs");
+                plan_allocated_blocks(&mut plan, [&input, &out, &back], &what, size);
                 cases += 1;
             }
         }
@@ -91,6 +92,60 @@ fn fft_body() {
     normalizations_and_f32(&world, rank, size);
     destroy_input(&world, rank, size);
     mpi_harness::mark_passed(BODY, rank, size);
+}
+
+/// The same transforms between blocks the plan allocated (`alloc_input`/`alloc_output`): on
+/// more than one rank (all on this node) they lie in shared-memory windows and the fused
+/// steps move their rows straight between the ranks' blocks. Bit-identical results to the
+/// caller's private blocks; and when only some ranks pass such blocks, the call agrees on the
+/// message path. Slabs of 3 or more axes fuse every exchange, so nothing is packed or
+/// unpacked there.
+fn plan_allocated_blocks(
+    plan: &mut FftPlan<f64>,
+    [input, out, back]: [&[Complex<f64>]; 3],
+    what: &str,
+    size: usize,
+) {
+    let mut field = plan.alloc_input().expect(what);
+    let mut spectrum = plan.alloc_output().expect(what);
+    assert_eq!(field.is_shared(), size > 1, "{what}: shared blocks");
+    assert_eq!(spectrum.is_shared(), size > 1, "{what}: shared blocks");
+    field.copy_from_slice(input);
+    spectrum.fill(Complex::new(f64::NAN, 1.0));
+    plan.reset_times();
+    plan.forward(&field, &mut spectrum).expect(what);
+    assert!(
+        &spectrum[..] == out,
+        "{what}: forward between shared blocks differs"
+    );
+    assert!(&field[..] == input, "{what}: the forward wrote its input");
+    plan.backward(&spectrum, &mut field).expect(what);
+    assert!(
+        &field[..] == back,
+        "{what}: backward between shared blocks differs"
+    );
+    let slab = plan.grid().shape().dims().len() == 1 && plan.global_shape().len() >= 3;
+    let t = plan.times();
+    if slab && size > 1 && !plan.options().transposed_out {
+        assert!(
+            t.pack == 0.0 && t.unpack == 0.0,
+            "{what}: shared blocks still packed ({} s) or unpacked ({} s)",
+            t.pack,
+            t.unpack
+        );
+    }
+    // Only rank 0 passes a private output: every rank runs the message path.
+    let mut private = vec![Complex::new(f64::NAN, 0.0); plan.output_len()];
+    let target: &mut [Complex<f64>] = if plan.rank() == 0 {
+        &mut private
+    } else {
+        &mut spectrum
+    };
+    target.fill(Complex::new(f64::NAN, 0.0));
+    field.copy_from_slice(input);
+    plan.forward(&field, target).expect(what);
+    let err = relative_error(target, out, max_norm(out).max(1.0));
+    assert!(err <= 1e-12, "{what}: mixed blocks: error {err:e}");
 }
 
 /// `None` and `Ortho` scaling, and the f32 path, on one uneven 3-D shape.

@@ -15,7 +15,7 @@ mod common;
 use common::*;
 use fft_core::{
     wavenumber, AxisKind, FftOptions, FftPlan, GridChoice, Method, Normalization, R2rKind, R2rPlan,
-    Real, RealFftPlan,
+    Real, RealFftPlan, SharedBlock,
 };
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
@@ -814,7 +814,9 @@ fn no_allocation_fused_slabs(world: &impl Communicator, rank: usize) {
     let rounds = 20;
     let threads = rayon::current_num_threads();
     for transposed in [false, true] {
-        for shared in [false, true] {
+        // Private blocks through MPI messages or the pieces' window, or blocks the plan
+        // allocated (shared-memory windows on this node: rows straight between the blocks).
+        for (shared, plan_blocks) in [(false, false), (true, false), (true, true)] {
             for piece_bytes in [1, FftOptions::DEFAULT_PIECE_BYTES] {
                 let opts = FftOptions::default()
                     .grid(GridChoice::Rank(1))
@@ -824,16 +826,32 @@ fn no_allocation_fused_slabs(world: &impl Communicator, rank: usize) {
                     .piece_bytes(piece_bytes);
                 let what = format!(
                     "rank {rank}, slabs, transposed={transposed} shared={shared} \
-                     piece_bytes={piece_bytes} threads={threads}"
+                     plan_blocks={plan_blocks} piece_bytes={piece_bytes} threads={threads}"
                 );
                 let mut c = FftPlan::<f64>::new(world, &[9, 8, 10], opts.clone()).expect(&what);
                 let mut r = RealFftPlan::<f64>::new(world, &[12, 6, 5], opts).expect(&what);
                 let xc = vec![Complex::new(0.5, 0.25); c.input_len()];
-                let mut yc = vec![Complex::default(); c.output_len()];
-                let mut bc = vec![Complex::default(); c.input_len()];
                 let xr = vec![0.5f64; r.input_len()];
-                let mut yr = vec![Complex::default(); r.output_len()];
-                let mut br = vec![0.0f64; r.input_len()];
+                let (mut yc, mut bc, mut yr, mut br): (
+                    SharedBlock<_>,
+                    SharedBlock<_>,
+                    SharedBlock<_>,
+                    SharedBlock<_>,
+                ) = if plan_blocks {
+                    (
+                        c.alloc_output().expect(&what),
+                        c.alloc_input().expect(&what),
+                        r.alloc_output().expect(&what),
+                        r.alloc_input().expect(&what),
+                    )
+                } else {
+                    (
+                        vec![Complex::default(); c.output_len()].into(),
+                        vec![Complex::default(); c.input_len()].into(),
+                        vec![Complex::default(); r.output_len()].into(),
+                        vec![0.0f64; r.input_len()].into(),
+                    )
+                };
                 let counts = [
                     (
                         "c2c forward",

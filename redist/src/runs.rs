@@ -8,6 +8,7 @@
 //! it straight to where the exchange takes it from, instead of unpacking or packing in a
 //! separate pass: `fft-core` gathers the lines of its strided FFT tiles this way.
 
+use crate::layout::Layout;
 use crate::pack::compact_strides;
 use crate::plan::{LocalBox, RankExchange};
 
@@ -165,6 +166,100 @@ fn map_runs(
     map_runs_into(block_strides, block_extent, run_len, parts, &mut runs)
         .then_some(())
         .and_then(|()| runs.iter().all(|r| r.offset != usize::MAX).then_some(runs))
+}
+
+/// Where each run of `run_len` elements of rank `me`'s block of `mid` (runs in memory order,
+/// run `i` at offset `i · run_len`) lies among the blocks of `other`, a layout of the same
+/// global array, when every rank's block of `other` sits in one address range, rank `q`'s
+/// from `q · region_len` on (a shared-memory window with a region per rank): the offset of
+/// the run's first element there, as a [`RunBuffer::Message`] run. A consumer reads or writes
+/// its rows straight in the peers' blocks this way, with no message at all: `fft-core`'s
+/// fused sweeps do, when the caller's blocks are in such a window. `None` when `run_len` is
+/// not the size of trailing memory axes of `mid`'s block, or a run is not contiguous, with
+/// the same strides, in the block of `other` that holds it.
+///
+/// ```
+/// use redist::{grid::GridShape, layout::{Layout, MemoryOrder}, runs::window_runs};
+/// // Slab in FFTW's layout: axis 0 split (from) → axis 1 split, memory order 1, 0, 2 (to).
+/// let grid = GridShape::new(vec![2]).unwrap();
+/// let from = Layout::pencil(&[4, 4, 3], grid.clone()).unwrap();
+/// let to = Layout::new(&[4, 4, 3], grid, vec![1], MemoryOrder::new(vec![1, 0, 2]).unwrap())
+///     .unwrap();
+/// // Rank 0's rows of `to` (i1 in 0..2, then i0 in 0..4) in the blocks of `from`, regions of 100.
+/// let runs = window_runs(&to, 0, &from, 3, 100).unwrap();
+/// let offsets: Vec<usize> = runs.iter().map(|r| r.offset).collect();
+/// assert_eq!(offsets, [0, 12, 100, 112, 3, 15, 103, 115]);
+/// ```
+pub fn window_runs(
+    mid: &Layout,
+    me: usize,
+    other: &Layout,
+    run_len: usize,
+    region_len: usize,
+) -> Option<Vec<Run>> {
+    let extent = mid.local_shape(me);
+    let strides = mid.local_strides(me);
+    let len: usize = extent.iter().product();
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    if run_len == 0 || !len.is_multiple_of(run_len) {
+        return None;
+    }
+    let trailing = run_axes(&strides, &extent, run_len)?;
+    let outer: Vec<usize> = order_of(&strides, &extent)
+        .into_iter()
+        .filter(|a| !trailing.contains(a))
+        .collect();
+    let start = mid.global_offsets(me);
+    let ranks = other.grid().ranks();
+    let ranges: Vec<Vec<std::ops::Range<usize>>> =
+        (0..ranks).map(|q| other.global_ranges(q)).collect();
+    let other_strides: Vec<Vec<usize>> = (0..ranks).map(|q| other.local_strides(q)).collect();
+    // A run is one contiguous piece of the holder's block when its axes have the same strides
+    // there as here (they are whole in the holder's block when its two corners are in it).
+    let same_runs: Vec<bool> = other_strides
+        .iter()
+        .map(|s| {
+            trailing
+                .iter()
+                .all(|&a| extent[a] == 1 || s[a] == strides[a])
+        })
+        .collect();
+    let holds = |q: usize, index: &[usize]| ranges[q].iter().zip(index).all(|(r, i)| r.contains(i));
+    let mut runs = Vec::with_capacity(len / run_len);
+    let mut first = start.clone();
+    let mut last = start.clone();
+    let mut holder = 0;
+    for flat in 0..len / run_len {
+        let mut rest = flat;
+        for &a in outer.iter().rev() {
+            first[a] = start[a] + rest % extent[a];
+            last[a] = first[a];
+            rest /= extent[a];
+        }
+        for &a in &trailing {
+            first[a] = start[a];
+            last[a] = start[a] + extent[a] - 1;
+        }
+        if !holds(holder, &first) {
+            holder = (0..ranks).find(|&q| holds(q, &first))?;
+        }
+        if !holds(holder, &last) || !same_runs[holder] {
+            return None;
+        }
+        let offset: usize = first
+            .iter()
+            .zip(&ranges[holder])
+            .zip(&other_strides[holder])
+            .map(|((i, r), s)| (i - r.start) * s)
+            .sum();
+        runs.push(Run {
+            buffer: RunBuffer::Message,
+            offset: holder * region_len + offset,
+        });
+    }
+    Some(runs)
 }
 
 impl RankExchange {
@@ -485,5 +580,72 @@ mod tests {
         let part = ExchangePlan::new(&l0, &l1).unwrap().for_rank(0);
         assert!(part.dst_runs(4).is_none() && !part.has_dst_runs(4));
         assert!(part.src_runs(5).is_none() && !part.has_src_runs(5));
+    }
+
+    /// Each element of every rank's block of `mid`, found through [`super::window_runs`],
+    /// is where brute force ([`Layout::locate`] of its global index) puts it in `other`.
+    fn check_window_runs(mid: &Layout, other: &Layout, run_len: usize) {
+        let shape = mid.global_shape().to_vec();
+        let region = other.max_local_len() + 3;
+        for me in 0..mid.grid().ranks() {
+            let runs = super::window_runs(mid, me, other, run_len, region)
+                .unwrap_or_else(|| panic!("{shape:?} rank {me}: whole runs"));
+            let mut global = vec![0u64; mid.local_len(me)];
+            mid.fill_index_valued(me, &mut global, |g| g);
+            assert_eq!(runs.len() * run_len, global.len());
+            for (o, &g) in global.iter().enumerate() {
+                let mut index = vec![0; shape.len()];
+                let mut rest = g as usize;
+                for a in (0..shape.len()).rev() {
+                    index[a] = rest % shape[a];
+                    rest /= shape[a];
+                }
+                let (q, offset) = other.locate(&index);
+                let run = runs[o / run_len];
+                assert_eq!(run.buffer, RunBuffer::Message);
+                assert_eq!(
+                    run.offset + o % run_len,
+                    q * region + offset,
+                    "{shape:?} rank {me}, element {index:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn window_runs_find_every_element_in_its_holders_block() {
+        for (shape, p) in [(vec![4, 6, 5], 2), (vec![7, 5, 3], 3), (vec![3, 8, 4], 4)] {
+            let grid = GridShape::new(vec![p]).unwrap();
+            let slab = Layout::pencil(&shape, grid.clone()).unwrap();
+            let fftw = Layout::new(
+                &shape,
+                grid,
+                vec![1],
+                MemoryOrder::new(vec![1, 0, 2]).unwrap(),
+            )
+            .unwrap();
+            check_window_runs(&fftw, &slab, shape[2]);
+            check_window_runs(&slab, &fftw, shape[2]);
+            check_window_runs(&slab, &slab, shape[2]);
+        }
+        // Pencils on a 2 x 2 grid, uneven: rows of the last axis stay whole when axis 1
+        // moves between the grid dimensions.
+        let grid = GridShape::new(vec![2, 2]).unwrap();
+        let a = Layout::pencil(&[5, 3, 7, 4], grid.clone()).unwrap();
+        let b = Layout::new(&[5, 3, 7, 4], grid, vec![0, 2], MemoryOrder::natural(4)).unwrap();
+        check_window_runs(&a, &b, 4);
+        check_window_runs(&b, &a, 4);
+        // Rows split by the other layout's decomposition, or transposed away: no map.
+        let grid = GridShape::new(vec![2]).unwrap();
+        let l0 = Layout::pencil(&[4, 6, 5], grid.clone()).unwrap();
+        let l1 = Layout::new(
+            &[4, 6, 5],
+            grid,
+            vec![2],
+            MemoryOrder::new(vec![1, 2, 0]).unwrap(),
+        )
+        .unwrap();
+        assert!(super::window_runs(&l0, 0, &l1, 5, 1000).is_none());
+        assert!(super::window_runs(&l1, 0, &l0, 4, 1000).is_none());
     }
 }

@@ -51,28 +51,38 @@ impl Exchange {
     /// group is not all on one node, has one member, or MPI does not place the regions
     /// contiguously. Collective over the group; every member gets the same answer.
     pub fn group_window(&self, region_bytes: usize) -> Result<Option<GroupWindow>> {
-        let group = self.group_comm();
-        let members = group.size() as usize;
-        let node = group.split_shared(group.rank());
-        let local = i32::from(node.size() == group.size() && members > 1);
+        GroupWindow::new(self.group_comm(), region_bytes)
+    }
+}
+
+impl GroupWindow {
+    /// A shared-memory window over `comm` with a region of at least `region_bytes` per member
+    /// (the largest request of any member, rounded up to whole cache lines; region `q` belongs
+    /// to the member of rank `q` in `comm`), or `None` when `comm` is not all on one node, has
+    /// one member, or MPI does not place the regions contiguously. The regions start zeroed.
+    /// Collective over `comm`; every member gets the same answer.
+    pub fn new<C: Communicator>(comm: &C, region_bytes: usize) -> Result<Option<GroupWindow>> {
+        let members = comm.size() as usize;
+        let node = comm.split_shared(comm.rank());
+        let local = i32::from(node.size() == comm.size() && members > 1);
         let mut all = 0i32;
-        group.all_reduce_into(&local, &mut all, SystemOperation::min());
+        comm.all_reduce_into(&local, &mut all, SystemOperation::min());
         if all == 0 {
             return Ok(None);
         }
         let mut most = 0u64;
-        group.all_reduce_into(&(region_bytes as u64), &mut most, SystemOperation::max());
+        comm.all_reduce_into(&(region_bytes as u64), &mut most, SystemOperation::max());
         // Whole cache lines per region, so that no two ranks write one line.
         let region_bytes = (most as usize).max(1).div_ceil(64) * 64;
-        let comm = group.duplicate();
-        let (win, _) = allocate_locked(&comm, region_bytes, 1)?;
+        let dup = comm.duplicate();
+        let (win, _) = allocate_locked(&dup, region_bytes, 1)?;
         let mut window = GroupWindow {
             win,
-            comm,
+            comm: dup,
             base: std::ptr::null_mut(),
             region_bytes,
             members,
-            me: group.rank() as usize,
+            me: comm.rank() as usize,
         };
         let mut contiguous = true;
         for q in 0..members {
@@ -88,6 +98,26 @@ impl Exchange {
             .comm
             .all_reduce_into(&local, &mut all, SystemOperation::min());
         Ok((all == 1).then_some(window))
+    }
+
+    /// [`GroupWindow::sync`] over several windows of one group at once (one barrier): every
+    /// member's writes to any of them before the call are visible to every member after it.
+    /// Collective over the group, which every window in `windows` must span alike.
+    pub fn sync_all(windows: &[&GroupWindow]) -> Result<()> {
+        let Some(first) = windows.first() else {
+            return Ok(());
+        };
+        // SAFETY: plain calls on live windows and the first one's communicator.
+        unsafe {
+            for w in windows {
+                check("MPI_Win_sync", ffi::MPI_Win_sync(w.win))?;
+            }
+            check("MPI_Barrier", ffi::MPI_Barrier(first.comm.as_raw()))?;
+            for w in windows {
+                check("MPI_Win_sync", ffi::MPI_Win_sync(w.win))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -202,7 +232,7 @@ impl GroupWindow {
 
 impl Drop for GroupWindow {
     fn drop(&mut self) {
-        // SAFETY: the window was created and locked in `Exchange::group_window`; freeing is
+        // SAFETY: the window was created and locked in `GroupWindow::new`; freeing is
         // collective, as is dropping the plan that holds it (every member holds one). Errors
         // are ignored: nothing can be done about them in a destructor.
         unsafe {

@@ -88,7 +88,16 @@ fn run_json(mut cmd: Command, what: &str) -> Value {
     }
 }
 
-fn dfft(kind: &str, shape: &[usize], c: &Config, transposed: bool, iters: usize) -> Value {
+/// `dfft run` of `kind` on `shape` in configuration `c`; `alloc` is `--alloc` (`plan`: its
+/// blocks in shared-memory windows; `caller`: plain vectors).
+fn dfft(
+    kind: &str,
+    shape: &[usize],
+    c: &Config,
+    transposed: bool,
+    iters: usize,
+    alloc: &str,
+) -> Value {
     let mut cmd = mpi_harness::mpirun_command(c.ranks);
     cmd.args(["-x", &format!("RAYON_NUM_THREADS={}", c.threads)]);
     let bin = repo_root().join("target/release/dfft");
@@ -106,6 +115,8 @@ fn dfft(kind: &str, shape: &[usize], c: &Config, transposed: bool, iters: usize)
         "--json",
         "--kind",
         kind,
+        "--alloc",
+        alloc,
     ]);
     if transposed {
         cmd.arg("--transposed-out");
@@ -322,17 +333,18 @@ fn main() {
     let mut jsonl = std::fs::File::create(out_dir.join("fft-vs-fftw.jsonl")).unwrap();
     writeln!(
         csv,
-        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_T_rss,fftw_T_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s,dfft_T_over_floor"
+        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_T_rss,fftw_T_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s,dfft_T_over_floor,dfft_caller_s,ratio_caller,dfft_pss,fftw_pss,dfft_T_pss,fftw_T_pss"
     )
     .unwrap();
     println!(
-        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>6} {:>7} | {:>8} {:>8} {:>9} {:>9}",
+        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>6} {:>7} | {:>9} {:>9} {:>9} {:>9}",
         "kind",
         "shape",
         "config",
         "dfft s",
         "fftw s",
         "ratio",
+        "caller",
         "dfft T",
         "fftw T",
         "ratio",
@@ -360,14 +372,20 @@ fn main() {
                 // (the best of both), as the runs themselves take their best pair: the VM's
                 // speed drifts within a run, and a floor timed minutes apart skews the ratio.
                 let floor_before = fft_floor(kind, shape);
-                let d = dfft(kind, shape, c, false, iters);
+                let d = dfft(kind, shape, c, false, iters, "plan");
                 let f = fftw(kind, shape, c, false, iters, wisdom.as_ref());
-                let dt = dfft(kind, shape, c, true, iters);
+                let dt = dfft(kind, shape, c, true, iters, "plan");
+                // With several ranks, also with the caller's own (private) blocks, whose rows
+                // cross ranks through messages: what a caller that allocates gets.
+                let dc = (c.ranks > 1).then(|| dfft(kind, shape, c, false, iters, "caller"));
                 let ft = fftw(kind, shape, c, true, iters, wisdom.as_ref());
                 let floor_1 = floor_before.min(fft_floor(kind, shape));
                 check(&d, "dfft");
                 check(&f, "FFTW-MPI");
                 check(&dt, "dfft --transposed-out");
+                if let Some(dc) = &dc {
+                    check(dc, "dfft --alloc caller");
+                }
                 check(&ft, "FFTW-MPI TRANSPOSED_OUT");
                 let get = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
                 for v in [&f, &ft] {
@@ -383,22 +401,29 @@ fn main() {
                 );
                 let floor = floor_1 / cores;
                 let copy = copy_1 / cores;
-                let mib = |v: &Value| get(v, "peak_rss_bytes") / (1024.0 * 1024.0);
+                let dc_s = dc.as_ref().map_or(f64::NAN, |v| get(v, "min_s"));
+                let mib = |v: &Value, k: &str| get(v, k) / (1024.0 * 1024.0);
+                // Resident set / proportional set (shared pages divided among the ranks).
+                let mem = |v: &Value| {
+                    format!("{:.0}/{:.0}", mib(v, "peak_rss_bytes"), mib(v, "pss_bytes"))
+                };
                 let shape_s = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
                 println!(
-                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>6.2} {:>7.4} | {:>8.0} {:>8.0} {:>9.0} {:>9.0}",
-                    kind, shape_s, c.name, d_s, f_s, d_s / f_s, dt_s, ft_s, dt_s / ft_s, floor,
-                    d_s / floor, dt_s / floor, copy, mib(&d), mib(&f), mib(&dt), mib(&ft)
+                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>6.2} {:>7.4} | {:>9} {:>9} {:>9} {:>9}",
+                    kind, shape_s, c.name, d_s, f_s, d_s / f_s, dc_s / f_s, dt_s, ft_s,
+                    dt_s / ft_s, floor, d_s / floor, dt_s / floor, copy, mem(&d), mem(&f),
+                    mem(&dt), mem(&ft)
                 );
                 let st = &d["stages"];
                 writeln!(
                     csv,
-                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{},{},{},{}",
+                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{},{},{},{},{dc_s},{},{},{},{},{}",
                     c.name, c.ranks, c.threads, d_s / f_s, dt_s / ft_s, d_s / floor,
                     get(&d, "peak_rss_bytes"), get(&f, "peak_rss_bytes"),
                     get(&dt, "peak_rss_bytes"), get(&ft, "peak_rss_bytes"),
                     get(st, "fft_s"), get(st, "pack_s"), get(st, "comm_s"), get(st, "unpack_s"),
-                    dt_s / floor
+                    dt_s / floor, dc_s / f_s, get(&d, "pss_bytes"), get(&f, "pss_bytes"),
+                    get(&dt, "pss_bytes"), get(&ft, "pss_bytes")
                 )
                 .unwrap();
                 writeln!(
@@ -406,14 +431,16 @@ fn main() {
                     "{}",
                     json!({"kind": kind, "shape": shape, "config": c.name, "ranks": c.ranks,
                            "threads": c.threads, "dfft": d, "fftw": f, "dfft_transposed": dt,
-                           "fftw_transposed": ft, "floor_s": floor, "copy_s": copy})
+                           "fftw_transposed": ft, "dfft_caller": dc, "floor_s": floor,
+                           "copy_s": copy})
                 )
                 .unwrap();
             }
         }
     }
     println!("ratio = dfft / FFTW-MPI (min of {iters} forward+backward pairs; < 1 means dfft is faster); T = transposed output");
-    println!("MiB = peak resident set per rank (TMiB: with transposed output)");
+    println!("caller = dfft --alloc caller (the caller's private blocks, rows through messages) / FFTW-MPI; dfft s runs --alloc plan (on one node the plan's blocks share memory and rows move in place)");
+    println!("MiB = peak resident set / proportional set per rank (TMiB: with transposed output); PSS divides shared pages among the ranks, so it sums to what the node holds");
     println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines / cores (x flr: dfft over it, T flr: with transposed output); copy = one copy of the (half-spectrum) complex array / cores");
     match &wisdom {
         Some(dir) => println!(
