@@ -183,8 +183,8 @@ struct Fused<T: Real> {
     kernel: Kernel<T>,
     /// Run maps over the whole block of the sweep; message offsets are into the buffers of
     /// the piece that moves the run.
-    gather: Vec<Run>,
-    scatter: Vec<Run>,
+    gather: Map,
+    scatter: Map,
     pieces: Vec<Piece>,
     /// The sweep's planes as `groups` (batch fields) of `count` planes each.
     groups: usize,
@@ -210,10 +210,47 @@ struct Fused<T: Real> {
 /// needs one synchronization before (the peers' source rows are written) and one after (its
 /// rows are in their destination blocks), and nothing is packed or unpacked.
 struct Direct {
-    gather: Vec<Run>,
-    scatter: Vec<Run>,
+    gather: Map,
+    scatter: Map,
     src: At,
     dst: At,
+}
+
+/// A run map ([`redist::runs`]), shared between the steps that use the same one (see
+/// [`intern_maps`]).
+type Map = Arc<[Run]>;
+
+/// Makes every step of `programs` that holds a run map equal to an earlier one share it: an
+/// in-place pair's gather and scatter maps, and the forward's and backward's maps of the
+/// same exchanges, are often the same rows at the same offsets (a slab's fused pair: one map
+/// where there were six). Run maps have a row per row of a block, so this is most of a
+/// slab plan's memory besides its buffers.
+fn intern_maps<T: Real>(programs: [&mut Program<T>; 2]) {
+    let mut seen: Vec<Map> = Vec::new();
+    let mut intern = |map: &mut Map| {
+        if map.is_empty() {
+            return;
+        }
+        match seen.iter().find(|m| m[..] == map[..]) {
+            Some(m) => *map = m.clone(),
+            None => seen.push(map.clone()),
+        }
+    };
+    for program in programs {
+        for step in &mut program.steps {
+            if let Step::Fused(fused) = step {
+                intern(&mut fused.gather);
+                intern(&mut fused.scatter);
+                if let Some(shared) = &mut fused.shared {
+                    intern(&mut shared.gather);
+                }
+                if let Some(direct) = &mut fused.direct {
+                    intern(&mut direct.gather);
+                    intern(&mut direct.scatter);
+                }
+            }
+        }
+    }
 }
 
 /// Plane buffers (all threads together) a plane kernel may always hold; beyond this, only up
@@ -367,7 +404,7 @@ impl<T: Real> Fused<T> {
 struct SharedPath {
     window: GroupWindow,
     /// Like [`Fused::gather`], with message offsets into the whole window.
-    gather: Vec<Run>,
+    gather: Map,
     /// Per piece, the exchange after's messages with receive offsets into the whole window.
     unpacks: Vec<Messages>,
     after_offset: usize,
@@ -489,8 +526,8 @@ fn cut_into_pieces<T: Real>(
         before,
         after,
         kernel,
-        gather,
-        scatter,
+        gather: gather.into(),
+        scatter: scatter.into(),
         pieces: cut,
         groups,
         count,
@@ -542,8 +579,8 @@ fn direct_maps<T: Real>(
     debug_assert_eq!(gather.len(), fused.gather.len());
     debug_assert_eq!(scatter.len(), fused.scatter.len());
     Some(Direct {
-        gather,
-        scatter,
+        gather: gather.into(),
+        scatter: scatter.into(),
         src,
         dst,
     })
@@ -628,7 +665,7 @@ where
     }
     Ok(Some(SharedPath {
         window,
-        gather,
+        gather: gather.into(),
         unpacks,
         after_offset: before_len,
     }))
@@ -1246,7 +1283,7 @@ where
         let workers = (0..rayon::current_num_threads().max(1))
             .map(|_| vec![Complex::default(); scratch_len])
             .collect();
-        Ok(Self {
+        let mut engine = Self {
             forward: Program {
                 steps: forward_steps,
                 dests: forward_dests,
@@ -1275,7 +1312,9 @@ where
             layouts,
             ends,
             windows: Vec::new(),
-        })
+        };
+        intern_maps([&mut engine.forward, &mut engine.backward]);
+        Ok(engine)
     }
 
     /// Bytes per rank of a shared-memory window holding every rank's forward input
@@ -1355,6 +1394,7 @@ where
                 at = dest;
             }
         }
+        intern_maps([&mut self.forward, &mut self.backward]);
     }
 
     /// The windows the caller's `input` and `output` lie in (their regions' starts), on every
