@@ -234,8 +234,15 @@ fn verify_synthetic(ranks: usize, flags: &str) {
         args.contains(&"--destroy-input"),
         "{what}"
     );
+    assert_eq!(v["alloc"], flag("--alloc").unwrap_or("plan"), "{what}");
     // Scripts parse these as before.
-    for key in ["min_s", "median_s", "peak_rss_bytes", "plan_work_bytes"] {
+    for key in [
+        "min_s",
+        "median_s",
+        "peak_rss_bytes",
+        "pss_bytes",
+        "plan_work_bytes",
+    ] {
         assert!(v[key].as_f64().unwrap() > 0.0, "{key}: {what}");
     }
     let n: usize = flag("--shape")
@@ -333,7 +340,7 @@ fn every_kind_verifies_without_a_gather() {
     let cases = [
         (1, "--kind r2c --shape 11,7,13 --grid auto --precision f64 --normalization backward --batch 1"),
         (2, "--kind r2c --shape 9,7,5,12 --grid 2x1 --precision f32 --normalization ortho --batch 1 --transposed-out --destroy-input"),
-        (3, "--kind r2c --shape 6,5,8 --grid 1 --precision f64 --normalization none --batch 3"),
+        (3, "--kind r2c --shape 6,5,8 --grid 1 --precision f64 --normalization none --batch 3 --alloc caller"),
         (1, "--kind c2r --shape 12,10 --grid 1 --precision f32 --normalization none --batch 1"),
         (2, "--kind c2r --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 2 --transposed-out --destroy-input"),
         (3, "--kind c2r --shape 9,7,5,12 --grid 3x1 --precision f64 --normalization ortho --batch 1"),
@@ -342,6 +349,7 @@ fn every_kind_verifies_without_a_gather() {
         (3, "--kind r2r:dst3,dst4,dct2,dst1 --shape 9,7,5,12 --grid 3x1 --precision f64 --normalization backward --batch 2 --destroy-input"),
         (3, "--kind r2r:dct2,dct3 --shape 12,10 --grid 1 --precision f32 --normalization backward --batch 3 --transposed-out"),
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f32 --normalization none --batch 3 --transposed-out --destroy-input"),
+        (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 1 --alloc caller"),
     ];
     for (ranks, flags) in cases {
         verify_synthetic(ranks, flags);

@@ -556,26 +556,13 @@ fn direct_maps<T: Real>(
     if src == dst && !matches!((fused.before, fused.after), (Some(b), Some(a)) if stays(b, a)) {
         return None;
     }
-    let gather = match fused.before {
-        Some(b) => window_runs(
-            &layouts[ends[b].1],
-            rank,
-            &layouts[ends[b].0],
-            row,
-            region(src)?,
-        )?,
-        None => Vec::new(),
+    // The rows of the sweep's layout (`mid`) in the blocks of the exchange's far side.
+    let runs = |ends: Option<(usize, usize)>, at: At| match ends {
+        Some((mid, far)) => window_runs(&layouts[mid], rank, &layouts[far], row, region(at)?),
+        None => Some(Vec::new()),
     };
-    let scatter = match fused.after {
-        Some(a) => window_runs(
-            &layouts[ends[a].0],
-            rank,
-            &layouts[ends[a].1],
-            row,
-            region(dst)?,
-        )?,
-        None => Vec::new(),
-    };
+    let gather = runs(fused.before.map(|b| (ends[b].1, ends[b].0)), src)?;
+    let scatter = runs(fused.after.map(|a| ends[a]), dst)?;
     debug_assert_eq!(gather.len(), fused.gather.len());
     debug_assert_eq!(scatter.len(), fused.scatter.len());
     Some(Direct {

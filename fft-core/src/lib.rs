@@ -12,6 +12,10 @@
 //!   real-to-real axes mixed with FFT axes ([`AxisKind`]), padding for dealiasing (3/2 rule);
 //!   [`wavenumber`] indexes the spectrum. Conventions: `docs/spectral.md`.
 //!
+//! * [`SharedBlock`]: input and output blocks the plan allocates (`alloc_input`,
+//!   `alloc_output`); on one node every rank's lie in one shared-memory window, and the
+//!   exchanges move rows between them in place.
+//!
 //! One generic code path serves every plan kind and precision (`T: Real`).
 //! * [`model`]: the complexity model (seed 000 §5) that predicts each candidate grid's time
 //!   and chooses the grid for [`GridChoice::Auto`].

@@ -507,19 +507,26 @@ mod tests {
     /// the destination's (source's) elements, for slabs of several shapes and group sizes,
     /// both directions; and the same for the pieces of [`RankExchange::piece`] along the
     /// slab's scattered/gathered axis 1, which together map every run exactly once.
+    /// A 3-D slab over `p` ranks split along axis 0 in C order, and the same array split
+    /// along axis 1 in FFTW's memory order 1, 0, 2.
+    fn slab_pair(shape: &[usize; 3], p: usize) -> (Layout, Layout) {
+        let grid = GridShape::new(vec![p]).unwrap();
+        let l0 = Layout::pencil(shape, grid.clone()).unwrap();
+        let l1 = Layout::new(
+            shape,
+            grid,
+            vec![1],
+            MemoryOrder::new(vec![1, 0, 2]).unwrap(),
+        )
+        .unwrap();
+        (l0, l1)
+    }
+
     #[test]
     fn runs_agree_with_the_exchange_on_index_valued_data() {
         for shape in [[4usize, 4, 3], [5, 7, 6], [3, 2, 5], [7, 3, 1]] {
             for p in 1..=4 {
-                let grid = GridShape::new(vec![p]).unwrap();
-                let l0 = Layout::pencil(&shape, grid.clone()).unwrap();
-                let l1 = Layout::new(
-                    &shape,
-                    grid,
-                    vec![1],
-                    MemoryOrder::new(vec![1, 0, 2]).unwrap(),
-                )
-                .unwrap();
+                let (l0, l1) = slab_pair(&shape, p);
                 for (from, to) in [(&l0, &l1), (&l1, &l0)] {
                     let plan = ExchangePlan::new(from, to).unwrap();
                     let src: Vec<Vec<u64>> = (0..p)
@@ -614,16 +621,8 @@ mod tests {
 
     #[test]
     fn window_runs_find_every_element_in_its_holders_block() {
-        for (shape, p) in [(vec![4, 6, 5], 2), (vec![7, 5, 3], 3), (vec![3, 8, 4], 4)] {
-            let grid = GridShape::new(vec![p]).unwrap();
-            let slab = Layout::pencil(&shape, grid.clone()).unwrap();
-            let fftw = Layout::new(
-                &shape,
-                grid,
-                vec![1],
-                MemoryOrder::new(vec![1, 0, 2]).unwrap(),
-            )
-            .unwrap();
+        for (shape, p) in [([4, 6, 5], 2), ([7, 5, 3], 3), ([3, 8, 4], 4)] {
+            let (slab, fftw) = slab_pair(&shape, p);
             check_window_runs(&fftw, &slab, shape[2]);
             check_window_runs(&slab, &fftw, shape[2]);
             check_window_runs(&slab, &slab, shape[2]);
