@@ -1301,6 +1301,7 @@ where
             windows: Vec::new(),
         };
         intern_maps([&mut engine.forward, &mut engine.backward]);
+        redist::alloc::release_freed();
         Ok(engine)
     }
 
@@ -1382,6 +1383,7 @@ where
             }
         }
         intern_maps([&mut self.forward, &mut self.backward]);
+        redist::alloc::release_freed();
     }
 
     /// The windows the caller's `input` and `output` lie in (their regions' starts), on every
