@@ -479,10 +479,7 @@ fn cut_into_pieces<T: Real>(
         (1, outer, usize::MAX / 4, 1)
     };
     let rows = outer * kernel.rows();
-    let unset = Run {
-        buffer: redist::runs::RunBuffer::Block,
-        offset: usize::MAX,
-    };
+    let unset = Run::UNSET;
     let mut gather = vec![unset; if before.is_some() { rows } else { 0 }];
     let mut scatter = vec![unset; if after.is_some() { rows } else { 0 }];
     let mut cut = Vec::with_capacity(pieces);
@@ -507,20 +504,16 @@ fn cut_into_pieces<T: Real>(
             after: a,
         });
     }
-    if gather
-        .iter()
-        .chain(&scatter)
-        .any(|r| r.offset == usize::MAX)
-    {
+    if gather.iter().chain(&scatter).any(|&r| r == Run::UNSET) {
         return None;
     }
     // In place: both exchanges are one exchange and its reverse, and every own row is read
     // and written at the same offset.
     let in_place = in_place_layouts
         && gather.iter().zip(&scatter).all(|(g, s)| {
-            (g.buffer == redist::runs::RunBuffer::Block)
-                == (s.buffer == redist::runs::RunBuffer::Block)
-                && (g.buffer != redist::runs::RunBuffer::Block || g.offset == s.offset)
+            (g.buffer() == redist::runs::RunBuffer::Block)
+                == (s.buffer() == redist::runs::RunBuffer::Block)
+                && (g.buffer() != redist::runs::RunBuffer::Block || g.offset() == s.offset())
         });
     Some(Fused {
         before,
@@ -630,10 +623,7 @@ where
         }
         part
     };
-    let unset = Run {
-        buffer: redist::runs::RunBuffer::Block,
-        offset: usize::MAX,
-    };
+    let unset = Run::UNSET;
     let row = fused.kernel.row_len();
     let mut gather = vec![unset; fused.gather.len()];
     let mut unpacks = Vec::new();

@@ -462,9 +462,9 @@ impl<'a, T> Rows<'a, T> {
             None => self.block.add(r * self.inner),
             Some(runs) => {
                 let run = *runs.get_unchecked(r);
-                match run.buffer {
-                    RunBuffer::Block => self.block.add(run.offset),
-                    RunBuffer::Message => self.message.add(run.offset),
+                match run.buffer() {
+                    RunBuffer::Block => self.block.add(run.offset()),
+                    RunBuffer::Message => self.message.add(run.offset()),
                 }
             }
         }
@@ -1490,14 +1490,8 @@ mod tests {
         let evens = count.div_ceil(2);
         (0..count)
             .map(|r| match r % 2 {
-                0 => Run {
-                    buffer: RunBuffer::Block,
-                    offset: (evens - 1 - r / 2) * inner,
-                },
-                _ => Run {
-                    buffer: RunBuffer::Message,
-                    offset: (r / 2) * inner,
-                },
+                0 => Run::new(RunBuffer::Block, (evens - 1 - r / 2) * inner),
+                _ => Run::new(RunBuffer::Message, (r / 2) * inner),
             })
             .collect()
     }
@@ -1511,11 +1505,11 @@ mod tests {
     ) -> Vec<Complex<f64>> {
         runs.iter()
             .flat_map(|run| {
-                let buffer = match run.buffer {
+                let buffer = match run.buffer() {
                     redist::runs::RunBuffer::Block => block,
                     redist::runs::RunBuffer::Message => message,
                 };
-                buffer[run.offset..run.offset + inner].to_vec()
+                buffer[run.offset()..run.offset() + inner].to_vec()
             })
             .collect()
     }
@@ -1604,11 +1598,11 @@ mod tests {
         );
         // Put the spectrum's rows where the map says.
         for (r, run) in runs.iter().enumerate() {
-            let buffer = match run.buffer {
+            let buffer = match run.buffer() {
                 redist::runs::RunBuffer::Block => &mut block,
                 redist::runs::RunBuffer::Message => &mut message,
             };
-            buffer[run.offset..run.offset + inner]
+            buffer[run.offset()..run.offset() + inner]
                 .copy_from_slice(&spectrum[r * inner..(r + 1) * inner]);
         }
         let kernel = PlaneKernel::steps(&steps, &[rows, inner]).expect("a c2r plane kernel");

@@ -22,13 +22,48 @@ pub enum RunBuffer {
     Message,
 }
 
-/// Where one run lies: a buffer and the offset of its first element there.
+/// Where one run lies: a buffer and the offset of its first element there, packed into 8
+/// bytes (the top bit is the buffer), since a map holds one per row of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Run {
+pub struct Run(u64);
+
+impl Run {
+    const MESSAGE: u64 = 1 << 63;
+
+    /// A run at `offset` (below 2⁶³) elements into `buffer`.
+    ///
+    /// ```
+    /// use redist::runs::{Run, RunBuffer};
+    /// let run = Run::new(RunBuffer::Message, 42);
+    /// assert_eq!((run.buffer(), run.offset()), (RunBuffer::Message, 42));
+    /// ```
+    pub fn new(buffer: RunBuffer, offset: usize) -> Self {
+        debug_assert!((offset as u64) < Self::MESSAGE, "offset {offset} too large");
+        let flag = match buffer {
+            RunBuffer::Block => 0,
+            RunBuffer::Message => Self::MESSAGE,
+        };
+        Run(offset as u64 | flag)
+    }
+
+    /// A placeholder for a run not mapped yet (never a run of any map).
+    pub const UNSET: Run = Run(Self::MESSAGE - 1);
+
     /// Which buffer.
-    pub buffer: RunBuffer,
+    #[inline]
+    pub fn buffer(self) -> RunBuffer {
+        if self.0 & Self::MESSAGE != 0 {
+            RunBuffer::Message
+        } else {
+            RunBuffer::Block
+        }
+    }
+
     /// Offset in elements.
-    pub offset: usize,
+    #[inline]
+    pub fn offset(self) -> usize {
+        (self.0 & !Self::MESSAGE) as usize
+    }
 }
 
 /// Memory order (slowest first) recovered from strides: axes by decreasing stride, ties (axes
@@ -138,10 +173,7 @@ fn map_runs_into(
                 here += (part.ranges[a].start + x) * block_strides[a];
                 there += x * other_strides[a];
             }
-            runs[here / run_len] = Run {
-                buffer: *buffer,
-                offset: there,
-            };
+            runs[here / run_len] = Run::new(*buffer, there);
         }
     }
     true
@@ -158,14 +190,10 @@ fn map_runs(
     if run_len == 0 || !len.is_multiple_of(run_len) {
         return None;
     }
-    let unset = Run {
-        buffer: RunBuffer::Block,
-        offset: usize::MAX,
-    };
-    let mut runs = vec![unset; len / run_len];
+    let mut runs = vec![Run::UNSET; len / run_len];
     map_runs_into(block_strides, block_extent, run_len, parts, &mut runs)
         .then_some(())
-        .and_then(|()| runs.iter().all(|r| r.offset != usize::MAX).then_some(runs))
+        .and_then(|()| runs.iter().all(|&r| r != Run::UNSET).then_some(runs))
 }
 
 /// Where each run of `run_len` elements of rank `me`'s block of `mid` (runs in memory order,
@@ -187,7 +215,7 @@ fn map_runs(
 ///     .unwrap();
 /// // Rank 0's rows of `to` (i1 in 0..2, then i0 in 0..4) in the blocks of `from`, regions of 100.
 /// let runs = window_runs(&to, 0, &from, 3, 100).unwrap();
-/// let offsets: Vec<usize> = runs.iter().map(|r| r.offset).collect();
+/// let offsets: Vec<usize> = runs.iter().map(|r| r.offset()).collect();
 /// assert_eq!(offsets, [0, 12, 100, 112, 3, 15, 103, 115]);
 /// ```
 pub fn window_runs(
@@ -254,10 +282,7 @@ pub fn window_runs(
             .zip(&other_strides[holder])
             .map(|((i, r), s)| (i - r.start) * s)
             .sum();
-        runs.push(Run {
-            buffer: RunBuffer::Message,
-            offset: holder * region_len + offset,
-        });
+        runs.push(Run::new(RunBuffer::Message, holder * region_len + offset));
     }
     Some(runs)
 }
@@ -280,8 +305,8 @@ impl RankExchange {
     /// let part = ExchangePlan::new(&from, &to).unwrap().for_rank(0);
     /// let runs = part.dst_runs(3).unwrap(); // rows of axis 2
     /// assert_eq!(runs.len(), 2 * 4);
-    /// assert_eq!(runs[0].buffer, RunBuffer::Block);     // (i1 = 0, i0 = 0): own part
-    /// assert_eq!(runs[2].buffer, RunBuffer::Message);   // (i1 = 0, i0 = 2): from rank 1
+    /// assert_eq!(runs[0].buffer(), RunBuffer::Block);     // (i1 = 0, i0 = 0): own part
+    /// assert_eq!(runs[2].buffer(), RunBuffer::Message);   // (i1 = 0, i0 = 2): from rank 1
     /// assert!(part.dst_runs(2).is_none());              // not whole rows
     /// ```
     pub fn dst_runs(&self, run_len: usize) -> Option<Vec<Run>> {
@@ -434,10 +459,7 @@ mod tests {
         dst_seen: &mut [Vec<usize>],
     ) {
         let p = pieces.len();
-        let unset = Run {
-            buffer: RunBuffer::Block,
-            offset: usize::MAX,
-        };
+        let unset = Run::UNSET;
         for rank in 0..p {
             let part = &pieces[rank];
             // Messages as packing lays them out.
@@ -456,13 +478,13 @@ mod tests {
             let mut runs = vec![unset; src[rank].len() / run_len];
             assert!(part.src_runs_into(run_len, &mut runs), "whole rows");
             for (i, run) in runs.iter().enumerate() {
-                if run.offset == usize::MAX {
+                if *run == Run::UNSET {
                     continue;
                 }
                 src_seen[rank][i] += 1;
-                let there = match run.buffer {
-                    RunBuffer::Block => &dst[rank][run.offset..run.offset + run_len],
-                    RunBuffer::Message => &send[run.offset..run.offset + run_len],
+                let there = match run.buffer() {
+                    RunBuffer::Block => &dst[rank][run.offset()..run.offset() + run_len],
+                    RunBuffer::Message => &send[run.offset()..run.offset() + run_len],
                 };
                 assert_eq!(there, &src[rank][i * run_len..(i + 1) * run_len]);
             }
@@ -490,13 +512,13 @@ mod tests {
             let mut runs = vec![unset; dst[rank].len() / run_len];
             assert!(part.dst_runs_into(run_len, &mut runs), "whole rows");
             for (i, run) in runs.iter().enumerate() {
-                if run.offset == usize::MAX {
+                if *run == Run::UNSET {
                     continue;
                 }
                 dst_seen[rank][i] += 1;
-                let there = match run.buffer {
-                    RunBuffer::Block => &src[rank][run.offset..run.offset + run_len],
-                    RunBuffer::Message => &recv[run.offset..run.offset + run_len],
+                let there = match run.buffer() {
+                    RunBuffer::Block => &src[rank][run.offset()..run.offset() + run_len],
+                    RunBuffer::Message => &recv[run.offset()..run.offset() + run_len],
                 };
                 assert_eq!(there, &dst[rank][i * run_len..(i + 1) * run_len]);
             }
@@ -609,9 +631,9 @@ mod tests {
                 }
                 let (q, offset) = other.locate(&index);
                 let run = runs[o / run_len];
-                assert_eq!(run.buffer, RunBuffer::Message);
+                assert_eq!(run.buffer(), RunBuffer::Message);
                 assert_eq!(
-                    run.offset + o % run_len,
+                    run.offset() + o % run_len,
                     q * region + offset,
                     "{shape:?} rank {me}, element {index:?}"
                 );
