@@ -344,6 +344,20 @@ fn batches(world: &impl Communicator, rank: usize, size: usize, errors: &mut Err
                 many.forward(&input, &mut out).unwrap();
                 let mut back = vec![Complex::default(); many.input_len()];
                 many.backward(&out, &mut back).unwrap();
+                // The same batch between blocks the plan allocated (shared on this node).
+                let mut x = many.alloc_input().unwrap();
+                let mut y = many.alloc_output().unwrap();
+                x.copy_from_slice(&input);
+                many.forward(&x, &mut y).unwrap();
+                assert!(
+                    y[..] == out[..],
+                    "{what}: c2c batch between plan blocks differs"
+                );
+                many.backward(&y, &mut x).unwrap();
+                assert!(
+                    x[..] == back[..],
+                    "{what}: c2c batch backward between plan blocks"
+                );
                 let block = one.output_len();
                 let mut identical = true;
                 for (f, field) in fields.iter().enumerate() {
@@ -375,6 +389,19 @@ fn batches(world: &impl Communicator, rank: usize, size: usize, errors: &mut Err
                 many.forward(&input, &mut out).unwrap();
                 let mut back = vec![0.0; many.input_len()];
                 many.backward(&out, &mut back).unwrap();
+                let mut x = many.alloc_input().unwrap();
+                let mut y = many.alloc_output().unwrap();
+                x.copy_from_slice(&input);
+                many.forward(&x, &mut y).unwrap();
+                assert!(
+                    y[..] == out[..],
+                    "{what}: r2c batch between plan blocks differs"
+                );
+                many.backward(&y, &mut x).unwrap();
+                assert!(
+                    x[..] == back[..],
+                    "{what}: c2r batch between plan blocks differs"
+                );
                 let block = one.output_len();
                 for (f, field) in fields.iter().enumerate() {
                     let mut single = vec![Complex::default(); block];
