@@ -1385,7 +1385,9 @@ where
         input: *const u8,
         output: *const u8,
     ) -> [Option<Arc<BlockWindow>>; 2] {
-        if self.windows.is_empty() {
+        // No live block (blocks are dropped on every rank alike, as freeing a window is
+        // collective): nothing to agree on.
+        if self.windows.iter().all(|(w, _)| w.strong_count() == 0) {
             return [None, None];
         }
         let find = |at: *const u8, holds_input: bool| {
@@ -1613,14 +1615,17 @@ where
                         At::Work(_) => None,
                     };
                     if let Some(direct) = &fused.direct {
-                        let from = fused.before.map(|_| window(direct.src));
-                        let to = fused.after.map(|_| window(direct.dst));
-                        if !matches!(from, Some(None)) && !matches!(to, Some(None)) {
-                            debug_assert_eq!(direct.dst, dests[i]);
+                        debug_assert_eq!((direct.src, direct.dst), (at, dests[i]));
+                        // Each side with an exchange must be a block in a window.
+                        let from = fused.before.and(window(direct.src));
+                        let to = fused.after.and(window(direct.dst));
+                        if from.is_some() == fused.before.is_some()
+                            && to.is_some() == fused.after.is_some()
+                        {
                             run_direct(
                                 fused,
                                 direct,
-                                (from.flatten(), to.flatten()),
+                                (from, to),
                                 (src, dst),
                                 scale,
                                 workers,
