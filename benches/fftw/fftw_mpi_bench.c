@@ -3,7 +3,10 @@
  * pairs). After timing, one untimed pair from the original data checks the setup: the forward
  * output's energy against the input's (Parseval, counting each half-spectrum r2c mode twice
  * except k2 = 0 and n2/2; relative error, layout-independent, so it covers TRANSPOSED_OUT) and
- * the backward output against the input (max abs error after the 1/N scaling).
+ * the backward output against the input (max abs error after the 1/N scaling). While that
+ * pair runs, a thread samples the proportional set size every millisecond (`pss_peak_bytes`):
+ * FFTW-MPI's transposes allocate a buffer per execution, which a reading at rest (`pss_bytes`)
+ * misses. `dfft run` samples one untimed pair the same way.
  *
  * r2c uses FFTW-MPI's padded real layout: local_n0 x n1 x 2(n2/2+1) doubles, sized by
  * fftw_mpi_local_size_3d[_transposed](n0, n1, n2/2+1); both transforms are out of place.
@@ -21,15 +24,67 @@
  * prints one JSON line on rank 0. Built by scripts/bench-fft with mpicc. */
 #include <fftw3-mpi.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* This process's proportional set size now, bytes (`Pss` of /proc/self/smaps_rollup; 0 where
+ * unavailable), as `dfft run` reads it. */
+static double pss_now(void) {
+  double pss = 0.0;
+  FILE *smaps = fopen("/proc/self/smaps_rollup", "r");
+  if (smaps) {
+    char line[256];
+    while (fgets(line, sizeof line, smaps))
+      if (sscanf(line, "Pss: %lf kB", &pss) == 1) {
+        pss *= 1024.0;
+        break;
+      }
+    fclose(smaps);
+  }
+  return pss;
+}
+
+/* A thread that samples pss_now() every millisecond until `stop`, keeping the largest value. */
+struct sampler {
+  pthread_t thread;
+  atomic_int stop;
+  double peak;
+};
+
+static void *sample(void *arg) {
+  struct sampler *s = arg;
+  struct timespec ms = {0, 1000000};
+  while (!atomic_load(&s->stop)) {
+    double p = pss_now();
+    if (p > s->peak) s->peak = p;
+    nanosleep(&ms, NULL);
+  }
+  return NULL;
+}
+
+static void sampler_start(struct sampler *s) {
+  atomic_store(&s->stop, 0);
+  s->peak = pss_now();
+  if (pthread_create(&s->thread, NULL, sample, s) != 0) s->thread = 0;
+}
+
+/* Stops the sampling; the largest value seen, and at least the value now. */
+static double sampler_finish(struct sampler *s) {
+  atomic_store(&s->stop, 1);
+  if (s->thread) pthread_join(s->thread, NULL);
+  double now = pss_now();
+  return s->peak > now ? s->peak : now;
 }
 
 /* The transform being planned: one of the two 3-D MPI plans of this driver. */
@@ -170,8 +225,11 @@ int main(int argc, char **argv) {
     FOR_INPUT(*x *= scale);
   }
 
-  /* The check: one pair from the original data. */
+  /* The check: one pair from the original data, with the proportional set sampled. */
   FOR_INPUT(*x = *o);
+  MPI_Barrier(MPI_COMM_WORLD);
+  struct sampler sampler;
+  sampler_start(&sampler);
   fftw_execute(fwd);
   /* Local output elements: local rows (normal: local_n0*n1, transposed: local_n1*n0) of nc. */
   ptrdiff_t out_rows = transposed ? local_n1 * n0 : local_n0 * n1;
@@ -187,6 +245,8 @@ int main(int argc, char **argv) {
   MPI_Allreduce(e, ge, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   double parseval = fabs(ge[1] - ge[0]) / ge[0];
   fftw_execute(bwd);
+  double pss_peak = sampler_finish(&sampler), gpss_peak;
+  MPI_Allreduce(&pss_peak, &gpss_peak, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   double err = 0.0, gerr;
   FOR_INPUT(err = fmax(err, fabs(*x * scale - *o)));
   MPI_Allreduce(&err, &gerr, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -196,27 +256,18 @@ int main(int argc, char **argv) {
   double rss = (double)ru.ru_maxrss * 1024.0, grss;
   MPI_Allreduce(&rss, &grss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   /* Proportional set size now (all arrays alive), as dfft run reports it. */
-  double pss = 0.0, gpss;
-  FILE *smaps = fopen("/proc/self/smaps_rollup", "r");
-  if (smaps) {
-    char line[256];
-    while (fgets(line, sizeof line, smaps))
-      if (sscanf(line, "Pss: %lf kB", &pss) == 1) {
-        pss *= 1024.0;
-        break;
-      }
-    fclose(smaps);
-  }
+  double pss = pss_now(), gpss;
   MPI_Allreduce(&pss, &gpss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   qsort(times, iters, sizeof(double), cmp);
   if (rank == 0)
     printf("{\"peer\":\"fftw-mpi\",\"kind\":\"%s\",\"ranks\":%d,\"threads_per_rank\":%d,"
            "\"shape\":[%td,%td,%td],\"transposed\":%s,\"iters\":%d,\"min_s\":%.9g,"
            "\"median_s\":%.9g,\"plan_s\":%.6g,\"wisdom\":%s,\"plan_from_wisdom\":%s,"
-           "\"roundtrip_error\":%.3g,\"parseval_error\":%.3g,\"peak_rss_bytes\":%.0f,\"pss_bytes\":%.0f}\n",
+           "\"roundtrip_error\":%.3g,\"parseval_error\":%.3g,\"peak_rss_bytes\":%.0f,\"pss_bytes\":%.0f,"
+           "\"pss_peak_bytes\":%.0f}\n",
            real ? "r2c" : "c2c", size, threads, n0, n1, n2, transposed ? "true" : "false", iters,
            times[0], times[iters / 2], t_plan, wisdom ? "true" : "false", hit ? "true" : "false",
-           gerr, parseval, grss, gpss);
+           gerr, parseval, grss, gpss, gpss_peak);
   fftw_destroy_plan(fwd);
   fftw_destroy_plan(bwd);
   if (in) fftw_free(in);

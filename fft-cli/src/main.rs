@@ -6,6 +6,7 @@ mod bench_redist;
 mod calibrate_cmd;
 mod kind;
 mod logging;
+mod memory;
 mod plan_cmd;
 mod progress;
 mod redist_cmd;

@@ -55,6 +55,10 @@ pub struct RunReport {
     /// Proportional set size at the end of the run (all blocks alive), max over ranks:
     /// shared pages divided among the processes mapping them.
     pub pss_bytes: u64,
+    /// Peak proportional set size while one more (untimed) forward+backward pair ran,
+    /// sampled every millisecond from a second thread, max over ranks: what the transforms
+    /// hold while they run, which `pss_bytes` at rest would miss.
+    pub pss_peak_bytes: u64,
     /// Who allocated the blocks the transforms wrote (`--alloc`: plan or caller).
     pub alloc: String,
     /// Work memory the plan holds per rank in bytes, max over ranks.
@@ -122,9 +126,10 @@ impl RunReport {
             fmt_err(self.reference_error)
         ));
         s.push_str(&format!(
-            "  memory per rank    peak RSS {:.1} MiB   PSS {:.1} MiB   plan work {:.1} MiB   blocks by the {}\n",
+            "  memory per rank    peak RSS {:.1} MiB   PSS {:.1} MiB (peak {:.1})   plan work {:.1} MiB   blocks by the {}\n",
             mib(self.peak_rss_bytes),
             mib(self.pss_bytes),
+            mib(self.pss_peak_bytes),
             mib(self.plan_work_bytes),
             self.alloc
         ));

@@ -6,6 +6,7 @@
 
 use crate::args::{Alloc, RunArgs};
 use crate::kind::{Kind, Precision};
+use crate::memory::{peak_rss_bytes, pss_bytes, PssSampler};
 use crate::report::{RunReport, Stages};
 use crate::synthetic::Reference;
 use crate::transform::{Inverse, RunPlan, Sample};
@@ -129,32 +130,6 @@ fn max_or_nan(values: impl Iterator<Item = f64>) -> f64 {
 /// Test-only fault injection: `DFFT_TEST_PANIC_RANK=<rank>` makes that rank panic in the
 /// middle of the timed loop, so tests can check that the job ends through MPI_Abort.
 const TEST_PANIC_ENV: &str = "DFFT_TEST_PANIC_RANK";
-
-fn peak_rss_bytes() -> u64 {
-    // SAFETY: getrusage writes into the struct we own.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
-    if ok {
-        usage.ru_maxrss as u64 * 1024 // kilobytes on Linux
-    } else {
-        0
-    }
-}
-
-/// This process's proportional set size now (`Pss` of `/proc/self/smaps_rollup`; 0 where
-/// unavailable): shared pages count divided by the processes mapping them, so the sum over
-/// ranks is what the node holds. The blocks are all alive when the report is made, so this
-/// is close to the peak.
-fn pss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/smaps_rollup")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Pss:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
-}
 
 /// What [`run`] settled from the global arguments before planning.
 struct Setup {
@@ -569,6 +544,16 @@ impl Context<'_> {
             comm_s: per_pair(times.comm),
             unpack_s: per_pair(times.unpack),
         };
+        // One more pair, untimed, with the proportional set sampled while it runs: its peak
+        // counts whatever a transform holds only while it runs (FFTW's driver measures the
+        // same way). It leaves `back` as a timed pair does.
+        if destroy {
+            back.copy_from_slice(&input);
+        }
+        world.barrier();
+        let sampler = PssSampler::start();
+        pair(&mut plan, &mut back, &mut output)?;
+        let pss_peak = sampler.finish();
 
         // Round trip per field: backward(forward(x)) against roundtrip_scale·x, relative to
         // roundtrip_scale·max |x|. For c2r the input (a half spectrum) need not be Hermitian, so the round
@@ -635,6 +620,7 @@ impl Context<'_> {
             reference_error: reference.map(|r| r.1),
             peak_rss_bytes: max_over_ranks(world, peak_rss_bytes() as f64) as u64,
             pss_bytes: max_over_ranks(world, pss_bytes() as f64) as u64,
+            pss_peak_bytes: max_over_ranks(world, pss_peak as f64) as u64,
             alloc: args.alloc.to_string(),
             plan_work_bytes: max_over_ranks(world, plan.work_bytes() as f64) as u64,
             input: args.input.as_ref().map(|p| p.display().to_string()),

@@ -241,10 +241,16 @@ fn verify_synthetic(ranks: usize, flags: &str) {
         "median_s",
         "peak_rss_bytes",
         "pss_bytes",
+        "pss_peak_bytes",
         "plan_work_bytes",
     ] {
         assert!(v[key].as_f64().unwrap() > 0.0, "{key}: {what}");
     }
+    // The sampled peak includes the reading at the end of its pair, with every block alive.
+    assert!(
+        v["pss_peak_bytes"].as_f64() >= v["pss_bytes"].as_f64().map(|b| b * 0.98),
+        "pss_peak_bytes below pss_bytes: {what}"
+    );
     let n: usize = flag("--shape")
         .unwrap()
         .split(',')

@@ -333,11 +333,11 @@ fn main() {
     let mut jsonl = std::fs::File::create(out_dir.join("fft-vs-fftw.jsonl")).unwrap();
     writeln!(
         csv,
-        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_T_rss,fftw_T_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s,dfft_T_over_floor,dfft_caller_s,ratio_caller,dfft_pss,fftw_pss,dfft_T_pss,fftw_T_pss"
+        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_T_rss,fftw_T_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s,dfft_T_over_floor,dfft_caller_s,ratio_caller,dfft_pss,fftw_pss,dfft_T_pss,fftw_T_pss,dfft_pss_peak,fftw_pss_peak,dfft_T_pss_peak,fftw_T_pss_peak,mem_ratio,mem_ratio_T"
     )
     .unwrap();
     println!(
-        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>6} {:>7} | {:>9} {:>9} {:>9} {:>9}",
+        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>6} {:>7} | {:>9} {:>9} {:>5} {:>9} {:>9} {:>5}",
         "kind",
         "shape",
         "config",
@@ -354,8 +354,10 @@ fn main() {
         "copy s",
         "dfft MiB",
         "fftw MiB",
+        "mem",
         "dfft TMiB",
-        "fftw TMiB"
+        "fftw TMiB",
+        "T mem"
     );
     for kind in &kinds {
         for shape in &shapes {
@@ -403,27 +405,36 @@ fn main() {
                 let copy = copy_1 / cores;
                 let dc_s = dc.as_ref().map_or(f64::NAN, |v| get(v, "min_s"));
                 let mib = |v: &Value, k: &str| get(v, k) / (1024.0 * 1024.0);
-                // Resident set / proportional set (shared pages divided among the ranks).
+                // Peak resident set / peak proportional set (shared pages divided among the
+                // ranks; sampled while a pair ran), and dfft's peak PSS over FFTW's.
                 let mem = |v: &Value| {
-                    format!("{:.0}/{:.0}", mib(v, "peak_rss_bytes"), mib(v, "pss_bytes"))
+                    format!(
+                        "{:.0}/{:.0}",
+                        mib(v, "peak_rss_bytes"),
+                        mib(v, "pss_peak_bytes")
+                    )
                 };
+                let mem_ratio =
+                    |d: &Value, f: &Value| get(d, "pss_peak_bytes") / get(f, "pss_peak_bytes");
                 let shape_s = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
                 println!(
-                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>6.2} {:>7.4} | {:>9} {:>9} {:>9} {:>9}",
+                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>6.2} {:>7.4} | {:>9} {:>9} {:>5.2} {:>9} {:>9} {:>5.2}",
                     kind, shape_s, c.name, d_s, f_s, d_s / f_s, dc_s / f_s, dt_s, ft_s,
                     dt_s / ft_s, floor, d_s / floor, dt_s / floor, copy, mem(&d), mem(&f),
-                    mem(&dt), mem(&ft)
+                    mem_ratio(&d, &f), mem(&dt), mem(&ft), mem_ratio(&dt, &ft)
                 );
                 let st = &d["stages"];
                 writeln!(
                     csv,
-                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{},{},{},{},{dc_s},{},{},{},{},{}",
+                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{},{},{},{},{dc_s},{},{},{},{},{},{},{},{},{},{},{}",
                     c.name, c.ranks, c.threads, d_s / f_s, dt_s / ft_s, d_s / floor,
                     get(&d, "peak_rss_bytes"), get(&f, "peak_rss_bytes"),
                     get(&dt, "peak_rss_bytes"), get(&ft, "peak_rss_bytes"),
                     get(st, "fft_s"), get(st, "pack_s"), get(st, "comm_s"), get(st, "unpack_s"),
                     dt_s / floor, dc_s / f_s, get(&d, "pss_bytes"), get(&f, "pss_bytes"),
-                    get(&dt, "pss_bytes"), get(&ft, "pss_bytes")
+                    get(&dt, "pss_bytes"), get(&ft, "pss_bytes"), get(&d, "pss_peak_bytes"),
+                    get(&f, "pss_peak_bytes"), get(&dt, "pss_peak_bytes"),
+                    get(&ft, "pss_peak_bytes"), mem_ratio(&d, &f), mem_ratio(&dt, &ft)
                 )
                 .unwrap();
                 writeln!(
@@ -440,7 +451,7 @@ fn main() {
     }
     println!("ratio = dfft / FFTW-MPI (min of {iters} forward+backward pairs; < 1 means dfft is faster); T = transposed output");
     println!("caller = dfft --alloc caller (the caller's private blocks, rows through messages) / FFTW-MPI; dfft s runs --alloc plan (on one node the plan's blocks share memory and rows move in place)");
-    println!("MiB = peak resident set / proportional set per rank (TMiB: with transposed output); PSS divides shared pages among the ranks, so it sums to what the node holds");
+    println!("MiB = peak resident set / peak proportional set per rank (TMiB: with transposed output); PSS divides shared pages among the ranks, so it sums to what the node holds; its peak is sampled every ms while one more untimed pair runs (FFTW-MPI's transposes allocate a buffer per execution); mem = dfft's peak PSS / FFTW's");
     println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines / cores (x flr: dfft over it, T flr: with transposed output); copy = one copy of the (half-spectrum) complex array / cores");
     match &wisdom {
         Some(dir) => println!(
