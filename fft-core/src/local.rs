@@ -39,6 +39,28 @@ fn tile_stride<T>(n: usize) -> usize {
     n + 2 * per_line
 }
 
+/// Rows ahead of the one being copied that a strided tile's gather and scatter prefetch.
+const PREFETCH_ROWS: usize = 2;
+
+/// Asks the cache for the `bytes` bytes at `ptr` (a row of a tile that is about to be read or
+/// written), one cache line at a time; a hint only.
+#[inline(always)]
+fn prefetch_run<E>(ptr: *const E, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = ptr.cast::<i8>();
+        let mut off = 0;
+        while off < bytes {
+            // SAFETY: prefetching is a hint that never faults, whatever the address.
+            unsafe { _mm_prefetch(p.wrapping_add(off), _MM_HINT_T0) };
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (ptr, bytes);
+}
+
 /// One worker's share of a contiguous sweep: (index, (its lines, its scratch)).
 type WorkerChunk<'a, T> = (usize, (&'a mut [Complex<T>], &'a mut Vec<Complex<T>>));
 
@@ -159,7 +181,11 @@ impl<T: Real> Sweep<T> {
         let (o, block) = (task / blocks, task % blocks);
         let c0 = block * lines;
         let width = lines.min(inner - c0);
+        let bytes = width * std::mem::size_of::<Complex<T>>();
         for i in 0..n {
+            if i + PREFETCH_ROWS < n {
+                prefetch_run(from.row(o * n + i + PREFETCH_ROWS).add(c0), bytes);
+            }
             let row = from.row(o * n + i).add(c0);
             for c in 0..width {
                 *tile.get_unchecked_mut(c * stride + i) = *row.add(c);
@@ -173,6 +199,9 @@ impl<T: Real> Sweep<T> {
             }
         }
         for i in 0..n {
+            if i + PREFETCH_ROWS < n {
+                prefetch_run(to.row(o * n + i + PREFETCH_ROWS).add(c0), bytes);
+            }
             let row = to.row(o * n + i).add(c0);
             for c in 0..width {
                 *row.add(c) = *tile.get_unchecked(c * stride + i);
