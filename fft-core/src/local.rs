@@ -1343,7 +1343,11 @@ impl<T: Real> PlaneKernel<T> {
                             std::slice::from_raw_parts(src.add(o * self.in_len), self.in_len)
                         }
                         PlaneEnd::Rows(r) => {
+                            let bytes = inner * std::mem::size_of::<Complex<T>>();
                             for i in 0..rows {
+                                if i + 1 < rows {
+                                    prefetch_run(r.row(o * rows + i + 1), bytes);
+                                }
                                 let row = buf.add(i * inner);
                                 std::ptr::copy_nonoverlapping(r.row(o * rows + i), row, inner);
                             }
@@ -1404,7 +1408,11 @@ impl<T: Real> PlaneKernel<T> {
                         PlaneOp::Steps(steps) => steps.run_one(y, x, scale, scratch),
                     }
                     if let PlaneEnd::Rows(r) = to {
+                        let bytes = inner * std::mem::size_of::<Complex<T>>();
                         for i in 0..rows {
+                            if i + 1 < rows {
+                                prefetch_run(r.row(o * rows + i + 1), bytes);
+                            }
                             let row = buf.add(i * inner);
                             std::ptr::copy_nonoverlapping(row, r.row(o * rows + i), inner);
                         }
