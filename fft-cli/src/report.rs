@@ -56,8 +56,9 @@ pub struct RunReport {
     /// shared pages divided among the processes mapping them.
     pub pss_bytes: u64,
     /// Peak proportional set size while one more (untimed) forward+backward pair ran,
-    /// sampled every millisecond from a second thread, max over ranks: what the transforms
-    /// hold while they run, which `pss_bytes` at rest would miss.
+    /// sampled every millisecond from a second thread, or `pss_bytes` where that is larger;
+    /// max over ranks: what the transforms hold while they run, which `pss_bytes` at rest
+    /// would miss.
     pub pss_peak_bytes: u64,
     /// Who allocated the blocks the transforms wrote (`--alloc`: plan or caller).
     pub alloc: String,

@@ -588,6 +588,7 @@ impl Context<'_> {
 
         pair_times.sort_by(f64::total_cmp);
         let median_s = pair_times[pair_times.len() / 2];
+        let pss_at_end = pss_bytes();
         let report = RunReport {
             ranks: world.size() as usize,
             threads_per_rank: rayon::current_num_threads(),
@@ -619,8 +620,8 @@ impl Context<'_> {
             roundtrip_error,
             reference_error: reference.map(|r| r.1),
             peak_rss_bytes: max_over_ranks(world, peak_rss_bytes() as f64) as u64,
-            pss_bytes: max_over_ranks(world, pss_bytes() as f64) as u64,
-            pss_peak_bytes: max_over_ranks(world, pss_peak as f64) as u64,
+            pss_bytes: max_over_ranks(world, pss_at_end as f64) as u64,
+            pss_peak_bytes: max_over_ranks(world, pss_peak.max(pss_at_end) as f64) as u64,
             alloc: args.alloc.to_string(),
             plan_work_bytes: max_over_ranks(world, plan.work_bytes() as f64) as u64,
             input: args.input.as_ref().map(|p| p.display().to_string()),
