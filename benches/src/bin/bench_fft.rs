@@ -8,7 +8,7 @@
 //! * the floor: the 1-D FFT work alone, single-threaded, divided by the cores the configuration
 //!   uses. c2c: rustfft forward and backward along every axis on contiguous lines; r2c: realfft
 //!   along the last axis, then complex FFTs along the other axes on the half spectrum, and back;
-//!   timed right before and right after each configuration's runs (the best of both);
+//!   timed right before each configuration's runs and after each of its rounds (the best);
 //! * one memory copy of the data (c2c: the complex array; r2c: the complex half spectrum),
 //!   divided likewise.
 //!
@@ -27,8 +27,13 @@
 //! minutes of planning are paid once per machine. Each FFTW JSON line has `plan_s` and
 //! `plan_from_wisdom`.
 //!
-//! Usage: `bench-fft [--shapes 128x128x128,256x256x256] [--iters K] [--kinds c2c,r2c]
-//! [--fftw-wisdom DIR|off]` (scripts/bench-fft); `bench-fft --help` for the defaults.
+//! With `--rounds R` every run of a configuration is repeated R times, the rounds one after
+//! the other, and each run keeps its best round: the tools' best runs then come from the same
+//! stretches of a machine whose speed drifts over minutes.
+//!
+//! Usage: `bench-fft [--shapes 128x128x128,256x256x256] [--iters K] [--rounds R]
+//! [--kinds c2c,r2c] [--fftw-wisdom DIR|off]` (scripts/bench-fft); `bench-fft --help` for the
+//! defaults.
 
 use clap::Parser;
 use num_complex::Complex;
@@ -280,6 +285,17 @@ struct Args {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
     )]
     iters: usize,
+    /// Rounds per configuration: every run of a configuration (both tools, both layouts) is
+    /// repeated this many times, one round after the other, and each keeps its best round
+    /// (lowest min). On a machine whose speed drifts over minutes, rounds interleave the
+    /// tools, so their best runs come from the same stretches of time.
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 1,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+    )]
+    rounds: usize,
     /// Transform kinds, comma-separated: c2c, and r2c (r2c forward with c2r backward).
     #[arg(
         long,
@@ -316,7 +332,7 @@ fn parse_shape3(s: &str) -> Result<[usize; 3], String> {
 
 fn main() {
     let args = Args::parse();
-    let (shapes, iters, kinds) = (args.shapes, args.iters, args.kinds);
+    let (shapes, iters, kinds, rounds) = (args.shapes, args.iters, args.kinds, args.rounds);
     let wisdom = match args.fftw_wisdom {
         None => Some(repo_root().join("target/bench/fftw-wisdom")),
         Some(dir) if dir.as_os_str() == "off" => None,
@@ -370,31 +386,50 @@ fn main() {
             });
             for c in &CONFIGS {
                 let cores = (c.ranks * c.threads) as f64;
-                // The floor is timed right before and right after this configuration's runs
-                // (the best of both), as the runs themselves take their best pair: the VM's
+                // The floor is timed right before this configuration's runs and after each
+                // round (the best), as the runs themselves take their best pair: the VM's
                 // speed drifts within a run, and a floor timed minutes apart skews the ratio.
-                let floor_before = fft_floor(kind, shape);
-                let d = dfft(kind, shape, c, false, iters, "plan");
-                let f = fftw(kind, shape, c, false, iters, wisdom.as_ref());
-                let dt = dfft(kind, shape, c, true, iters, "plan");
-                // With several ranks, also with the caller's own (private) blocks, whose rows
-                // cross ranks through messages: what a caller that allocates gets.
-                let dc = (c.ranks > 1).then(|| dfft(kind, shape, c, false, iters, "caller"));
-                let ft = fftw(kind, shape, c, true, iters, wisdom.as_ref());
-                let floor_1 = floor_before.min(fft_floor(kind, shape));
-                check(&d, "dfft");
-                check(&f, "FFTW-MPI");
-                check(&dt, "dfft --transposed-out");
-                if let Some(dc) = &dc {
-                    check(dc, "dfft --alloc caller");
-                }
-                check(&ft, "FFTW-MPI TRANSPOSED_OUT");
                 let get = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-                for v in [&f, &ft] {
-                    plan_s += get(v, "plan_s");
-                    from_wisdom += usize::from(v["plan_from_wisdom"] == true);
-                    fftw_runs += 1;
+                let mut floor_1 = fft_floor(kind, shape);
+                // Each run's best round (lowest min_s), whole JSON.
+                let mut best: [Option<Value>; 5] = Default::default();
+                for _ in 0..rounds {
+                    let runs = [
+                        Some(dfft(kind, shape, c, false, iters, "plan")),
+                        Some(fftw(kind, shape, c, false, iters, wisdom.as_ref())),
+                        Some(dfft(kind, shape, c, true, iters, "plan")),
+                        // With several ranks, also with the caller's own (private) blocks,
+                        // whose rows cross ranks through messages: what a caller that
+                        // allocates gets.
+                        (c.ranks > 1).then(|| dfft(kind, shape, c, false, iters, "caller")),
+                        Some(fftw(kind, shape, c, true, iters, wisdom.as_ref())),
+                    ];
+                    let names = [
+                        "dfft",
+                        "FFTW-MPI",
+                        "dfft --transposed-out",
+                        "dfft --alloc caller",
+                        "FFTW-MPI TRANSPOSED_OUT",
+                    ];
+                    for ((run, name), kept) in runs.into_iter().zip(names).zip(&mut best) {
+                        let Some(run) = run else { continue };
+                        check(&run, name);
+                        if run.get("plan_s").is_some() {
+                            plan_s += get(&run, "plan_s");
+                            from_wisdom += usize::from(run["plan_from_wisdom"] == true);
+                            fftw_runs += 1;
+                        }
+                        if kept
+                            .as_ref()
+                            .is_none_or(|k| get(&run, "min_s") < get(k, "min_s"))
+                        {
+                            *kept = Some(run);
+                        }
+                    }
+                    floor_1 = floor_1.min(fft_floor(kind, shape));
                 }
+                let [d, f, dt, dc, ft] = best;
+                let [d, f, dt, ft] = [d, f, dt, ft].map(|v| v.expect("every round runs it"));
                 let (d_s, f_s, dt_s, ft_s) = (
                     get(&d, "min_s"),
                     get(&f, "min_s"),
@@ -449,7 +484,7 @@ fn main() {
             }
         }
     }
-    println!("ratio = dfft / FFTW-MPI (min of {iters} forward+backward pairs; < 1 means dfft is faster); T = transposed output");
+    println!("ratio = dfft / FFTW-MPI (min of {iters} forward+backward pairs, best of {rounds} round(s) per run; < 1 means dfft is faster); T = transposed output");
     println!("caller = dfft --alloc caller (the caller's private blocks, rows through messages) / FFTW-MPI; dfft s runs --alloc plan (on one node the plan's blocks share memory and rows move in place)");
     println!("MiB = peak resident set / peak proportional set per rank (TMiB: with transposed output); PSS divides shared pages among the ranks, so it sums to what the node holds; its peak is sampled every ms while one more untimed pair runs (FFTW-MPI's transposes allocate a buffer per execution); mem = dfft's peak PSS / FFTW's");
     println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines / cores (x flr: dfft over it, T flr: with transposed output); copy = one copy of the (half-spectrum) complex array / cores");
