@@ -304,6 +304,32 @@ fn check_estimate(
     );
 }
 
+/// Runs `$plan`'s forward and backward between blocks it allocates (`alloc_input`/
+/// `alloc_output`: shared-memory windows on one node) and asserts both results bit-identical
+/// to `$out` and `$back`, the same transforms of `$input` between private vectors. A macro:
+/// the plan kinds share no trait.
+macro_rules! same_between_plan_blocks {
+    ($plan:ident, $input:ident, $out:ident, $back:ident, $kind:literal, $what:ident) => {{
+        let mut x = $plan.alloc_input().unwrap();
+        let mut y = $plan.alloc_output().unwrap();
+        x.copy_from_slice(&$input);
+        $plan.forward(&x, &mut y).unwrap();
+        assert!(
+            y[..] == $out[..],
+            "{}: {} forward between plan blocks differs",
+            $what,
+            $kind
+        );
+        $plan.backward(&y, &mut x).unwrap();
+        assert!(
+            x[..] == $back[..],
+            "{}: {} backward between plan blocks differs",
+            $what,
+            $kind
+        );
+    }};
+}
+
 /// Batches of 3 fields (c2c, r2c, r2r) against the same plan applied field by field.
 fn batches(world: &impl Communicator, rank: usize, size: usize, errors: &mut Errors) {
     let k = 3;
@@ -345,19 +371,7 @@ fn batches(world: &impl Communicator, rank: usize, size: usize, errors: &mut Err
                 let mut back = vec![Complex::default(); many.input_len()];
                 many.backward(&out, &mut back).unwrap();
                 // The same batch between blocks the plan allocated (shared on this node).
-                let mut x = many.alloc_input().unwrap();
-                let mut y = many.alloc_output().unwrap();
-                x.copy_from_slice(&input);
-                many.forward(&x, &mut y).unwrap();
-                assert!(
-                    y[..] == out[..],
-                    "{what}: c2c batch between plan blocks differs"
-                );
-                many.backward(&y, &mut x).unwrap();
-                assert!(
-                    x[..] == back[..],
-                    "{what}: c2c batch backward between plan blocks"
-                );
+                same_between_plan_blocks!(many, input, out, back, "c2c batch", what);
                 let block = one.output_len();
                 let mut identical = true;
                 for (f, field) in fields.iter().enumerate() {
@@ -389,19 +403,7 @@ fn batches(world: &impl Communicator, rank: usize, size: usize, errors: &mut Err
                 many.forward(&input, &mut out).unwrap();
                 let mut back = vec![0.0; many.input_len()];
                 many.backward(&out, &mut back).unwrap();
-                let mut x = many.alloc_input().unwrap();
-                let mut y = many.alloc_output().unwrap();
-                x.copy_from_slice(&input);
-                many.forward(&x, &mut y).unwrap();
-                assert!(
-                    y[..] == out[..],
-                    "{what}: r2c batch between plan blocks differs"
-                );
-                many.backward(&y, &mut x).unwrap();
-                assert!(
-                    x[..] == back[..],
-                    "{what}: c2r batch between plan blocks differs"
-                );
+                same_between_plan_blocks!(many, input, out, back, "r2c/c2r batch", what);
                 let block = one.output_len();
                 for (f, field) in fields.iter().enumerate() {
                     let mut single = vec![Complex::default(); block];
