@@ -9,6 +9,9 @@
 //!   uses. c2c: rustfft forward and backward along every axis on contiguous lines; r2c: realfft
 //!   along the last axis, then complex FFTs along the other axes on the half spectrum, and back;
 //!   timed right before each configuration's runs and after each of its rounds (the best);
+//! * the floor on all cores at once: the same work in equal shares of lines, one per core the
+//!   configuration uses, run together (each share in its own buffer): what the cores give
+//!   while they share the memory system, timed alongside the floor;
 //! * one memory copy of the data (c2c: the complex array; r2c: the complex half spectrum),
 //!   divided likewise.
 //!
@@ -167,45 +170,101 @@ fn fftw(
     run_json(cmd, "fftw_mpi_bench")
 }
 
+/// The lines of one share when `lines` lines are split into `parts` shares (the largest).
+fn share(lines: usize, parts: usize) -> usize {
+    lines.div_ceil(parts)
+}
+
 /// Complex FFTs forward and backward along every axis length in `axes`, on `data` viewed as
-/// contiguous lines (the whole array as one batch per axis length).
-fn complex_passes(planner: &mut FftPlanner<f64>, axes: &[usize], data: &mut [Complex<f64>]) {
+/// contiguous lines: for each length `n`, one share of the array's `lines(n)` lines of it,
+/// as one batch (the whole array when `parts` is 1).
+fn complex_passes(
+    planner: &mut FftPlanner<f64>,
+    axes: &[usize],
+    total: usize,
+    parts: usize,
+    data: &mut [Complex<f64>],
+) {
     for &n in axes {
+        let len = share(total / n, parts) * n;
         for fft in [planner.plan_fft_forward(n), planner.plan_fft_inverse(n)] {
             let mut scratch = vec![Complex::default(); fft.get_inplace_scratch_len()];
-            fft.process_with_scratch(data, &mut scratch);
+            fft.process_with_scratch(&mut data[..len], &mut scratch);
         }
     }
 }
 
-/// Seconds of the 1-D FFT work of one forward+backward pair on contiguous lines, one core.
-/// c2c: complex FFTs along every axis. r2c: a real FFT of every last-axis line (realfft) and
-/// its inverse, plus complex FFTs of the other axes' lengths on the half spectrum.
-fn fft_floor(kind: &str, shape: &[usize]) -> f64 {
+/// Seconds of the 1-D FFT work of one forward+backward pair on contiguous lines, split into
+/// `parts` equal shares of lines that as many threads transform at once, each in its own
+/// buffer (2 MiB pages, as dfft's blocks): the slowest share of a round, best of three
+/// rounds. With one part,
+/// one core's time for the whole work; with more, what the cores give while they share the
+/// memory system. c2c: complex FFTs along every axis. r2c: a real FFT of every last-axis line
+/// (realfft) and its inverse, plus complex FFTs of the other axes' lengths on the half
+/// spectrum.
+fn fft_floor(kind: &str, shape: &[usize], parts: usize) -> f64 {
+    let barrier = std::sync::Barrier::new(parts);
+    let times: Vec<[f64; 3]> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..parts)
+            .map(|_| s.spawn(|| floor_share(kind, shape, parts, &barrier)))
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    (0..3)
+        .map(|round| times.iter().map(|t| t[round]).fold(0.0, f64::max))
+        .fold(f64::MAX, f64::min)
+}
+
+/// One thread's share of [`fft_floor`]: its seconds in each of three rounds, each round
+/// started together with the other threads.
+fn floor_share(
+    kind: &str,
+    shape: &[usize],
+    parts: usize,
+    barrier: &std::sync::Barrier,
+) -> [f64; 3] {
     let total: usize = shape.iter().product();
     let (last, rest) = shape.split_last().expect("a shape");
     let mut planner = FftPlanner::new();
-    let mut best = f64::MAX;
+    let mut times = [0.0; 3];
     if kind == "c2c" {
-        let mut data = vec![Complex::new(0.5f64, -0.25); total];
-        for _ in 0..3 {
+        let len = shape
+            .iter()
+            .map(|&n| share(total / n, parts) * n)
+            .max()
+            .unwrap();
+        let mut data: Vec<Complex<f64>> = redist::alloc::huge_vec(len);
+        data.fill(Complex::new(0.5, -0.25));
+        for time in &mut times {
+            barrier.wait();
             let t = Instant::now();
-            complex_passes(&mut planner, shape, &mut data);
-            best = best.min(t.elapsed().as_secs_f64());
+            complex_passes(&mut planner, shape, total, parts, &mut data);
+            *time = t.elapsed().as_secs_f64();
         }
-        return best;
+        return times;
     }
-    let lines = total / last;
+    let lines = share(total / last, parts);
     let half = last / 2 + 1;
-    let mut real = vec![0.5f64; total];
-    let mut spec = vec![Complex::new(0.5f64, -0.25); lines * half];
+    // The half spectrum's lines along the other axes, shared the same way.
+    let spec_total = total / last * half;
+    let spec_len = rest
+        .iter()
+        .map(|&n| share(spec_total / n, parts) * n)
+        .chain([lines * half])
+        .max()
+        .unwrap();
+    let mut real: Vec<f64> = redist::alloc::huge_vec(lines * last);
+    real.fill(0.5);
+    let mut spec: Vec<Complex<f64>> = redist::alloc::huge_vec(spec_len);
+    spec.fill(Complex::new(0.5, -0.25));
     let mut rplanner = RealFftPlanner::<f64>::new();
     let (r2c, c2r) = (
         rplanner.plan_fft_forward(*last),
         rplanner.plan_fft_inverse(*last),
     );
     let mut rscratch = vec![Complex::default(); r2c.get_scratch_len().max(c2r.get_scratch_len())];
-    for _ in 0..3 {
+    for time in &mut times {
+        barrier.wait();
         let t = Instant::now();
         for (x, y) in real
             .chunks_exact_mut(*last)
@@ -213,7 +272,7 @@ fn fft_floor(kind: &str, shape: &[usize]) -> f64 {
         {
             r2c.process_with_scratch(x, y, &mut rscratch).unwrap();
         }
-        complex_passes(&mut planner, rest, &mut spec);
+        complex_passes(&mut planner, rest, spec_total, parts, &mut spec);
         for (x, y) in real
             .chunks_exact_mut(*last)
             .zip(spec.chunks_exact_mut(half))
@@ -225,10 +284,10 @@ fn fft_floor(kind: &str, shape: &[usize]) -> f64 {
             }
             c2r.process_with_scratch(y, x, &mut rscratch).unwrap();
         }
-        best = best.min(t.elapsed().as_secs_f64());
+        *time = t.elapsed().as_secs_f64();
     }
     std::hint::black_box(&real);
-    best
+    times
 }
 
 /// Seconds of one copy of `total` complex values, one core.
@@ -349,11 +408,11 @@ fn main() {
     let mut jsonl = std::fs::File::create(out_dir.join("fft-vs-fftw.jsonl")).unwrap();
     writeln!(
         csv,
-        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_T_rss,fftw_T_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s,dfft_T_over_floor,dfft_caller_s,ratio_caller,dfft_pss,fftw_pss,dfft_T_pss,fftw_T_pss,dfft_pss_peak,fftw_pss_peak,dfft_T_pss_peak,fftw_T_pss_peak,mem_ratio,mem_ratio_T"
+        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_T_rss,fftw_T_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s,dfft_T_over_floor,dfft_caller_s,ratio_caller,dfft_pss,fftw_pss,dfft_T_pss,fftw_T_pss,dfft_pss_peak,fftw_pss_peak,dfft_T_pss_peak,fftw_T_pss_peak,mem_ratio,mem_ratio_T,floor_all_s,dfft_over_floor_all,dfft_T_over_floor_all"
     )
     .unwrap();
     println!(
-        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>6} {:>7} | {:>9} {:>9} {:>5} {:>9} {:>9} {:>5}",
+        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>6} {:>7} {:>6} {:>7} | {:>9} {:>9} {:>5} {:>9} {:>9} {:>5}",
         "kind",
         "shape",
         "config",
@@ -367,6 +426,8 @@ fn main() {
         "floor",
         "x flr",
         "T flr",
+        "all flr",
+        "x all",
         "copy s",
         "dfft MiB",
         "fftw MiB",
@@ -390,7 +451,14 @@ fn main() {
                 // round (the best), as the runs themselves take their best pair: the VM's
                 // speed drifts within a run, and a floor timed minutes apart skews the ratio.
                 let get = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-                let mut floor_1 = fft_floor(kind, shape);
+                // The same work split among the configuration's cores, run on all at once.
+                let parts = c.ranks * c.threads;
+                let all_floor = || match parts {
+                    1 => f64::MAX,
+                    _ => fft_floor(kind, shape, parts),
+                };
+                let mut floor_1 = fft_floor(kind, shape, 1);
+                let mut floor_all = all_floor();
                 // Each run's best round (lowest min_s), whole JSON.
                 let mut best: [Option<Value>; 5] = Default::default();
                 for _ in 0..rounds {
@@ -426,7 +494,8 @@ fn main() {
                             *kept = Some(run);
                         }
                     }
-                    floor_1 = floor_1.min(fft_floor(kind, shape));
+                    floor_1 = floor_1.min(fft_floor(kind, shape, 1));
+                    floor_all = floor_all.min(all_floor());
                 }
                 let [d, f, dt, dc, ft] = best;
                 let [d, f, dt, ft] = [d, f, dt, ft].map(|v| v.expect("every round runs it"));
@@ -437,6 +506,7 @@ fn main() {
                     get(&ft, "min_s"),
                 );
                 let floor = floor_1 / cores;
+                let floor_all = if parts == 1 { floor_1 } else { floor_all };
                 let copy = copy_1 / cores;
                 let dc_s = dc.as_ref().map_or(f64::NAN, |v| get(v, "min_s"));
                 let mib = |v: &Value, k: &str| get(v, k) / (1024.0 * 1024.0);
@@ -453,15 +523,16 @@ fn main() {
                     |d: &Value, f: &Value| get(d, "pss_peak_bytes") / get(f, "pss_peak_bytes");
                 let shape_s = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
                 println!(
-                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>6.2} {:>7.4} | {:>9} {:>9} {:>5.2} {:>9} {:>9} {:>5.2}",
+                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>6.2} {:>7.4} {:>6.2} {:>7.4} | {:>9} {:>9} {:>5.2} {:>9} {:>9} {:>5.2}",
                     kind, shape_s, c.name, d_s, f_s, d_s / f_s, dc_s / f_s, dt_s, ft_s,
-                    dt_s / ft_s, floor, d_s / floor, dt_s / floor, copy, mem(&d), mem(&f),
+                    dt_s / ft_s, floor, d_s / floor, dt_s / floor, floor_all, d_s / floor_all,
+                    copy, mem(&d), mem(&f),
                     mem_ratio(&d, &f), mem(&dt), mem(&ft), mem_ratio(&dt, &ft)
                 );
                 let st = &d["stages"];
                 writeln!(
                     csv,
-                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{},{},{},{},{dc_s},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{},{},{},{},{dc_s},{},{},{},{},{},{},{},{},{},{},{},{floor_all},{},{}",
                     c.name, c.ranks, c.threads, d_s / f_s, dt_s / ft_s, d_s / floor,
                     get(&d, "peak_rss_bytes"), get(&f, "peak_rss_bytes"),
                     get(&dt, "peak_rss_bytes"), get(&ft, "peak_rss_bytes"),
@@ -469,7 +540,8 @@ fn main() {
                     dt_s / floor, dc_s / f_s, get(&d, "pss_bytes"), get(&f, "pss_bytes"),
                     get(&dt, "pss_bytes"), get(&ft, "pss_bytes"), get(&d, "pss_peak_bytes"),
                     get(&f, "pss_peak_bytes"), get(&dt, "pss_peak_bytes"),
-                    get(&ft, "pss_peak_bytes"), mem_ratio(&d, &f), mem_ratio(&dt, &ft)
+                    get(&ft, "pss_peak_bytes"), mem_ratio(&d, &f), mem_ratio(&dt, &ft),
+                    d_s / floor_all, dt_s / floor_all
                 )
                 .unwrap();
                 writeln!(
@@ -478,7 +550,7 @@ fn main() {
                     json!({"kind": kind, "shape": shape, "config": c.name, "ranks": c.ranks,
                            "threads": c.threads, "dfft": d, "fftw": f, "dfft_transposed": dt,
                            "fftw_transposed": ft, "dfft_caller": dc, "floor_s": floor,
-                           "copy_s": copy})
+                           "floor_all_s": floor_all, "copy_s": copy})
                 )
                 .unwrap();
             }
@@ -487,7 +559,7 @@ fn main() {
     println!("ratio = dfft / FFTW-MPI (min of {iters} forward+backward pairs, best of {rounds} round(s) per run; < 1 means dfft is faster); T = transposed output");
     println!("caller = dfft --alloc caller (the caller's private blocks, rows through messages) / FFTW-MPI; dfft s runs --alloc plan (on one node the plan's blocks share memory and rows move in place)");
     println!("MiB = peak resident set / peak proportional set per rank (TMiB: with transposed output); PSS divides shared pages among the ranks, so it sums to what the node holds; its peak is sampled every ms while one more untimed pair runs (FFTW-MPI's transposes allocate a buffer per execution); mem = dfft's peak PSS / FFTW's");
-    println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines / cores (x flr: dfft over it, T flr: with transposed output); copy = one copy of the (half-spectrum) complex array / cores");
+    println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines, one core, / cores (x flr: dfft over it, T flr: with transposed output); all flr = the same work in equal shares on all the cores at once, sharing the memory system (x all: dfft over it); copy = one copy of the (half-spectrum) complex array / cores");
     match &wisdom {
         Some(dir) => println!(
             "FFTW planning (FFTW_MEASURE): {plan_s:.1} s in all; {from_wisdom} of {fftw_runs} runs planned from the wisdom alone ({})",
@@ -497,4 +569,34 @@ fn main() {
     }
     println!("checked: both tools' round-trip errors (and FFTW's Parseval check of its forward output) <= 1e-9");
     println!("wrote {}", out_dir.join("fft-vs-fftw.csv").display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_cover_every_line_and_differ_by_at_most_one() {
+        for (lines, parts) in [(256 * 256, 2), (250 * 243, 2), (7, 3), (1, 2), (5, 1)] {
+            let s = share(lines, parts);
+            assert!(
+                s * parts >= lines,
+                "{parts} shares of {s} miss some of {lines} lines"
+            );
+            assert!(
+                (s - 1) * parts < lines,
+                "shares of {s} exceed {lines} / {parts}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_floor_runs_every_kind_on_one_and_on_several_cores() {
+        for kind in ["c2c", "r2c"] {
+            for parts in [1, 2, 3] {
+                let t = fft_floor(kind, &[6, 10, 9], parts);
+                assert!(t.is_finite() && t > 0.0, "{kind} on {parts}: {t}");
+            }
+        }
+    }
 }
