@@ -341,7 +341,7 @@ struct Args {
         long,
         value_name = "K",
         default_value_t = 10,
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+        value_parser = at_least_one()
     )]
     iters: usize,
     /// Rounds per configuration: every run of a configuration (both tools, both layouts) is
@@ -352,7 +352,7 @@ struct Args {
         long,
         value_name = "R",
         default_value_t = 1,
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+        value_parser = at_least_one()
     )]
     rounds: usize,
     /// Transform kinds, comma-separated: c2c, and r2c (r2c forward with c2r backward).
@@ -368,6 +368,11 @@ struct Args {
     /// `off` to plan without wisdom [default: target/bench/fftw-wisdom].
     #[arg(long, value_name = "DIR|off")]
     fftw_wisdom: Option<PathBuf>,
+}
+
+/// The parser of a count that must be at least one (`--iters`, `--rounds`).
+fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..)
 }
 
 /// One `--shapes` item: `AxBxC`, three positive axis lengths.
