@@ -37,6 +37,7 @@ pub mod real;
 pub mod shared;
 pub mod spectral;
 pub mod stages;
+mod transpose;
 
 pub use error::{FftError, Result};
 pub use options::{AxisKind, FftOptions, GridChoice, Normalization, R2rKind};

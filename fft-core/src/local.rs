@@ -7,6 +7,7 @@
 
 use crate::options::R2rKind;
 use crate::real::Real;
+use crate::transpose::{gather, scatter};
 use num_complex::Complex;
 use rayon::prelude::*;
 use realfft::{ComplexToReal, RealToComplex};
@@ -43,7 +44,7 @@ fn tile_stride<T>(n: usize) -> usize {
 /// Rows ahead of the one being copied that a strided tile's gather and scatter prefetch (one
 /// or two ahead were 9-10 % faster than none on axis-0 sweeps of 128³-256³ blocks, eight
 /// ahead slower: rows a power of two apart then evict each other from L1 before use).
-const PREFETCH_ROWS: usize = 2;
+pub(crate) const PREFETCH_ROWS: usize = 2;
 
 /// One worker's share of a contiguous sweep: (index, (its lines, its scratch)).
 type WorkerChunk<'a, T> = (usize, (&'a mut [Complex<T>], &'a mut Vec<Complex<T>>));
@@ -140,7 +141,8 @@ impl<T: Real> Sweep<T> {
     /// where `w` is [`tile_lines`] and `task = o · blocks + c0 / w`. Row `i` of plane `o` (the run of
     /// `inner` elements at line position `i`) is read from `from.row(o · n + i)` and written to
     /// `to.row(o · n + i)`; the lines are gathered into the tile (one line every
-    /// [`tile_stride`] elements), transformed there, scaled and scattered.
+    /// [`tile_stride`] elements, by [`crate::transpose`]'s 4 × 4 blocks where it can),
+    /// transformed there, scaled and scattered.
     ///
     /// # Safety
     /// Every row `from` and `to` name for this task is valid for `inner` elements; rows that
@@ -165,16 +167,13 @@ impl<T: Real> Sweep<T> {
         let (o, block) = (task / blocks, task % blocks);
         let c0 = block * lines;
         let width = lines.min(inner - c0);
-        let bytes = width * std::mem::size_of::<Complex<T>>();
-        for i in 0..n {
-            if i + PREFETCH_ROWS < n {
-                prefetch_run(from.row(o * n + i + PREFETCH_ROWS).add(c0), bytes);
-            }
-            let row = from.row(o * n + i).add(c0);
-            for c in 0..width {
-                *tile.get_unchecked_mut(c * stride + i) = *row.add(c);
-            }
-        }
+        gather(
+            |i| from.row(o * n + i).add(c0) as *const _,
+            n,
+            width,
+            tile.as_mut_ptr(),
+            stride,
+        );
         for c in 0..width {
             let line = &mut tile[c * stride..c * stride + n];
             self.fft.process_with_scratch(line, fft_scratch);
@@ -182,15 +181,9 @@ impl<T: Real> Sweep<T> {
                 line.iter_mut().for_each(|x| *x = *x * s);
             }
         }
-        for i in 0..n {
-            if i + PREFETCH_ROWS < n {
-                prefetch_run(to.row(o * n + i + PREFETCH_ROWS).add(c0), bytes);
-            }
-            let row = to.row(o * n + i).add(c0);
-            for c in 0..width {
-                *row.add(c) = *tile.get_unchecked(c * stride + i);
-            }
-        }
+        scatter(tile.as_ptr(), stride, n, width, |i| {
+            to.row(o * n + i).add(c0)
+        });
     }
 
     /// Whether this sweep runs along a strided axis (lines gathered into tiles), the only

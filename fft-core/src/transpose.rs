@@ -1,0 +1,263 @@
+//! The transposing copies of a strided sweep's tiles: rows of the block into the tile's lines
+//! (gather) and back (scatter).
+//!
+//! Element by element, a gather reads one row and writes one element into each of the tile's
+//! lines. For complex `f64` on CPUs with AVX-512 the copies instead move blocks of 4 × 4
+//! elements: four rows are read four elements (one 512-bit vector) at a time, transposed in
+//! registers (eight 128-bit lane shuffles) and written as one whole cache line into each of
+//! four lines, half the loads and a quarter of the stores of the element-wise copy.
+
+use crate::local::PREFETCH_ROWS;
+use num_complex::Complex;
+use redist::pack::prefetch_run;
+
+/// Copies element `c` of row `i` (`row(i)`, `width` elements) to `tile[c · stride + i]`, for
+/// every `i < n` and `c < width`.
+///
+/// # Safety
+/// Every `row(i)` is valid for `width` reads; `tile` for `(width − 1) · stride + n` writes,
+/// overlapping no row.
+#[inline]
+pub(crate) unsafe fn gather<T: Copy>(
+    row: impl Fn(usize) -> *const Complex<T>,
+    n: usize,
+    width: usize,
+    tile: *mut Complex<T>,
+    stride: usize,
+) {
+    let bytes = width * std::mem::size_of::<Complex<T>>();
+    let mut i = 0;
+    #[cfg(target_arch = "x86_64")]
+    if std::mem::size_of::<T>() == 8 && width >= 4 && avx512() {
+        let row = |i| row(i) as *const f64;
+        let tile = tile as *mut f64;
+        while i + 4 <= n {
+            for k in i + 4..(i + 4 + PREFETCH_ROWS).min(n) {
+                prefetch_run(row(k), bytes);
+            }
+            gather4_avx512(
+                [row(i), row(i + 1), row(i + 2), row(i + 3)],
+                width,
+                tile.add(2 * i),
+                stride,
+            );
+            i += 4;
+        }
+    }
+    for i in i..n {
+        if i + PREFETCH_ROWS < n {
+            prefetch_run(row(i + PREFETCH_ROWS), bytes);
+        }
+        let row = row(i);
+        for c in 0..width {
+            *tile.add(c * stride + i) = *row.add(c);
+        }
+    }
+}
+
+/// The inverse of [`gather`]: element `tile[c · stride + i]` to element `c` of `row(i)`.
+///
+/// # Safety
+/// Every `row(i)` is valid for `width` writes, and no two overlap; `tile` for
+/// `(width − 1) · stride + n` reads, overlapping no row.
+#[inline]
+pub(crate) unsafe fn scatter<T: Copy>(
+    tile: *const Complex<T>,
+    stride: usize,
+    n: usize,
+    width: usize,
+    row: impl Fn(usize) -> *mut Complex<T>,
+) {
+    let bytes = width * std::mem::size_of::<Complex<T>>();
+    let mut i = 0;
+    #[cfg(target_arch = "x86_64")]
+    if std::mem::size_of::<T>() == 8 && width >= 4 && avx512() {
+        let row = |i| row(i) as *mut f64;
+        let tile = tile as *const f64;
+        while i + 4 <= n {
+            for k in i + 4..(i + 4 + PREFETCH_ROWS).min(n) {
+                prefetch_run(row(k), bytes);
+            }
+            scatter4_avx512(
+                tile.add(2 * i),
+                stride,
+                width,
+                [row(i), row(i + 1), row(i + 2), row(i + 3)],
+            );
+            i += 4;
+        }
+    }
+    for i in i..n {
+        if i + PREFETCH_ROWS < n {
+            prefetch_run(row(i + PREFETCH_ROWS), bytes);
+        }
+        let row = row(i);
+        for c in 0..width {
+            *row.add(c) = *tile.add(c * stride + i);
+        }
+    }
+}
+
+/// Whether this CPU has AVX-512F (detected once, then cached by the standard library).
+#[cfg(target_arch = "x86_64")]
+fn avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+}
+
+/// Four rows of complex `f64` (`rows[r]`, `width` elements) into elements `0..4` of the tile's
+/// lines (line `c` starts at `tile + 2 · c · stride` scalars).
+///
+/// # Safety
+/// AVX-512F is available; pointers as in [`gather`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn gather4_avx512(rows: [*const f64; 4], width: usize, tile: *mut f64, stride: usize) {
+    use std::arch::x86_64::*;
+    let mut c = 0;
+    while c + 4 <= width {
+        let [a, b, d, e] = rows.map(|r| _mm512_loadu_pd(r.add(2 * c)));
+        let [o0, o1, o2, o3] = transpose4(a, b, d, e);
+        _mm512_storeu_pd(tile.add(2 * c * stride), o0);
+        _mm512_storeu_pd(tile.add(2 * (c + 1) * stride), o1);
+        _mm512_storeu_pd(tile.add(2 * (c + 2) * stride), o2);
+        _mm512_storeu_pd(tile.add(2 * (c + 3) * stride), o3);
+        c += 4;
+    }
+    for c in c..width {
+        for (r, row) in rows.iter().enumerate() {
+            let dst = tile.add(2 * (c * stride + r));
+            *dst = *row.add(2 * c);
+            *dst.add(1) = *row.add(2 * c + 1);
+        }
+    }
+}
+
+/// The inverse of [`gather4_avx512`].
+///
+/// # Safety
+/// AVX-512F is available; pointers as in [`scatter`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn scatter4_avx512(tile: *const f64, stride: usize, width: usize, rows: [*mut f64; 4]) {
+    use std::arch::x86_64::*;
+    let mut c = 0;
+    while c + 4 <= width {
+        let a = _mm512_loadu_pd(tile.add(2 * c * stride));
+        let b = _mm512_loadu_pd(tile.add(2 * (c + 1) * stride));
+        let d = _mm512_loadu_pd(tile.add(2 * (c + 2) * stride));
+        let e = _mm512_loadu_pd(tile.add(2 * (c + 3) * stride));
+        let out = transpose4(a, b, d, e);
+        for (row, v) in rows.iter().zip(out) {
+            _mm512_storeu_pd(row.add(2 * c), v);
+        }
+        c += 4;
+    }
+    for c in c..width {
+        for (r, row) in rows.iter().enumerate() {
+            let src = tile.add(2 * (c * stride + r));
+            *row.add(2 * c) = *src;
+            *row.add(2 * c + 1) = *src.add(1);
+        }
+    }
+}
+
+/// Transposes a 4 × 4 matrix of complex `f64` held as four rows of one vector each (one
+/// complex number per 128-bit lane).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn transpose4(
+    a: std::arch::x86_64::__m512d,
+    b: std::arch::x86_64::__m512d,
+    c: std::arch::x86_64::__m512d,
+    d: std::arch::x86_64::__m512d,
+) -> [std::arch::x86_64::__m512d; 4] {
+    use std::arch::x86_64::_mm512_shuffle_f64x2 as shuffle;
+    // [a0 a1 b0 b1], [a2 a3 b2 b3], [c0 c1 d0 d1], [c2 c3 d2 d3]
+    let (t0, t1) = (shuffle::<0x44>(a, b), shuffle::<0xEE>(a, b));
+    let (t2, t3) = (shuffle::<0x44>(c, d), shuffle::<0xEE>(c, d));
+    // [a0 b0 c0 d0], [a1 b1 c1 d1], [a2 b2 c2 d2], [a3 b3 c3 d3]
+    [
+        shuffle::<0x88>(t0, t2),
+        shuffle::<0xDD>(t0, t2),
+        shuffle::<0x88>(t1, t3),
+        shuffle::<0xDD>(t1, t3),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Element `c` of row `i` of a `rows × cols` test block, distinct everywhere.
+    fn value(i: usize, c: usize) -> Complex<f64> {
+        Complex::new(i as f64, c as f64 + 0.5)
+    }
+
+    fn check<T: Copy + PartialEq + std::fmt::Debug>(
+        n: usize,
+        width: usize,
+        of: impl Fn(Complex<f64>) -> Complex<T>,
+    ) {
+        // Rows of `width + 5` elements, read from column 3 on; lines padded by 3.
+        let row_len = width + 5;
+        let block: Vec<Complex<T>> = (0..n * row_len)
+            .map(|e| of(value(e / row_len, e % row_len)))
+            .collect();
+        let stride = n + 3;
+        let zero = of(Complex::new(-1.0, -1.0));
+        let mut tile = vec![zero; width * stride];
+        // SAFETY: rows and tile lie inside the vectors.
+        unsafe {
+            gather(
+                |i| block.as_ptr().add(i * row_len + 3),
+                n,
+                width,
+                tile.as_mut_ptr(),
+                stride,
+            )
+        };
+        for c in 0..width {
+            for i in 0..stride {
+                let want = if i < n { of(value(i, c + 3)) } else { zero };
+                assert_eq!(
+                    tile[c * stride + i],
+                    want,
+                    "gather n {n} width {width}: line {c} element {i}"
+                );
+            }
+        }
+        let mut back = vec![zero; n * row_len];
+        let base = back.as_mut_ptr();
+        // SAFETY: as above.
+        unsafe {
+            scatter(tile.as_ptr(), stride, n, width, |i| {
+                base.add(i * row_len + 3)
+            })
+        };
+        for i in 0..n {
+            for c in 0..row_len {
+                let want = if (3..width + 3).contains(&c) {
+                    of(value(i, c))
+                } else {
+                    zero
+                };
+                assert_eq!(
+                    back[i * row_len + c],
+                    want,
+                    "scatter n {n} width {width}: row {i} element {c}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn gather_and_scatter_move_every_element_to_its_place() {
+        for n in [1, 2, 3, 4, 5, 7, 8, 9, 16, 30] {
+            for width in [1, 3, 4, 5, 8, 13, 64] {
+                check::<f64>(n, width, |z| z);
+                check::<f32>(n, width, |z| Complex::new(z.re as f32, z.im as f32));
+            }
+        }
+    }
+}
