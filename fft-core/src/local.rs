@@ -142,7 +142,7 @@ impl<T: Real> Sweep<T> {
     /// `inner` elements at line position `i`) is read from `from.row(o · n + i)` and written to
     /// `to.row(o · n + i)`; the lines are gathered into the tile (one line every
     /// [`tile_stride`] elements, by [`crate::transpose`]'s 4 × 4 blocks where it can),
-    /// transformed there, scaled and scattered.
+    /// transformed there and scattered, scaled on the way.
     ///
     /// # Safety
     /// Every row `from` and `to` name for this task is valid for `inner` elements; rows that
@@ -167,23 +167,14 @@ impl<T: Real> Sweep<T> {
         let (o, block) = (task / blocks, task % blocks);
         let c0 = block * lines;
         let width = lines.min(inner - c0);
-        gather(
-            |i| from.row(o * n + i).add(c0) as *const _,
-            n,
-            width,
-            tile.as_mut_ptr(),
-            stride,
-        );
+        let src = |i| from.row(o * n + i).add(c0) as *const _;
+        gather(src, n, width, tile.as_mut_ptr(), stride);
         for c in 0..width {
             let line = &mut tile[c * stride..c * stride + n];
             self.fft.process_with_scratch(line, fft_scratch);
-            if let Some(s) = scale {
-                line.iter_mut().for_each(|x| *x = *x * s);
-            }
         }
-        scatter(tile.as_ptr(), stride, n, width, |i| {
-            to.row(o * n + i).add(c0)
-        });
+        let dst = |i| to.row(o * n + i).add(c0);
+        scatter(tile.as_ptr(), stride, n, width, dst, scale);
     }
 
     /// Whether this sweep runs along a strided axis (lines gathered into tiles), the only
@@ -262,7 +253,7 @@ impl<T: Real> Sweep<T> {
                     }
                     fft.process_with_scratch(lines, scratch);
                     if let Some(s) = scale {
-                        lines.iter_mut().for_each(|x| *x = *x * s);
+                        crate::transpose::scale(lines, s);
                     }
                 }
             }
@@ -309,7 +300,7 @@ impl<T: Real> Sweep<T> {
                         }
                         fft.process_with_scratch(lines, scratch);
                         if let Some(s) = scale {
-                            lines.iter_mut().for_each(|x| *x = *x * s);
+                            crate::transpose::scale(lines, s);
                         }
                     }
                 };

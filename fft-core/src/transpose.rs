@@ -5,9 +5,12 @@
 //! lines. For complex `f64` on CPUs with AVX-512 the copies instead move blocks of 4 × 4
 //! elements: four rows are read four elements (one 512-bit vector) at a time, transposed in
 //! registers (eight 128-bit lane shuffles) and written as one whole cache line into each of
-//! four lines, half the loads and a quarter of the stores of the element-wise copy.
+//! four lines, half the loads and a quarter of the stores of the element-wise copy. The
+//! scatter applies the transform's scale factor on the way (no pass of its own), and
+//! [`scale`] scales contiguous lines in vectors of the same width.
 
 use crate::local::PREFETCH_ROWS;
+use crate::real::Real;
 use num_complex::Complex;
 use redist::pack::prefetch_run;
 
@@ -55,18 +58,20 @@ pub(crate) unsafe fn gather<T: Copy>(
     }
 }
 
-/// The inverse of [`gather`]: element `tile[c · stride + i]` to element `c` of `row(i)`.
+/// The inverse of [`gather`]: element `tile[c · stride + i]`, times `scale` where there is
+/// one, to element `c` of `row(i)`.
 ///
 /// # Safety
 /// Every `row(i)` is valid for `width` writes, and no two overlap; `tile` for
 /// `(width − 1) · stride + n` reads, overlapping no row.
 #[inline]
-pub(crate) unsafe fn scatter<T: Copy>(
+pub(crate) unsafe fn scatter<T: Real>(
     tile: *const Complex<T>,
     stride: usize,
     n: usize,
     width: usize,
     row: impl Fn(usize) -> *mut Complex<T>,
+    scale: Option<T>,
 ) {
     let bytes = width * std::mem::size_of::<Complex<T>>();
     let mut i = 0;
@@ -74,6 +79,7 @@ pub(crate) unsafe fn scatter<T: Copy>(
     if std::mem::size_of::<T>() == 8 && width >= 4 && avx512() {
         let row = |i| row(i) as *mut f64;
         let tile = tile as *const f64;
+        let scale = scale.map(|s| s.to_f64().expect("an f64 is an f64"));
         while i + 4 <= n {
             for k in i + 4..(i + 4 + PREFETCH_ROWS).min(n) {
                 prefetch_run(row(k), bytes);
@@ -83,6 +89,7 @@ pub(crate) unsafe fn scatter<T: Copy>(
                 stride,
                 width,
                 [row(i), row(i + 1), row(i + 2), row(i + 3)],
+                scale,
             );
             i += 4;
         }
@@ -92,10 +99,41 @@ pub(crate) unsafe fn scatter<T: Copy>(
             prefetch_run(row(i + PREFETCH_ROWS), bytes);
         }
         let row = row(i);
-        for c in 0..width {
-            *row.add(c) = *tile.add(c * stride + i);
+        match scale {
+            None => {
+                for c in 0..width {
+                    *row.add(c) = *tile.add(c * stride + i);
+                }
+            }
+            Some(s) => {
+                for c in 0..width {
+                    *row.add(c) = *tile.add(c * stride + i) * s;
+                }
+            }
         }
     }
+}
+
+/// Multiplies every element of `data` by `s`, in 512-bit vectors where the CPU has AVX-512.
+pub(crate) fn scale<T: Real>(data: &mut [Complex<T>], s: T) {
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has AVX-512F.
+        return unsafe { scale_avx512(data, s) };
+    }
+    scale_body(data, s)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn scale_avx512<T: Real>(data: &mut [Complex<T>], s: T) {
+    scale_body(data, s)
+}
+
+#[inline(always)]
+fn scale_body<T: Real>(data: &mut [Complex<T>], s: T) {
+    let scalars: &mut [T] = bytemuck::cast_slice_mut(data);
+    scalars.iter_mut().for_each(|x| *x = *x * s);
 }
 
 /// Whether this CPU has AVX-512F (detected once, then cached by the standard library).
@@ -138,25 +176,37 @@ unsafe fn gather4_avx512(rows: [*const f64; 4], width: usize, tile: *mut f64, st
 /// AVX-512F is available; pointers as in [`scatter`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn scatter4_avx512(tile: *const f64, stride: usize, width: usize, rows: [*mut f64; 4]) {
+unsafe fn scatter4_avx512(
+    tile: *const f64,
+    stride: usize,
+    width: usize,
+    rows: [*mut f64; 4],
+    scale: Option<f64>,
+) {
     use std::arch::x86_64::*;
+    let s = _mm512_set1_pd(scale.unwrap_or(1.0));
+    let load = |at: *const f64| match scale {
+        Some(_) => _mm512_mul_pd(_mm512_loadu_pd(at), s),
+        None => _mm512_loadu_pd(at),
+    };
     let mut c = 0;
     while c + 4 <= width {
-        let a = _mm512_loadu_pd(tile.add(2 * c * stride));
-        let b = _mm512_loadu_pd(tile.add(2 * (c + 1) * stride));
-        let d = _mm512_loadu_pd(tile.add(2 * (c + 2) * stride));
-        let e = _mm512_loadu_pd(tile.add(2 * (c + 3) * stride));
+        let a = load(tile.add(2 * c * stride));
+        let b = load(tile.add(2 * (c + 1) * stride));
+        let d = load(tile.add(2 * (c + 2) * stride));
+        let e = load(tile.add(2 * (c + 3) * stride));
         let out = transpose4(a, b, d, e);
         for (row, v) in rows.iter().zip(out) {
             _mm512_storeu_pd(row.add(2 * c), v);
         }
         c += 4;
     }
+    let s = scale.unwrap_or(1.0);
     for c in c..width {
         for (r, row) in rows.iter().enumerate() {
             let src = tile.add(2 * (c * stride + r));
-            *row.add(2 * c) = *src;
-            *row.add(2 * c + 1) = *src.add(1);
+            *row.add(2 * c) = *src * s;
+            *row.add(2 * c + 1) = *src.add(1) * s;
         }
     }
 }
@@ -189,40 +239,29 @@ fn transpose4(
 mod tests {
     use super::*;
 
-    /// Element `c` of row `i` of a `rows × cols` test block, distinct everywhere.
-    fn value(i: usize, c: usize) -> Complex<f64> {
-        Complex::new(i as f64, c as f64 + 0.5)
+    /// Element `c` of row `i` of a test block, distinct everywhere.
+    fn value<T: Real>(i: usize, c: usize) -> Complex<T> {
+        Complex::new(T::of(i as f64), T::of(c as f64 + 0.5))
     }
 
-    fn check<T: Copy + PartialEq + std::fmt::Debug>(
-        n: usize,
-        width: usize,
-        of: impl Fn(Complex<f64>) -> Complex<T>,
-    ) {
+    fn check<T: Real>(n: usize, width: usize, scale: Option<T>) {
         // Rows of `width + 5` elements, read from column 3 on; lines padded by 3.
         let row_len = width + 5;
         let block: Vec<Complex<T>> = (0..n * row_len)
-            .map(|e| of(value(e / row_len, e % row_len)))
+            .map(|e| value(e / row_len, e % row_len))
             .collect();
         let stride = n + 3;
-        let zero = of(Complex::new(-1.0, -1.0));
+        let zero = Complex::new(-T::one(), -T::one());
         let mut tile = vec![zero; width * stride];
+        let row = |i| block[i * row_len + 3..].as_ptr();
         // SAFETY: rows and tile lie inside the vectors.
-        unsafe {
-            gather(
-                |i| block.as_ptr().add(i * row_len + 3),
-                n,
-                width,
-                tile.as_mut_ptr(),
-                stride,
-            )
-        };
+        unsafe { gather(row, n, width, tile.as_mut_ptr(), stride) };
         for c in 0..width {
             for i in 0..stride {
-                let want = if i < n { of(value(i, c + 3)) } else { zero };
+                let want = if i < n { value(i, c + 3) } else { zero };
+                let got = tile[c * stride + i];
                 assert_eq!(
-                    tile[c * stride + i],
-                    want,
+                    got, want,
                     "gather n {n} width {width}: line {c} element {i}"
                 );
             }
@@ -231,20 +270,25 @@ mod tests {
         let base = back.as_mut_ptr();
         // SAFETY: as above.
         unsafe {
-            scatter(tile.as_ptr(), stride, n, width, |i| {
-                base.add(i * row_len + 3)
-            })
+            scatter(
+                tile.as_ptr(),
+                stride,
+                n,
+                width,
+                |i| base.add(i * row_len + 3),
+                scale,
+            )
         };
         for i in 0..n {
             for c in 0..row_len {
                 let want = if (3..width + 3).contains(&c) {
-                    of(value(i, c))
+                    value(i, c) * scale.unwrap_or(T::one())
                 } else {
                     zero
                 };
+                let got = back[i * row_len + c];
                 assert_eq!(
-                    back[i * row_len + c],
-                    want,
+                    got, want,
                     "scatter n {n} width {width}: row {i} element {c}"
                 );
             }
@@ -255,9 +299,20 @@ mod tests {
     fn gather_and_scatter_move_every_element_to_its_place() {
         for n in [1, 2, 3, 4, 5, 7, 8, 9, 16, 30] {
             for width in [1, 3, 4, 5, 8, 13, 64] {
-                check::<f64>(n, width, |z| z);
-                check::<f32>(n, width, |z| Complex::new(z.re as f32, z.im as f32));
+                for scale in [None, Some(0.25)] {
+                    check::<f64>(n, width, scale);
+                    check::<f32>(n, width, scale.map(|s| s as f32));
+                }
             }
+        }
+    }
+
+    #[test]
+    fn scale_multiplies_every_element() {
+        let mut data: Vec<Complex<f64>> = (0..37).map(|i| value(i, 2 * i)).collect();
+        scale(&mut data, 0.5);
+        for (i, z) in data.iter().enumerate() {
+            assert_eq!(*z, value::<f64>(i, 2 * i) * 0.5, "element {i}");
         }
     }
 }
