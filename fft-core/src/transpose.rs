@@ -29,33 +29,21 @@ pub(crate) unsafe fn gather<T: Copy>(
     stride: usize,
 ) {
     let bytes = width * std::mem::size_of::<Complex<T>>();
-    let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    if std::mem::size_of::<T>() == 8 && width >= 4 && avx512() {
-        let row = |i| row(i) as *const f64;
-        let tile = tile as *mut f64;
-        while i + 4 <= n {
-            for k in i + 4..(i + 4 + PREFETCH_ROWS).min(n) {
-                prefetch_run(row(k), bytes);
+    walk_rows(
+        n,
+        std::mem::size_of::<T>() == 8 && width >= 4,
+        |i| prefetch_run(row(i), bytes),
+        |i| {
+            let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
+            gather4_avx512(rows, width, (tile as *mut f64).add(2 * i), stride);
+        },
+        |i| {
+            let row = row(i);
+            for c in 0..width {
+                *tile.add(c * stride + i) = *row.add(c);
             }
-            gather4_avx512(
-                [row(i), row(i + 1), row(i + 2), row(i + 3)],
-                width,
-                tile.add(2 * i),
-                stride,
-            );
-            i += 4;
-        }
-    }
-    for i in i..n {
-        if i + PREFETCH_ROWS < n {
-            prefetch_run(row(i + PREFETCH_ROWS), bytes);
-        }
-        let row = row(i);
-        for c in 0..width {
-            *tile.add(c * stride + i) = *row.add(c);
-        }
-    }
+        },
+    );
 }
 
 /// The inverse of [`gather`]: element `tile[c · stride + i]`, times `scale` where there is
@@ -74,43 +62,62 @@ pub(crate) unsafe fn scatter<T: Real>(
     scale: Option<T>,
 ) {
     let bytes = width * std::mem::size_of::<Complex<T>>();
-    let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    if std::mem::size_of::<T>() == 8 && width >= 4 && avx512() {
-        let row = |i| row(i) as *mut f64;
-        let tile = tile as *const f64;
-        let scale = scale.map(|s| s.to_f64().expect("an f64 is an f64"));
-        while i + 4 <= n {
-            for k in i + 4..(i + 4 + PREFETCH_ROWS).min(n) {
-                prefetch_run(row(k), bytes);
-            }
+    let scale64 = scale.map(|s| s.to_f64().expect("a real converts to f64"));
+    walk_rows(
+        n,
+        std::mem::size_of::<T>() == 8 && width >= 4,
+        |i| prefetch_run(row(i), bytes),
+        |i| {
+            let rows = [0, 1, 2, 3].map(|r| row(i + r) as *mut f64);
             scatter4_avx512(
-                tile.add(2 * i),
+                (tile as *const f64).add(2 * i),
                 stride,
                 width,
-                [row(i), row(i + 1), row(i + 2), row(i + 3)],
-                scale,
+                rows,
+                scale64,
             );
+        },
+        |i| {
+            let row = row(i);
+            let s = scale.unwrap_or(T::one());
+            for c in 0..width {
+                *row.add(c) = *tile.add(c * stride + i) * s;
+            }
+        },
+    );
+}
+
+/// Visits rows `0..n`: where `blocks` holds (elements of complex `f64`, at least four
+/// columns) and the CPU has AVX-512, four at a time through `four(i)` (rows `i..i + 4`), the
+/// rest one at a time through `one(i)`; row `i + PREFETCH_ROWS` (each row of the next block)
+/// is prefetched first.
+///
+/// # Safety
+/// `four` may only be called with AVX-512F available; the callers' contracts.
+#[inline(always)]
+unsafe fn walk_rows(
+    n: usize,
+    blocks: bool,
+    prefetch: impl Fn(usize),
+    four: impl Fn(usize),
+    one: impl Fn(usize),
+) {
+    let mut i = 0;
+    #[cfg(target_arch = "x86_64")]
+    if blocks && avx512() {
+        while i + 4 <= n {
+            (i + 4..(i + 4 + PREFETCH_ROWS).min(n)).for_each(&prefetch);
+            four(i);
             i += 4;
         }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (blocks, &four, avx512);
     for i in i..n {
         if i + PREFETCH_ROWS < n {
-            prefetch_run(row(i + PREFETCH_ROWS), bytes);
+            prefetch(i + PREFETCH_ROWS);
         }
-        let row = row(i);
-        match scale {
-            None => {
-                for c in 0..width {
-                    *row.add(c) = *tile.add(c * stride + i);
-                }
-            }
-            Some(s) => {
-                for c in 0..width {
-                    *row.add(c) = *tile.add(c * stride + i) * s;
-                }
-            }
-        }
+        one(i);
     }
 }
 
@@ -137,9 +144,11 @@ fn scale_body<T: Real>(data: &mut [Complex<T>], s: T) {
 }
 
 /// Whether this CPU has AVX-512F (detected once, then cached by the standard library).
-#[cfg(target_arch = "x86_64")]
 fn avx512() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx512f");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// Four rows of complex `f64` (`rows[r]`, `width` elements) into elements `0..4` of the tile's
@@ -209,6 +218,17 @@ unsafe fn scatter4_avx512(
             *row.add(2 * c + 1) = *src.add(1) * s;
         }
     }
+}
+
+/// Stand-ins where there is no AVX-512: [`walk_rows`] never calls them there.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn gather4_avx512(_: [*const f64; 4], _: usize, _: *mut f64, _: usize) {
+    unreachable!("AVX-512 blocks exist on x86-64 only")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn scatter4_avx512(_: *const f64, _: usize, _: usize, _: [*mut f64; 4], _: Option<f64>) {
+    unreachable!("AVX-512 blocks exist on x86-64 only")
 }
 
 /// Transposes a 4 × 4 matrix of complex `f64` held as four rows of one vector each (one
