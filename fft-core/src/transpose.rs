@@ -5,7 +5,8 @@
 //! lines. For complex `f64` on CPUs with AVX-512 the copies instead move blocks of 4 × 4
 //! elements: four rows are read four elements (one 512-bit vector) at a time, transposed in
 //! registers (eight 128-bit lane shuffles) and written as one whole cache line into each of
-//! four lines, half the loads and a quarter of the stores of the element-wise copy. The
+//! four lines, half the loads and a quarter of the stores of the element-wise copy; complex
+//! `f32` on CPUs with AVX does the same with 256-bit vectors (one 64-bit lane a number). The
 //! scatter applies the transform's scale factor on the way (no pass of its own), and
 //! [`scale`] scales contiguous lines in vectors of the same width.
 
@@ -29,13 +30,21 @@ pub(crate) unsafe fn gather<T: Copy>(
     stride: usize,
 ) {
     let bytes = width * std::mem::size_of::<Complex<T>>();
+    let blocks = blocks::<T>(width);
     walk_rows(
         n,
-        std::mem::size_of::<T>() == 8 && width >= 4,
+        blocks,
         |i| prefetch_run(row(i), bytes),
-        |i| {
-            let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
-            gather4_avx512(rows, width, (tile as *mut f64).add(2 * i), stride);
+        |i| match blocks {
+            Blocks::F64 => {
+                let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
+                gather4_avx512(rows, width, (tile as *mut f64).add(2 * i), stride);
+            }
+            _ => {
+                // A complex f32 moves as one 64-bit lane.
+                let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
+                gather4_avx(rows, width, (tile as *mut f64).add(i), stride);
+            }
         },
         |i| {
             let row = row(i);
@@ -63,19 +72,23 @@ pub(crate) unsafe fn scatter<T: Real>(
 ) {
     let bytes = width * std::mem::size_of::<Complex<T>>();
     let scale64 = scale.map(|s| s.to_f64().expect("a real converts to f64"));
+    let blocks = blocks::<T>(width);
     walk_rows(
         n,
-        std::mem::size_of::<T>() == 8 && width >= 4,
+        blocks,
         |i| prefetch_run(row(i), bytes),
         |i| {
             let rows = [0, 1, 2, 3].map(|r| row(i + r) as *mut f64);
-            scatter4_avx512(
-                (tile as *const f64).add(2 * i),
-                stride,
-                width,
-                rows,
-                scale64,
-            );
+            match blocks {
+                Blocks::F64 => {
+                    let tile = (tile as *const f64).add(2 * i);
+                    scatter4_avx512(tile, stride, width, rows, scale64);
+                }
+                _ => {
+                    let tile = (tile as *const f64).add(i);
+                    scatter4_avx(tile, stride, width, rows, scale64.map(|s| s as f32));
+                }
+            }
         },
         |i| {
             let row = row(i);
@@ -87,24 +100,44 @@ pub(crate) unsafe fn scatter<T: Real>(
     );
 }
 
-/// Visits rows `0..n`: where `blocks` holds (elements of complex `f64`, at least four
-/// columns) and the CPU has AVX-512, four at a time through `four(i)` (rows `i..i + 4`), the
-/// rest one at a time through `one(i)`; row `i + PREFETCH_ROWS` (each row of the next block)
-/// is prefetched first.
+/// Which 4 × 4 block kernel the copies of a tile use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Blocks {
+    /// Complex `f64`, one 512-bit vector per block row (AVX-512F).
+    F64,
+    /// Complex `f32`, one 256-bit vector per block row (AVX).
+    F32,
+    /// Element by element.
+    None,
+}
+
+/// The block kernel for tiles of `width` lines of complex `T` on this CPU.
+fn blocks<T>(width: usize) -> Blocks {
+    match std::mem::size_of::<T>() {
+        _ if width < 4 => Blocks::None,
+        8 if avx512() => Blocks::F64,
+        4 if avx() => Blocks::F32,
+        _ => Blocks::None,
+    }
+}
+
+/// Visits rows `0..n`: with `blocks`, four at a time through `four(i)` (rows `i..i + 4`),
+/// then the rest one at a time through `one(i)`; row `i + PREFETCH_ROWS` (each row of the
+/// next block) is prefetched first.
 ///
 /// # Safety
-/// `four` may only be called with AVX-512F available; the callers' contracts.
+/// `four` runs only with a block kernel that this CPU has; the callers' contracts.
 #[inline(always)]
 unsafe fn walk_rows(
     n: usize,
-    blocks: bool,
+    blocks: Blocks,
     prefetch: impl Fn(usize),
     four: impl Fn(usize),
     one: impl Fn(usize),
 ) {
     let mut i = 0;
     #[cfg(target_arch = "x86_64")]
-    if blocks && avx512() {
+    if blocks != Blocks::None {
         while i + 4 <= n {
             (i + 4..(i + 4 + PREFETCH_ROWS).min(n)).for_each(&prefetch);
             four(i);
@@ -112,7 +145,7 @@ unsafe fn walk_rows(
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (blocks, &four, avx512);
+    let _ = (blocks, &four);
     for i in i..n {
         if i + PREFETCH_ROWS < n {
             prefetch(i + PREFETCH_ROWS);
@@ -141,6 +174,14 @@ unsafe fn scale_avx512<T: Real>(data: &mut [Complex<T>], s: T) {
 fn scale_body<T: Real>(data: &mut [Complex<T>], s: T) {
     let scalars: &mut [T] = bytemuck::cast_slice_mut(data);
     scalars.iter_mut().for_each(|x| *x = *x * s);
+}
+
+/// Whether this CPU has AVX (detected once, then cached by the standard library).
+fn avx() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// Whether this CPU has AVX-512F (detected once, then cached by the standard library).
@@ -220,7 +261,92 @@ unsafe fn scatter4_avx512(
     }
 }
 
-/// Stand-ins where there is no AVX-512: [`walk_rows`] never calls them there.
+/// Four rows of complex `f32` (`rows[r]`, `width` elements, each moved as one 64-bit lane)
+/// into elements `0..4` of the tile's lines (line `c` starts `c · stride` lanes after `tile`).
+///
+/// # Safety
+/// AVX is available; pointers as in [`gather`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn gather4_avx(rows: [*const f64; 4], width: usize, tile: *mut f64, stride: usize) {
+    use std::arch::x86_64::*;
+    let mut c = 0;
+    while c + 4 <= width {
+        let [a, b, d, e] = rows.map(|r| _mm256_loadu_pd(r.add(c)));
+        for (k, v) in transpose4x64(a, b, d, e).into_iter().enumerate() {
+            _mm256_storeu_pd(tile.add((c + k) * stride), v);
+        }
+        c += 4;
+    }
+    for c in c..width {
+        for (r, row) in rows.iter().enumerate() {
+            *tile.add(c * stride + r) = *row.add(c);
+        }
+    }
+}
+
+/// The inverse of [`gather4_avx`], scaling by `scale` where there is one.
+///
+/// # Safety
+/// AVX is available; pointers as in [`scatter`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn scatter4_avx(
+    tile: *const f64,
+    stride: usize,
+    width: usize,
+    rows: [*mut f64; 4],
+    scale: Option<f32>,
+) {
+    use std::arch::x86_64::*;
+    let s = _mm256_set1_ps(scale.unwrap_or(1.0));
+    let load = |at: *const f64| match scale {
+        Some(_) => _mm256_castps_pd(_mm256_mul_ps(_mm256_castpd_ps(_mm256_loadu_pd(at)), s)),
+        None => _mm256_loadu_pd(at),
+    };
+    let mut c = 0;
+    while c + 4 <= width {
+        let [a, b, d, e] = [0, 1, 2, 3].map(|k| load(tile.add((c + k) * stride)));
+        for (row, v) in rows.iter().zip(transpose4x64(a, b, d, e)) {
+            _mm256_storeu_pd(row.add(c), v);
+        }
+        c += 4;
+    }
+    let s = scale.unwrap_or(1.0);
+    for c in c..width {
+        for (r, row) in rows.iter().enumerate() {
+            let z = tile.add(c * stride + r) as *const Complex<f32>;
+            *(row.add(c) as *mut Complex<f32>) = *z * s;
+        }
+    }
+}
+
+/// Transposes a 4 × 4 matrix of 64-bit lanes held as four rows of one 256-bit vector each.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+fn transpose4x64(
+    a: std::arch::x86_64::__m256d,
+    b: std::arch::x86_64::__m256d,
+    c: std::arch::x86_64::__m256d,
+    d: std::arch::x86_64::__m256d,
+) -> [std::arch::x86_64::__m256d; 4] {
+    use std::arch::x86_64::{
+        _mm256_permute2f128_pd as halves, _mm256_unpackhi_pd, _mm256_unpacklo_pd,
+    };
+    // [a0 b0 a2 b2], [a1 b1 a3 b3], [c0 d0 c2 d2], [c1 d1 c3 d3]
+    let (t0, t1) = (_mm256_unpacklo_pd(a, b), _mm256_unpackhi_pd(a, b));
+    let (t2, t3) = (_mm256_unpacklo_pd(c, d), _mm256_unpackhi_pd(c, d));
+    // [a0 b0 c0 d0], [a1 b1 c1 d1], [a2 b2 c2 d2], [a3 b3 c3 d3]
+    [
+        halves::<0x20>(t0, t2),
+        halves::<0x20>(t1, t3),
+        halves::<0x31>(t0, t2),
+        halves::<0x31>(t1, t3),
+    ]
+}
+
+/// Stand-ins off x86-64, where [`blocks`] is always [`Blocks::None`]: never called.
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn gather4_avx512(_: [*const f64; 4], _: usize, _: *mut f64, _: usize) {
     unreachable!("AVX-512 blocks exist on x86-64 only")
@@ -229,6 +355,16 @@ unsafe fn gather4_avx512(_: [*const f64; 4], _: usize, _: *mut f64, _: usize) {
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn scatter4_avx512(_: *const f64, _: usize, _: usize, _: [*mut f64; 4], _: Option<f64>) {
     unreachable!("AVX-512 blocks exist on x86-64 only")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn gather4_avx(_: [*const f64; 4], _: usize, _: *mut f64, _: usize) {
+    unreachable!("AVX blocks exist on x86-64 only")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn scatter4_avx(_: *const f64, _: usize, _: usize, _: [*mut f64; 4], _: Option<f32>) {
+    unreachable!("AVX blocks exist on x86-64 only")
 }
 
 /// Transposes a 4 × 4 matrix of complex `f64` held as four rows of one vector each (one
