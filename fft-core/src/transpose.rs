@@ -31,27 +31,30 @@ pub(crate) unsafe fn gather<T: Copy>(
 ) {
     let bytes = width * std::mem::size_of::<Complex<T>>();
     let blocks = blocks::<T>(width);
+    let full = blocks.columns(width);
+    let copy = |i: usize, columns: std::ops::Range<usize>| {
+        let row = row(i);
+        for c in columns {
+            *tile.add(c * stride + i) = *row.add(c);
+        }
+    };
     walk_rows(
         n,
         blocks,
         |i| prefetch_run(row(i), bytes),
-        |i| match blocks {
-            Blocks::F64 => {
-                let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
-                gather4_avx512(rows, width, (tile as *mut f64).add(2 * i), stride);
-            }
-            _ => {
-                // A complex f32 moves as one 64-bit lane.
-                let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
-                gather4_avx(rows, width, (tile as *mut f64).add(i), stride);
-            }
-        },
         |i| {
-            let row = row(i);
-            for c in 0..width {
-                *tile.add(c * stride + i) = *row.add(c);
+            let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
+            match blocks {
+                Blocks::F64 => gather4_avx512(rows, full, (tile as *mut f64).add(2 * i), stride),
+                // A complex f32 moves as one 64-bit lane.
+                Blocks::F32 => gather4_avx(rows, full, (tile as *mut f64).add(i), stride),
+                Blocks::None => unreachable!("walk_rows takes rows one by one"),
+            }
+            if full < width {
+                (i..i + 4).for_each(|i| copy(i, full..width));
             }
         },
+        |i| copy(i, 0..width),
     );
 }
 
@@ -73,6 +76,14 @@ pub(crate) unsafe fn scatter<T: Real>(
     let bytes = width * std::mem::size_of::<Complex<T>>();
     let scale64 = scale.map(|s| s.to_f64().expect("a real converts to f64"));
     let blocks = blocks::<T>(width);
+    let full = blocks.columns(width);
+    let copy = |i: usize, columns: std::ops::Range<usize>| {
+        let row = row(i);
+        match scale {
+            None => columns.for_each(|c| *row.add(c) = *tile.add(c * stride + i)),
+            Some(s) => columns.for_each(|c| *row.add(c) = *tile.add(c * stride + i) * s),
+        }
+    };
     walk_rows(
         n,
         blocks,
@@ -82,21 +93,19 @@ pub(crate) unsafe fn scatter<T: Real>(
             match blocks {
                 Blocks::F64 => {
                     let tile = (tile as *const f64).add(2 * i);
-                    scatter4_avx512(tile, stride, width, rows, scale64);
+                    scatter4_avx512(tile, stride, full, rows, scale64);
                 }
-                _ => {
+                Blocks::F32 => {
                     let tile = (tile as *const f64).add(i);
-                    scatter4_avx(tile, stride, width, rows, scale64.map(|s| s as f32));
+                    scatter4_avx(tile, stride, full, rows, scale64.map(|s| s as f32));
                 }
+                Blocks::None => unreachable!("walk_rows takes rows one by one"),
+            }
+            if full < width {
+                (i..i + 4).for_each(|i| copy(i, full..width));
             }
         },
-        |i| {
-            let row = row(i);
-            let s = scale.unwrap_or(T::one());
-            for c in 0..width {
-                *row.add(c) = *tile.add(c * stride + i) * s;
-            }
-        },
+        |i| copy(i, 0..width),
     );
 }
 
@@ -111,7 +120,19 @@ enum Blocks {
     None,
 }
 
-/// The block kernel for tiles of `width` lines of complex `T` on this CPU.
+impl Blocks {
+    /// The leading columns of a tile `width` wide that the block kernel moves (whole blocks
+    /// of four); the element-wise copy takes the rest.
+    fn columns(self, width: usize) -> usize {
+        match self {
+            Blocks::None => 0,
+            _ => width / 4 * 4,
+        }
+    }
+}
+
+/// The block kernel for tiles of `width` lines of complex `T` on this CPU (never one off
+/// x86-64).
 fn blocks<T>(width: usize) -> Blocks {
     match std::mem::size_of::<T>() {
         _ if width < 4 => Blocks::None,
@@ -121,9 +142,9 @@ fn blocks<T>(width: usize) -> Blocks {
     }
 }
 
-/// Visits rows `0..n`: with `blocks`, four at a time through `four(i)` (rows `i..i + 4`),
-/// then the rest one at a time through `one(i)`; row `i + PREFETCH_ROWS` (each row of the
-/// next block) is prefetched first.
+/// Visits rows `0..n`: with a block kernel, four at a time through `four(i)` (rows
+/// `i..i + 4`), then the rest one at a time through `one(i)`; row `i + PREFETCH_ROWS` (each
+/// row of the next block) is prefetched first.
 ///
 /// # Safety
 /// `four` runs only with a block kernel that this CPU has; the callers' contracts.
@@ -136,7 +157,6 @@ unsafe fn walk_rows(
     one: impl Fn(usize),
 ) {
     let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
     if blocks != Blocks::None {
         while i + 4 <= n {
             (i + 4..(i + 4 + PREFETCH_ROWS).min(n)).for_each(&prefetch);
@@ -144,8 +164,6 @@ unsafe fn walk_rows(
             i += 4;
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (blocks, &four);
     for i in i..n {
         if i + PREFETCH_ROWS < n {
             prefetch(i + PREFETCH_ROWS);
@@ -192,8 +210,9 @@ fn avx512() -> bool {
     false
 }
 
-/// Four rows of complex `f64` (`rows[r]`, `width` elements) into elements `0..4` of the tile's
-/// lines (line `c` starts at `tile + 2 · c · stride` scalars).
+/// Four rows of complex `f64` (`rows[r]`, the first `width` elements, a multiple of four)
+/// into elements `0..4` of the tile's lines (line `c` starts at `tile + 2 · c · stride`
+/// scalars).
 ///
 /// # Safety
 /// AVX-512F is available; pointers as in [`gather`].
@@ -201,26 +220,17 @@ fn avx512() -> bool {
 #[target_feature(enable = "avx512f")]
 unsafe fn gather4_avx512(rows: [*const f64; 4], width: usize, tile: *mut f64, stride: usize) {
     use std::arch::x86_64::*;
-    let mut c = 0;
-    while c + 4 <= width {
+    for c in (0..width).step_by(4) {
         let [a, b, d, e] = rows.map(|r| _mm512_loadu_pd(r.add(2 * c)));
         let [o0, o1, o2, o3] = transpose4(a, b, d, e);
         _mm512_storeu_pd(tile.add(2 * c * stride), o0);
         _mm512_storeu_pd(tile.add(2 * (c + 1) * stride), o1);
         _mm512_storeu_pd(tile.add(2 * (c + 2) * stride), o2);
         _mm512_storeu_pd(tile.add(2 * (c + 3) * stride), o3);
-        c += 4;
-    }
-    for c in c..width {
-        for (r, row) in rows.iter().enumerate() {
-            let dst = tile.add(2 * (c * stride + r));
-            *dst = *row.add(2 * c);
-            *dst.add(1) = *row.add(2 * c + 1);
-        }
     }
 }
 
-/// The inverse of [`gather4_avx512`].
+/// The inverse of [`gather4_avx512`], scaling by `scale` where there is one.
 ///
 /// # Safety
 /// AVX-512F is available; pointers as in [`scatter`].
@@ -239,8 +249,7 @@ unsafe fn scatter4_avx512(
         Some(_) => _mm512_mul_pd(_mm512_loadu_pd(at), s),
         None => _mm512_loadu_pd(at),
     };
-    let mut c = 0;
-    while c + 4 <= width {
+    for c in (0..width).step_by(4) {
         let a = load(tile.add(2 * c * stride));
         let b = load(tile.add(2 * (c + 1) * stride));
         let d = load(tile.add(2 * (c + 2) * stride));
@@ -249,20 +258,12 @@ unsafe fn scatter4_avx512(
         for (row, v) in rows.iter().zip(out) {
             _mm512_storeu_pd(row.add(2 * c), v);
         }
-        c += 4;
-    }
-    let s = scale.unwrap_or(1.0);
-    for c in c..width {
-        for (r, row) in rows.iter().enumerate() {
-            let src = tile.add(2 * (c * stride + r));
-            *row.add(2 * c) = *src * s;
-            *row.add(2 * c + 1) = *src.add(1) * s;
-        }
     }
 }
 
-/// Four rows of complex `f32` (`rows[r]`, `width` elements, each moved as one 64-bit lane)
-/// into elements `0..4` of the tile's lines (line `c` starts `c · stride` lanes after `tile`).
+/// Four rows of complex `f32` (`rows[r]`, the first `width` elements, a multiple of four, each
+/// moved as one 64-bit lane) into elements `0..4` of the tile's lines (line `c` starts
+/// `c · stride` lanes after `tile`).
 ///
 /// # Safety
 /// AVX is available; pointers as in [`gather`].
@@ -270,17 +271,10 @@ unsafe fn scatter4_avx512(
 #[target_feature(enable = "avx")]
 unsafe fn gather4_avx(rows: [*const f64; 4], width: usize, tile: *mut f64, stride: usize) {
     use std::arch::x86_64::*;
-    let mut c = 0;
-    while c + 4 <= width {
+    for c in (0..width).step_by(4) {
         let [a, b, d, e] = rows.map(|r| _mm256_loadu_pd(r.add(c)));
         for (k, v) in transpose4x64(a, b, d, e).into_iter().enumerate() {
             _mm256_storeu_pd(tile.add((c + k) * stride), v);
-        }
-        c += 4;
-    }
-    for c in c..width {
-        for (r, row) in rows.iter().enumerate() {
-            *tile.add(c * stride + r) = *row.add(c);
         }
     }
 }
@@ -304,19 +298,10 @@ unsafe fn scatter4_avx(
         Some(_) => _mm256_castps_pd(_mm256_mul_ps(_mm256_castpd_ps(_mm256_loadu_pd(at)), s)),
         None => _mm256_loadu_pd(at),
     };
-    let mut c = 0;
-    while c + 4 <= width {
+    for c in (0..width).step_by(4) {
         let [a, b, d, e] = [0, 1, 2, 3].map(|k| load(tile.add((c + k) * stride)));
         for (row, v) in rows.iter().zip(transpose4x64(a, b, d, e)) {
             _mm256_storeu_pd(row.add(c), v);
-        }
-        c += 4;
-    }
-    let s = scale.unwrap_or(1.0);
-    for c in c..width {
-        for (r, row) in rows.iter().enumerate() {
-            let z = tile.add(c * stride + r) as *const Complex<f32>;
-            *(row.add(c) as *mut Complex<f32>) = *z * s;
         }
     }
 }
