@@ -26,7 +26,9 @@ fn main() {
         shape
     };
     let len: usize = shape.iter().product();
-    let mut data = vec![Complex::new(1.0f64, 0.5); len];
+    // Huge pages, as the plans' own blocks have.
+    let mut data: Vec<Complex<f64>> = redist::alloc::huge_vec(len);
+    data.fill(Complex::new(1.0, 0.5));
     let mut planner = FftPlanner::<f64>::new();
     for (position, &n) in shape.iter().enumerate() {
         let sweep = Sweep::new(planner.plan_fft_forward(n), &shape, position);

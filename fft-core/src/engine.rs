@@ -909,9 +909,11 @@ struct Program<T: Real> {
 }
 
 /// The plan's memory: two data buffers of the largest local block over all layouts, and the
-/// message buffers of the largest exchange (the part that goes to other ranks).
+/// message buffers of the largest exchange (the part that goes to other ranks). The data
+/// buffers move into shared-memory windows with the first block the plan allocates in one
+/// ([`Engine::share_work`]).
 struct Buffers<T> {
-    work: [Vec<Complex<T>>; 2],
+    work: [SharedBlock<Complex<T>>; 2],
     send: Vec<Complex<T>>,
     recv: Vec<Complex<T>>,
 }
@@ -1279,7 +1281,7 @@ where
             pipeline,
             exchanges,
             buffers: Buffers {
-                work: [huge_vec(work_lens[0]), huge_vec(work_lens[1])],
+                work: [huge_vec(work_lens[0]).into(), huge_vec(work_lens[1]).into()],
                 send: huge_vec(send_len),
                 recv: huge_vec(recv_len),
             },
@@ -1336,12 +1338,41 @@ where
             "regions sized alike on every rank"
         );
         if self.windows.is_empty() {
+            self.share_work()?;
             self.prepare_direct();
         }
         self.windows.retain(|(w, _)| w.strong_count() > 0);
         let window = Arc::new(BlockWindow { window });
         self.windows.push((Arc::downgrade(&window), forward_input));
         Ok(SharedBlock::in_window(window, len))
+    }
+
+    /// Moves the work buffers into shared-memory windows over the plan's ranks, like the
+    /// blocks `alloc_block` makes, so that the fused steps that read or write them move their
+    /// rows straight between the ranks' buffers too (a c2r backward that keeps its input
+    /// transforms it into work buffer 0 and exchanges from there). The memory is the same; it
+    /// only moves. Collective; called once, with the first shared block.
+    fn share_work(&mut self) -> Result<()> {
+        let complex = std::mem::size_of::<Complex<T>>();
+        for k in 0..2 {
+            let len = self.buffers.work[k].len();
+            // Regions sized alike on every rank (the largest buffer, in whole cache lines).
+            let mut most = 0u64;
+            self.grid.communicator().all_reduce_into(
+                &(len as u64),
+                &mut most,
+                SystemOperation::max(),
+            );
+            if most == 0 {
+                continue;
+            }
+            let bytes = (most as usize * complex).div_ceil(64) * 64;
+            let Some(window) = GroupWindow::new(self.grid.communicator(), bytes)? else {
+                return Ok(());
+            };
+            self.buffers.work[k] = SharedBlock::in_window(Arc::new(BlockWindow { window }), len);
+        }
+        Ok(())
     }
 
     /// Maps every fused step whose exchanged sides are the caller's blocks into the windows
@@ -1356,13 +1387,18 @@ where
             self.region_bytes(true) / complex,
             self.region_bytes(false) / complex,
         ];
+        let work_regions = self
+            .buffers
+            .work
+            .each_ref()
+            .map(|w| w.window().map(|w| w.window.region_bytes() / complex));
         let (layouts, ends) = (&self.layouts, &self.ends);
         for (program, forward) in [(&mut self.forward, true), (&mut self.backward, false)] {
             // Region length (complex elements) of the window a buffer of this call lies in.
             let region = |at: At| match at {
                 At::Input => Some(regions[usize::from(!forward)]),
                 At::Output => Some(regions[usize::from(forward)]),
-                At::Work(_) => None,
+                At::Work(k) => work_regions[k],
             };
             let mut at = At::Input;
             for (step, &dest) in program.steps.iter_mut().zip(&program.dests) {
@@ -1420,7 +1456,7 @@ where
     /// `Complex<T>` elements of work memory (see [`crate::FftPlan::work_len`]).
     pub(crate) fn work_len(&self) -> usize {
         let b = &self.buffers;
-        b.work.iter().map(Vec::len).sum::<usize>()
+        b.work.iter().map(|w| w.len()).sum::<usize>()
             + b.send.len()
             + b.recv.len()
             + self.workers.iter().map(Vec::len).sum::<usize>()
@@ -1499,6 +1535,7 @@ where
             &self.backward
         };
         let Buffers { work, send, recv } = &mut self.buffers;
+        let work_windows = work.each_ref().map(|w| w.window_arc());
         let [w0, w1] = work;
         let mut work: [&mut [T]; 2] = [
             bytemuck::cast_slice_mut(&mut w0[..]),
@@ -1612,7 +1649,7 @@ where
                     let window = |at: At| match at {
                         At::Input => shared[0].as_deref(),
                         At::Output => shared[1].as_deref(),
-                        At::Work(_) => None,
+                        At::Work(k) => work_windows[k].as_deref(),
                     };
                     if let Some(direct) = &fused.direct {
                         debug_assert_eq!((direct.src, direct.dst), (at, dests[i]));

@@ -7,7 +7,10 @@
 //! straight from the peers' blocks and writes its results straight into them
 //! ([`redist::runs::window_runs`]): no pack, no unpack and two synchronizations per exchange
 //! pair instead of two per piece. The plans recognize such blocks by address, agree over all
-//! ranks on each call, and otherwise run exactly as with private blocks.
+//! ranks on each call, and otherwise run exactly as with private blocks. With its first such
+//! block a plan also moves its own work buffers into windows, so that the steps that read or
+//! write those (a c2r backward that keeps its input runs its first sweep into one) move rows
+//! straight between the ranks too.
 
 use redist::window::GroupWindow;
 use std::ops::{Deref, DerefMut};
@@ -28,7 +31,7 @@ enum Storage<E> {
     /// This rank's region of a window, `len` elements from `ptr`.
     Window {
         /// Keeps the window (and with it the region) alive.
-        _window: Arc<BlockWindow>,
+        window: Arc<BlockWindow>,
         ptr: *mut E,
         len: usize,
     },
@@ -84,11 +87,23 @@ impl<E> SharedBlock<E> {
         assert!(len * std::mem::size_of::<E>() <= window.window.region_bytes());
         let ptr = window.window.own::<E>();
         Self {
-            storage: Storage::Window {
-                _window: window,
-                ptr,
-                len,
-            },
+            storage: Storage::Window { window, ptr, len },
+        }
+    }
+
+    /// The window the block lies in, if any.
+    pub(crate) fn window(&self) -> Option<&BlockWindow> {
+        match &self.storage {
+            Storage::Window { window, .. } => Some(window),
+            Storage::Private(_) => None,
+        }
+    }
+
+    /// The window the block lies in, if any, shared (a count, not a copy).
+    pub(crate) fn window_arc(&self) -> Option<Arc<BlockWindow>> {
+        match &self.storage {
+            Storage::Window { window, .. } => Some(Arc::clone(window)),
+            Storage::Private(_) => None,
         }
     }
 

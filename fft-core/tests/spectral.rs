@@ -306,13 +306,17 @@ fn check_estimate(
 
 /// Runs `$plan`'s forward and backward between blocks it allocates (`alloc_input`/
 /// `alloc_output`: shared-memory windows on one node) and asserts both results bit-identical
-/// to `$out` and `$back`, the same transforms of `$input` between private vectors. A macro:
-/// the plan kinds share no trait.
+/// to `$out` and `$back`, the same transforms of `$input` between private vectors. On slabs
+/// of 3 or more axes every exchange is fused and moves rows straight between the ranks'
+/// blocks and work buffers: nothing is packed or unpacked (a c2r backward keeps its input and
+/// exchanges from a work buffer, which is then in a window too). A macro: the plan kinds
+/// share no trait.
 macro_rules! same_between_plan_blocks {
     ($plan:ident, $input:ident, $out:ident, $back:ident, $kind:literal, $what:ident) => {{
         let mut x = $plan.alloc_input().unwrap();
         let mut y = $plan.alloc_output().unwrap();
         x.copy_from_slice(&$input);
+        $plan.reset_times();
         $plan.forward(&x, &mut y).unwrap();
         assert!(
             y[..] == $out[..],
@@ -327,6 +331,18 @@ macro_rules! same_between_plan_blocks {
             $what,
             $kind
         );
+        let slab = $plan.grid().shape().dims().len() == 1 && $plan.global_shape().len() >= 3;
+        let t = $plan.times();
+        if slab && x.is_shared() && !$plan.options().transposed_out {
+            assert!(
+                t.pack == 0.0 && t.unpack == 0.0,
+                "{}: {} between plan blocks still packed ({} s) or unpacked ({} s)",
+                $what,
+                $kind,
+                t.pack,
+                t.unpack
+            );
+        }
     }};
 }
 
