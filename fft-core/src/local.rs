@@ -680,8 +680,10 @@ pub(crate) enum LineOp<T: Real> {
 /// 1-D transforms along one axis of a block, in or out of place, that may change the axis
 /// length (padding/truncation) and the element type (real ↔ complex). Lines are gathered a
 /// tile at a time into the worker's scratch (or read and written directly when contiguous and
-/// out of place), so nothing is allocated per call. Data is passed as scalars (`T`); complex
-/// elements are two scalars.
+/// out of place), so nothing is allocated per call; the gather and the scatter move 4 × 4
+/// blocks of elements where the CPU can ([`crate::transpose`]: complex `f64`, complex `f32`
+/// and real `f64`), and the tile's lines are padded like a sweep's ([`tile_stride`]). Data is
+/// passed as scalars (`T`); complex elements are two scalars.
 #[derive(Clone)]
 pub(crate) struct LineStep<T: Real> {
     op: LineOp<T>,
@@ -765,11 +767,18 @@ impl<T: Real> LineStep<T> {
         }
     }
 
+    /// Scalars between the lines of a tile of `n` elements of `c` scalars each: the line
+    /// padded by two cache lines, as in [`tile_stride`], so that lines of a power-of-two
+    /// length do not all fall into the same cache sets.
+    fn tile_line(&self, n: usize, c: usize) -> usize {
+        n * c + 128 / std::mem::size_of::<T>()
+    }
+
     /// Scratch elements (`Complex<T>`) one worker needs.
     pub(crate) fn scratch_len(&self) -> usize {
         let w = self.tile_width();
-        let scalars = w * (self.n_in * self.c_in + self.n_out * self.c_out) + self.tmp_len();
-        scalars.div_ceil(2)
+        let lines = self.tile_line(self.n_in, self.c_in) + self.tile_line(self.n_out, self.c_out);
+        (w * lines + self.tmp_len()).div_ceil(2)
     }
 
     /// Transforms one line: `input` (`n_in` elements) into `output` (`n_out` elements).
@@ -922,8 +931,10 @@ impl<T: Real> LineStep<T> {
         let src = input.map(|s| SharedConst(s.as_ptr()));
         workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
             let scratch: &mut [T] = bytemuck::cast_slice_mut(&mut scratch[..]);
-            let (tile_in, rest) = scratch.split_at_mut(width * in_line);
-            let (tile_out, tmp) = rest.split_at_mut(width * out_line);
+            let (in_stride, out_stride) =
+                (self.tile_line(n_in, c_in), self.tile_line(n_out, c_out));
+            let (tile_in, rest) = scratch.split_at_mut(width * in_stride);
+            let (tile_out, tmp) = rest.split_at_mut(width * out_stride);
             let first = tasks * w / nworkers;
             let last = tasks * (w + 1) / nworkers;
             for task in first..last {
@@ -945,41 +956,32 @@ impl<T: Real> LineStep<T> {
                         self.apply(input, output, tmp, scale);
                         continue;
                     }
-                    // Gather `cols` lines into the tile (line c at c·in_line).
-                    let scalar = std::mem::size_of::<T>();
-                    for j in 0..n_in {
-                        if j + PREFETCH_ROWS < n_in {
-                            let ahead = from_base + (j + PREFETCH_ROWS) * inner * c_in;
-                            prefetch_run(from.wrapping_add(ahead), cols * c_in * scalar);
-                        }
-                        let row = from.add(from_base + j * inner * c_in);
-                        for c in 0..cols {
-                            for p in 0..c_in {
-                                *tile_in.get_unchecked_mut(c * in_line + j * c_in + p) =
-                                    *row.add(c * c_in + p);
-                            }
-                        }
+                    // Gather `cols` lines into the tile (line c at c·in_stride), in blocks of
+                    // elements (complex or real) where the CPU can.
+                    let rows = |j: usize| from.add(from_base + j * inner * c_in);
+                    let tile = tile_in.as_mut_ptr();
+                    if c_in == 2 {
+                        let rows = |j| rows(j) as *const Complex<T>;
+                        gather(rows, n_in, cols, tile as *mut Complex<T>, in_stride / 2);
+                    } else {
+                        gather(rows, n_in, cols, tile, in_stride);
                     }
                     for c in 0..cols {
                         self.apply(
-                            &tile_in[c * in_line..(c + 1) * in_line],
-                            &mut tile_out[c * out_line..(c + 1) * out_line],
+                            &tile_in[c * in_stride..c * in_stride + in_line],
+                            &mut tile_out[c * out_stride..c * out_stride + out_line],
                             tmp,
                             scale,
                         );
                     }
-                    for j in 0..n_out {
-                        if j + PREFETCH_ROWS < n_out {
-                            let ahead = to_base + (j + PREFETCH_ROWS) * inner * c_out;
-                            prefetch_run(to.wrapping_add(ahead), cols * c_out * scalar);
-                        }
-                        let row = to.add(to_base + j * inner * c_out);
-                        for c in 0..cols {
-                            for p in 0..c_out {
-                                *row.add(c * c_out + p) =
-                                    *tile_out.get_unchecked(c * out_line + j * c_out + p);
-                            }
-                        }
+                    let rows = |j: usize| to.add(to_base + j * inner * c_out);
+                    let tile = tile_out.as_ptr();
+                    if c_out == 2 {
+                        let rows = |j| rows(j) as *mut Complex<T>;
+                        let tile = tile as *const Complex<T>;
+                        scatter(tile, out_stride / 2, n_out, cols, rows, None::<T>);
+                    } else {
+                        scatter(tile, out_stride, n_out, cols, rows, None::<T>);
                     }
                 }
             }

@@ -5,32 +5,34 @@
 //! lines. For complex `f64` on CPUs with AVX-512 the copies instead move blocks of 4 × 4
 //! elements: four rows are read four elements (one 512-bit vector) at a time, transposed in
 //! registers (eight 128-bit lane shuffles) and written as one whole cache line into each of
-//! four lines, half the loads and a quarter of the stores of the element-wise copy; complex
-//! `f32` on CPUs with AVX does the same with 256-bit vectors (one 64-bit lane a number). The
-//! scatter applies the transform's scale factor on the way (no pass of its own), and
-//! [`scale`] scales contiguous lines in vectors of the same width.
+//! four lines, half the loads and a quarter of the stores of the element-wise copy; 64-bit
+//! elements (complex `f32`, real `f64`) on CPUs with AVX do the same with 256-bit vectors (one
+//! 64-bit lane an element). The scatter applies the transform's scale factor on the way (no
+//! pass of its own), and [`scale`] scales contiguous lines in vectors of the same width.
 
 use crate::local::PREFETCH_ROWS;
 use crate::real::Real;
 use num_complex::Complex;
 use redist::pack::prefetch_run;
+use std::ops::Mul;
 
 /// Copies element `c` of row `i` (`row(i)`, `width` elements) to `tile[c · stride + i]`, for
-/// every `i < n` and `c < width`.
+/// every `i < n` and `c < width`. Elements are complex or real numbers (`E` is `Complex<T>`
+/// or `T`); their size picks the block kernel.
 ///
 /// # Safety
 /// Every `row(i)` is valid for `width` reads; `tile` for `(width − 1) · stride + n` writes,
 /// overlapping no row.
 #[inline]
-pub(crate) unsafe fn gather<T: Copy>(
-    row: impl Fn(usize) -> *const Complex<T>,
+pub(crate) unsafe fn gather<E: Copy>(
+    row: impl Fn(usize) -> *const E,
     n: usize,
     width: usize,
-    tile: *mut Complex<T>,
+    tile: *mut E,
     stride: usize,
 ) {
-    let bytes = width * std::mem::size_of::<Complex<T>>();
-    let blocks = blocks::<T>(width);
+    let bytes = width * std::mem::size_of::<E>();
+    let blocks = blocks::<E>(width);
     let full = blocks.columns(width);
     let copy = |i: usize, columns: std::ops::Range<usize>| {
         let row = row(i);
@@ -45,9 +47,10 @@ pub(crate) unsafe fn gather<T: Copy>(
         |i| {
             let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
             match blocks {
-                Blocks::F64 => gather4_avx512(rows, full, (tile as *mut f64).add(2 * i), stride),
-                // A complex f32 moves as one 64-bit lane.
-                Blocks::F32 => gather4_avx(rows, full, (tile as *mut f64).add(i), stride),
+                Blocks::Lanes128 => {
+                    gather4_avx512(rows, full, (tile as *mut f64).add(2 * i), stride)
+                }
+                Blocks::Lanes64 => gather4_avx(rows, full, (tile as *mut f64).add(i), stride),
                 Blocks::None => unreachable!("walk_rows takes rows one by one"),
             }
             if full < width {
@@ -59,23 +62,29 @@ pub(crate) unsafe fn gather<T: Copy>(
 }
 
 /// The inverse of [`gather`]: element `tile[c · stride + i]`, times `scale` where there is
-/// one, to element `c` of `row(i)`.
+/// one, to element `c` of `row(i)`. `E` is `Complex<T>` or `T`.
 ///
 /// # Safety
 /// Every `row(i)` is valid for `width` writes, and no two overlap; `tile` for
 /// `(width − 1) · stride + n` reads, overlapping no row.
 #[inline]
-pub(crate) unsafe fn scatter<T: Real>(
-    tile: *const Complex<T>,
+pub(crate) unsafe fn scatter<T: Real, E: Copy + Mul<T, Output = E>>(
+    tile: *const E,
     stride: usize,
     n: usize,
     width: usize,
-    row: impl Fn(usize) -> *mut Complex<T>,
+    row: impl Fn(usize) -> *mut E,
     scale: Option<T>,
 ) {
-    let bytes = width * std::mem::size_of::<Complex<T>>();
+    let bytes = width * std::mem::size_of::<E>();
     let scale64 = scale.map(|s| s.to_f64().expect("a real converts to f64"));
-    let blocks = blocks::<T>(width);
+    // A 64-bit lane holds a complex f32 (both parts scale as f32) or a real f64.
+    let lanes = match (scale64, std::mem::size_of::<T>()) {
+        (None, _) => LaneScale::None,
+        (Some(s), 4) => LaneScale::F32(s as f32),
+        (Some(s), _) => LaneScale::F64(s),
+    };
+    let blocks = blocks::<E>(width);
     let full = blocks.columns(width);
     let copy = |i: usize, columns: std::ops::Range<usize>| {
         let row = row(i);
@@ -91,13 +100,13 @@ pub(crate) unsafe fn scatter<T: Real>(
         |i| {
             let rows = [0, 1, 2, 3].map(|r| row(i + r) as *mut f64);
             match blocks {
-                Blocks::F64 => {
+                Blocks::Lanes128 => {
                     let tile = (tile as *const f64).add(2 * i);
                     scatter4_avx512(tile, stride, full, rows, scale64);
                 }
-                Blocks::F32 => {
+                Blocks::Lanes64 => {
                     let tile = (tile as *const f64).add(i);
-                    scatter4_avx(tile, stride, full, rows, scale64.map(|s| s as f32));
+                    scatter4_avx(tile, stride, full, rows, lanes);
                 }
                 Blocks::None => unreachable!("walk_rows takes rows one by one"),
             }
@@ -112,12 +121,22 @@ pub(crate) unsafe fn scatter<T: Real>(
 /// Which 4 × 4 block kernel the copies of a tile use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Blocks {
-    /// Complex `f64`, one 512-bit vector per block row (AVX-512F).
-    F64,
-    /// Complex `f32`, one 256-bit vector per block row (AVX).
-    F32,
+    /// 128-bit elements (complex `f64`), one 512-bit vector per block row (AVX-512F).
+    Lanes128,
+    /// 64-bit elements (complex `f32`, real `f64`), one 256-bit vector per block row (AVX).
+    Lanes64,
     /// Element by element.
     None,
+}
+
+/// How the 64-bit-lane scatter scales its lanes.
+#[derive(Debug, Clone, Copy)]
+enum LaneScale {
+    None,
+    /// Each lane a complex `f32`: both parts times the factor.
+    F32(f32),
+    /// Each lane a real `f64`.
+    F64(f64),
 }
 
 impl Blocks {
@@ -131,13 +150,13 @@ impl Blocks {
     }
 }
 
-/// The block kernel for tiles of `width` lines of complex `T` on this CPU (never one off
+/// The block kernel for tiles of `width` lines of elements `E` on this CPU (never one off
 /// x86-64).
-fn blocks<T>(width: usize) -> Blocks {
-    match std::mem::size_of::<T>() {
+fn blocks<E>(width: usize) -> Blocks {
+    match std::mem::size_of::<E>() {
         _ if width < 4 => Blocks::None,
-        8 if avx512() => Blocks::F64,
-        4 if avx() => Blocks::F32,
+        16 if avx512() => Blocks::Lanes128,
+        8 if avx() => Blocks::Lanes64,
         _ => Blocks::None,
     }
 }
@@ -261,8 +280,8 @@ unsafe fn scatter4_avx512(
     }
 }
 
-/// Four rows of complex `f32` (`rows[r]`, the first `width` elements, a multiple of four, each
-/// moved as one 64-bit lane) into elements `0..4` of the tile's lines (line `c` starts
+/// Four rows of 64-bit elements (`rows[r]`, the first `width` elements, a multiple of four,
+/// each moved as one 64-bit lane) into elements `0..4` of the tile's lines (line `c` starts
 /// `c · stride` lanes after `tile`).
 ///
 /// # Safety
@@ -279,7 +298,7 @@ unsafe fn gather4_avx(rows: [*const f64; 4], width: usize, tile: *mut f64, strid
     }
 }
 
-/// The inverse of [`gather4_avx`], scaling by `scale` where there is one.
+/// The inverse of [`gather4_avx`], scaling as `scale` says.
 ///
 /// # Safety
 /// AVX is available; pointers as in [`scatter`].
@@ -290,18 +309,29 @@ unsafe fn scatter4_avx(
     stride: usize,
     width: usize,
     rows: [*mut f64; 4],
-    scale: Option<f32>,
+    scale: LaneScale,
 ) {
     use std::arch::x86_64::*;
-    let s = _mm256_set1_ps(scale.unwrap_or(1.0));
-    let load = |at: *const f64| match scale {
-        Some(_) => _mm256_castps_pd(_mm256_mul_ps(_mm256_castpd_ps(_mm256_loadu_pd(at)), s)),
-        None => _mm256_loadu_pd(at),
-    };
-    for c in (0..width).step_by(4) {
-        let [a, b, d, e] = [0, 1, 2, 3].map(|k| load(tile.add((c + k) * stride)));
-        for (row, v) in rows.iter().zip(transpose4x64(a, b, d, e)) {
-            _mm256_storeu_pd(row.add(c), v);
+    // One loop per kind of scaling, so that each inlines its own loads.
+    macro_rules! blocks {
+        ($load:expr) => {
+            for c in (0..width).step_by(4) {
+                let [a, b, d, e] = [0, 1, 2, 3].map(|k| $load(tile.add((c + k) * stride)));
+                for (row, v) in rows.iter().zip(transpose4x64(a, b, d, e)) {
+                    _mm256_storeu_pd(row.add(c), v);
+                }
+            }
+        };
+    }
+    match scale {
+        LaneScale::None => blocks!(|at| _mm256_loadu_pd(at)),
+        LaneScale::F32(s) => {
+            let s = _mm256_set1_ps(s);
+            blocks!(|at| _mm256_castps_pd(_mm256_mul_ps(_mm256_castpd_ps(_mm256_loadu_pd(at)), s)))
+        }
+        LaneScale::F64(s) => {
+            let s = _mm256_set1_pd(s);
+            blocks!(|at| _mm256_mul_pd(_mm256_loadu_pd(at), s))
         }
     }
 }
@@ -348,7 +378,7 @@ unsafe fn gather4_avx(_: [*const f64; 4], _: usize, _: *mut f64, _: usize) {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn scatter4_avx(_: *const f64, _: usize, _: usize, _: [*mut f64; 4], _: Option<f32>) {
+unsafe fn scatter4_avx(_: *const f64, _: usize, _: usize, _: [*mut f64; 4], _: LaneScale) {
     unreachable!("AVX blocks exist on x86-64 only")
 }
 
@@ -385,14 +415,24 @@ mod tests {
         Complex::new(T::of(i as f64), T::of(c as f64 + 0.5))
     }
 
-    fn check<T: Real>(n: usize, width: usize, scale: Option<T>) {
+    /// The same, real (distinct while `c` < 1000).
+    fn real<T: Real>(i: usize, c: usize) -> T {
+        T::of((1000 * i + c) as f64)
+    }
+
+    /// Gathers and scatters a block of `n` rows of elements `value(i, c)` (`E` is `T` or
+    /// `Complex<T>`) and checks every element of the tile and of the rows written back.
+    fn check<T: Real, E>(n: usize, width: usize, scale: Option<T>, value: fn(usize, usize) -> E)
+    where
+        E: Copy + PartialEq + std::fmt::Debug + Mul<T, Output = E>,
+    {
         // Rows of `width + 5` elements, read from column 3 on; lines padded by 3.
         let row_len = width + 5;
-        let block: Vec<Complex<T>> = (0..n * row_len)
+        let block: Vec<E> = (0..n * row_len)
             .map(|e| value(e / row_len, e % row_len))
             .collect();
         let stride = n + 3;
-        let zero = Complex::new(-T::one(), -T::one());
+        let zero = value(usize::MAX / 2000, 999);
         let mut tile = vec![zero; width * stride];
         let row = |i| block[i * row_len + 3..].as_ptr();
         // SAFETY: rows and tile lie inside the vectors.
@@ -441,8 +481,11 @@ mod tests {
         for n in [1, 2, 3, 4, 5, 7, 8, 9, 16, 30] {
             for width in [1, 3, 4, 5, 8, 13, 64] {
                 for scale in [None, Some(0.25)] {
-                    check::<f64>(n, width, scale);
-                    check::<f32>(n, width, scale.map(|s| s as f32));
+                    let scale32 = scale.map(|s| s as f32);
+                    check::<f64, _>(n, width, scale, value::<f64>);
+                    check::<f32, _>(n, width, scale32, value::<f32>);
+                    check::<f64, _>(n, width, scale, real::<f64>);
+                    check::<f32, _>(n, width, scale32, real::<f32>);
                 }
             }
         }
