@@ -950,8 +950,13 @@ impl<T: Real> LineStep<T> {
                     };
                     let to = dst.get();
                     let to_base = (o * n_out * inner + c0) * c_out;
-                    if inner == 1 && src.is_some() {
-                        let input = std::slice::from_raw_parts(from.add(from_base), in_line);
+                    if inner == 1 {
+                        // A contiguous line: straight from the input, or in place from a copy.
+                        let mut input = std::slice::from_raw_parts(from.add(from_base), in_line);
+                        if src.is_none() {
+                            tile_in[..in_line].copy_from_slice(input);
+                            input = &tile_in[..in_line];
+                        }
                         let output = std::slice::from_raw_parts_mut(to.add(to_base), out_line);
                         self.apply(input, output, tmp, scale);
                         continue;
