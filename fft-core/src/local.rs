@@ -884,6 +884,16 @@ impl<T: Real> LineStep<T> {
                 let n = self.n_in;
                 let (line, scratch) = tmp.split_at_mut(n);
                 let c = self.c_in;
+                if c == 1 {
+                    // Real lines: plain copies, which vectorize.
+                    line.copy_from_slice(input);
+                    r2r.process(line, scratch);
+                    output
+                        .iter_mut()
+                        .zip(&*line)
+                        .for_each(|(o, &v)| *o = v * scale);
+                    return;
+                }
                 for part in 0..c {
                     for (j, v) in line.iter_mut().enumerate() {
                         *v = input[j * c + part];
