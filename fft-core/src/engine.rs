@@ -1391,7 +1391,7 @@ where
             .buffers
             .work
             .each_ref()
-            .map(|w| w.window().map(|w| w.window.region_bytes() / complex));
+            .map(|w| w.window_arc().map(|w| w.window.region_bytes() / complex));
         let (layouts, ends) = (&self.layouts, &self.ends);
         for (program, forward) in [(&mut self.forward, true), (&mut self.backward, false)] {
             // Region length (complex elements) of the window a buffer of this call lies in.

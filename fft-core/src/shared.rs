@@ -91,14 +91,6 @@ impl<E> SharedBlock<E> {
         }
     }
 
-    /// The window the block lies in, if any.
-    pub(crate) fn window(&self) -> Option<&BlockWindow> {
-        match &self.storage {
-            Storage::Window { window, .. } => Some(window),
-            Storage::Private(_) => None,
-        }
-    }
-
     /// The window the block lies in, if any, shared (a count, not a copy).
     pub(crate) fn window_arc(&self) -> Option<Arc<BlockWindow>> {
         match &self.storage {

@@ -42,22 +42,19 @@ pub(crate) unsafe fn gather<E: Copy>(
     };
     walk_rows(
         n,
+        width,
         blocks,
         |i| prefetch_run(row(i), bytes),
         |i| {
             let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
+            let tile = (tile as *mut f64).add(i * lanes::<E>());
             match blocks {
-                Blocks::Lanes128 => {
-                    gather4_avx512(rows, full, (tile as *mut f64).add(2 * i), stride)
-                }
-                Blocks::Lanes64 => gather4_avx(rows, full, (tile as *mut f64).add(i), stride),
+                Blocks::Lanes128 => gather4_avx512(rows, full, tile, stride),
+                Blocks::Lanes64 => gather4_avx(rows, full, tile, stride),
                 Blocks::None => unreachable!("walk_rows takes rows one by one"),
             }
-            if full < width {
-                (i..i + 4).for_each(|i| copy(i, full..width));
-            }
         },
-        |i| copy(i, 0..width),
+        copy,
     );
 }
 
@@ -79,7 +76,7 @@ pub(crate) unsafe fn scatter<T: Real, E: Copy + Mul<T, Output = E>>(
     let bytes = width * std::mem::size_of::<E>();
     let scale64 = scale.map(|s| s.to_f64().expect("a real converts to f64"));
     // A 64-bit lane holds a complex f32 (both parts scale as f32) or a real f64.
-    let lanes = match (scale64, std::mem::size_of::<T>()) {
+    let lane_scale = match (scale64, std::mem::size_of::<T>()) {
         (None, _) => LaneScale::None,
         (Some(s), 4) => LaneScale::F32(s as f32),
         (Some(s), _) => LaneScale::F64(s),
@@ -95,26 +92,19 @@ pub(crate) unsafe fn scatter<T: Real, E: Copy + Mul<T, Output = E>>(
     };
     walk_rows(
         n,
+        width,
         blocks,
         |i| prefetch_run(row(i), bytes),
         |i| {
             let rows = [0, 1, 2, 3].map(|r| row(i + r) as *mut f64);
+            let tile = (tile as *const f64).add(i * lanes::<E>());
             match blocks {
-                Blocks::Lanes128 => {
-                    let tile = (tile as *const f64).add(2 * i);
-                    scatter4_avx512(tile, stride, full, rows, scale64);
-                }
-                Blocks::Lanes64 => {
-                    let tile = (tile as *const f64).add(i);
-                    scatter4_avx(tile, stride, full, rows, lanes);
-                }
+                Blocks::Lanes128 => scatter4_avx512(tile, stride, full, rows, scale64),
+                Blocks::Lanes64 => scatter4_avx(tile, stride, full, rows, lane_scale),
                 Blocks::None => unreachable!("walk_rows takes rows one by one"),
             }
-            if full < width {
-                (i..i + 4).for_each(|i| copy(i, full..width));
-            }
         },
-        |i| copy(i, 0..width),
+        copy,
     );
 }
 
@@ -161,25 +151,38 @@ fn blocks<E>(width: usize) -> Blocks {
     }
 }
 
-/// Visits rows `0..n`: with a block kernel, four at a time through `four(i)` (rows
-/// `i..i + 4`), then the rest one at a time through `one(i)`; row `i + PREFETCH_ROWS` (each
-/// row of the next block) is prefetched first.
+/// Scalars of `f64` per element `E` (2 for a complex `f64`, 1 for a 64-bit element): the
+/// tile offset of element `i`, in the block kernels' `f64` units, is `i · lanes`.
+fn lanes<E>() -> usize {
+    std::mem::size_of::<E>() / std::mem::size_of::<f64>()
+}
+
+/// Visits rows `0..n` of a tile `width` columns wide: with a block kernel, four at a time
+/// through `four(i)` (rows `i..i + 4`, the leading whole blocks of four columns), the
+/// columns left over through `copy(row, columns)`; then the rows left over one at a time,
+/// whole, through `copy`. Row `i + PREFETCH_ROWS` (each row of the next block) is
+/// prefetched first.
 ///
 /// # Safety
 /// `four` runs only with a block kernel that this CPU has; the callers' contracts.
 #[inline(always)]
 unsafe fn walk_rows(
     n: usize,
+    width: usize,
     blocks: Blocks,
     prefetch: impl Fn(usize),
     four: impl Fn(usize),
-    one: impl Fn(usize),
+    copy: impl Fn(usize, std::ops::Range<usize>),
 ) {
+    let full = blocks.columns(width);
     let mut i = 0;
     if blocks != Blocks::None {
         while i + 4 <= n {
             (i + 4..(i + 4 + PREFETCH_ROWS).min(n)).for_each(&prefetch);
             four(i);
+            if full < width {
+                (i..i + 4).for_each(|i| copy(i, full..width));
+            }
             i += 4;
         }
     }
@@ -187,7 +190,7 @@ unsafe fn walk_rows(
         if i + PREFETCH_ROWS < n {
             prefetch(i + PREFETCH_ROWS);
         }
-        one(i);
+        copy(i, 0..width);
     }
 }
 
