@@ -26,6 +26,7 @@
 //! unless [`Normalization::Backward`] or [`Normalization::Ortho`] is chosen.
 #![warn(missing_docs)]
 
+mod column;
 mod engine;
 pub mod error;
 pub mod local;

@@ -37,6 +37,10 @@ const SCRATCH_LINES_GENERAL: u64 = 2 * 64 + 16;
 /// Elements per worker besides whole lines: the tile lines' padding (two cache lines each)
 /// and small fixed parts.
 const SCRATCH_EXTRA: u64 = 64 * 16 + 64;
+/// Columns of a column FFT's staging block (as `local::column_lines`: at most 256, about
+/// 1 MiB), plus two vectors of padding; only complex `f64` axes of at most 256 have one.
+const COLUMN_STAGING_LINES: u64 = 256 + 8;
+const COLUMN_MAX_LEN: u64 = 256;
 
 /// What a plan needs per rank, in bytes, by purpose. Every field is the maximum over ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -151,16 +155,21 @@ pub fn estimate_memory_batched(
     } else {
         max_block
     };
+    // A worker holds either a tile or a column FFT's staging block (`local::Sweep`).
+    let tiles = lines
+        .saturating_mul(longest_axis)
+        .saturating_add(extra)
+        .saturating_add(plane.saturating_mul(2));
+    let staging = if eb == 16 {
+        longest_axis.min(COLUMN_MAX_LEN) * COLUMN_STAGING_LINES
+    } else {
+        0
+    };
     MemoryEstimate {
         work_bytes: work.saturating_mul(2),
         message_bytes: if ranks > 1 { work.saturating_mul(2) } else { 0 },
         scratch_bytes: (threads.max(1) as u64)
-            .saturating_mul(
-                lines
-                    .saturating_mul(longest_axis)
-                    .saturating_add(extra)
-                    .saturating_add(plane.saturating_mul(2)),
-            )
+            .saturating_mul(tiles.max(staging))
             .saturating_mul(eb),
         data_bytes: block(pipeline.input).saturating_add(block(pipeline.output)),
     }

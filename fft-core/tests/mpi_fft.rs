@@ -35,9 +35,12 @@ fn fft_body() {
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     mpi_harness::mark_reached(BODY, rank, size);
 
-    let shapes: [&[usize]; 6] = [
+    let shapes: [&[usize]; 8] = [
         &[11, 7, 13],
         &[16, 21, 41],
+        // Axes of 32, 64 and 256 have column FFTs (`fft_core::column`), partial vectors too.
+        &[32, 64, 6],
+        &[256, 3, 5],
         &[9, 7, 5, 12],
         &[3, 20, 6], // axis 0 shorter than the grid for P > 3
         &[12, 10],

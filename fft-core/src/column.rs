@@ -1,0 +1,504 @@
+//! Column FFTs: the 1-D FFTs down the columns of a strided block, four complex `f64` columns
+//! per AVX-512 vector, with no transposition.
+//!
+//! A strided sweep's tile used to be gathered into lines (a transposition), transformed line
+//! by line and scattered back. Along axes 1 MiB apart that copy's memory traffic and the FFTs'
+//! arithmetic run one after the other (see docs/performance.md, limit 4). A column FFT instead
+//! reads the rows themselves: an FFT of length `n = a · b` runs as two passes of small DFTs
+//! held in registers, each vector lane a column (the "vector radix" form of FFTW's SIMD
+//! codelets):
+//!
+//! 1. for each `n1 < a`: a DFT of length `b` down rows `n1 + a · n2` (`n2 < b`), times the
+//!    twiddle `W_n^{n1 · k2}`, into row `k2 · a + n1` of a staging block in cache;
+//! 2. for each `k2 < b`: a DFT of length `a` down staging rows `k2 · a + n1` (`n1 < a`), into
+//!    output row `k2 + b · k1` (`k1 < a`), scaled on the way.
+//!
+//! Pass 1 streams `b` source rows at once and pass 2 writes `a` destination rows at once, so
+//! the hardware prefetchers see long runs, and the arithmetic overlaps the memory traffic. The
+//! digit reversal of the two-step FFT is just the order in which pass 2 writes its rows.
+//! Since every source row is read (pass 1) before any destination row is written (pass 2), a
+//! block may be transformed in place.
+//!
+//! Lengths 16, 32, 64, 128 and 256 (radices 4, 8 and 16) of complex `f64` on CPUs with
+//! AVX-512F have a kernel; [`ColumnFft::new`] returns `None` otherwise and the sweep keeps
+//! its tiles.
+
+use num_complex::Complex;
+use rustfft::{Fft, FftDirection};
+
+/// Complex elements per vector.
+const LANES: usize = 4;
+
+/// The longest column a kernel exists for.
+pub(crate) const MAX_LEN: usize = 256;
+
+/// The kernel of one length and direction: `(plan, source rows, destination rows, columns,
+/// scale, staging)`.
+type Kernel = unsafe fn(&ColumnFft, &[*const f64], &[*mut f64], usize, Option<f64>, *mut f64);
+
+/// A planned column FFT of one length and direction (see the module docs).
+pub(crate) struct ColumnFft {
+    n: usize,
+    /// `W_n^j` for `j < n` (conjugated for the inverse): real parts, then imaginary parts.
+    twiddles: Vec<f64>,
+    kernel: Kernel,
+}
+
+impl ColumnFft {
+    /// The column FFT doing what `fft` does, for complex `f64` elements (`real_bytes` = 8),
+    /// when this CPU and this length have a kernel.
+    pub(crate) fn new<T>(fft: &dyn Fft<T>, real_bytes: usize) -> Option<Self>
+    where
+        T: rustfft::FftNum,
+    {
+        if real_bytes != 8 || !available() {
+            return None;
+        }
+        let n = fft.len();
+        let inverse = fft.fft_direction() == FftDirection::Inverse;
+        let kernel = kernel_for(n, inverse)?;
+        let sign = if inverse { 1.0 } else { -1.0 };
+        let (re, im): (Vec<f64>, Vec<f64>) = (0..n)
+            .map(|j| {
+                let angle = sign * 2.0 * std::f64::consts::PI * j as f64 / n as f64;
+                (angle.cos(), angle.sin())
+            })
+            .unzip();
+        Some(Self {
+            n,
+            twiddles: [re, im].concat(),
+            kernel,
+        })
+    }
+
+    /// Complex elements of staging for `cols` columns.
+    pub(crate) fn staging_len(&self, cols: usize) -> usize {
+        self.n * staging_stride(cols)
+    }
+
+    /// Transforms `cols` columns: element `c` of the column is read at `src[i] + c` (row `i`)
+    /// and written to `dst[i] + c`, multiplied by `scale` when given.
+    ///
+    /// # Safety
+    /// `src` and `dst` hold one row per element of a column, each valid for `cols` elements; no other
+    /// thread touches them meanwhile; a destination row overlaps no source row unless it is
+    /// that same row (in place). `staging` holds [`ColumnFft::staging_len`]`(cols)` elements.
+    pub(crate) unsafe fn run(
+        &self,
+        src: &[*const Complex<f64>],
+        dst: &[*mut Complex<f64>],
+        cols: usize,
+        scale: Option<f64>,
+        staging: &mut [Complex<f64>],
+    ) {
+        debug_assert!(
+            src.len() == self.n && dst.len() == self.n,
+            "one row per element"
+        );
+        debug_assert!(staging.len() >= self.staging_len(cols));
+        // SAFETY: a `Complex<f64>` is two `f64`s (repr(C)); the caller's contract.
+        unsafe {
+            let src = std::slice::from_raw_parts(src.as_ptr() as *const *const f64, src.len());
+            let dst = std::slice::from_raw_parts(dst.as_ptr() as *const *mut f64, dst.len());
+            (self.kernel)(
+                self,
+                src,
+                dst,
+                cols,
+                scale,
+                staging.as_mut_ptr() as *mut f64,
+            );
+        }
+    }
+}
+
+/// Complex elements between two staging rows: room for the columns in vectors (a partial
+/// one each side, see `columns`), plus one cache line, so that rows a power of two apart do
+/// not share cache sets.
+fn staging_stride(cols: usize) -> usize {
+    cols.div_ceil(LANES) * LANES + 2 * LANES
+}
+
+fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn kernel_for(_n: usize, _inverse: bool) -> Option<Kernel> {
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+fn kernel_for(n: usize, inverse: bool) -> Option<Kernel> {
+    use avx512::columns;
+    // The two radices as equal as the lengths allow: the first runs in pass 2 (a), the
+    // second in pass 1 (b).
+    Some(match (n, inverse) {
+        (16, false) => columns::<4, 4, false>,
+        (16, true) => columns::<4, 4, true>,
+        (32, false) => columns::<8, 4, false>,
+        (32, true) => columns::<8, 4, true>,
+        (64, false) => columns::<8, 8, false>,
+        (64, true) => columns::<8, 8, true>,
+        (128, false) => columns::<16, 8, false>,
+        (128, true) => columns::<16, 8, true>,
+        (256, false) => columns::<16, 16, false>,
+        (256, true) => columns::<16, 16, true>,
+        _ => return None,
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{staging_stride, ColumnFft, LANES};
+    use std::arch::x86_64::*;
+
+    /// `cos(2πj/16)` and `sin(2πj/16)` for `j < 10`: the twiddles inside the radix-8 and
+    /// radix-16 DFTs.
+    const COS16: [f64; 10] = [
+        1.0,
+        0.923_879_532_511_286_7,
+        std::f64::consts::FRAC_1_SQRT_2,
+        0.382_683_432_365_089_8,
+        0.0,
+        -0.382_683_432_365_089_8,
+        -std::f64::consts::FRAC_1_SQRT_2,
+        -0.923_879_532_511_286_7,
+        -1.0,
+        -0.923_879_532_511_286_7,
+    ];
+    const SIN16: [f64; 10] = [
+        0.0,
+        0.382_683_432_365_089_8,
+        std::f64::consts::FRAC_1_SQRT_2,
+        0.923_879_532_511_286_7,
+        1.0,
+        0.923_879_532_511_286_7,
+        std::f64::consts::FRAC_1_SQRT_2,
+        0.382_683_432_365_089_8,
+        0.0,
+        -0.382_683_432_365_089_8,
+    ];
+
+    /// `a · (wr + i wi)` for interleaved complex lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn cmul(a: __m512d, wr: __m512d, wi: __m512d) -> __m512d {
+        let swapped = _mm512_permute_pd(a, 0x55);
+        _mm512_fmaddsub_pd(a, wr, _mm512_mul_pd(swapped, wi))
+    }
+
+    /// `a · W16^j` (forward) or `a · conj(W16^j)` (inverse).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn twiddle16<const INV: bool>(a: __m512d, j: usize) -> __m512d {
+        if j == 4 {
+            return rotate::<INV>(a);
+        }
+        let im = if INV { SIN16[j] } else { -SIN16[j] };
+        cmul(a, _mm512_set1_pd(COS16[j]), _mm512_set1_pd(im))
+    }
+
+    /// `a · (-i)` (forward) or `a · i` (inverse).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn rotate<const INV: bool>(a: __m512d) -> __m512d {
+        let swapped = _mm512_castpd_si512(_mm512_permute_pd(a, 0x55));
+        // Forward: (im, -re), the sign on the odd lanes; inverse: (-im, re), on the even.
+        let sign = if INV {
+            _mm512_set_epi64(0, i64::MIN, 0, i64::MIN, 0, i64::MIN, 0, i64::MIN)
+        } else {
+            _mm512_set_epi64(i64::MIN, 0, i64::MIN, 0, i64::MIN, 0, i64::MIN, 0)
+        };
+        _mm512_castsi512_pd(_mm512_xor_si512(swapped, sign))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn dft2(x: &mut [__m512d]) {
+        let (a, b) = (x[0], x[1]);
+        x[0] = _mm512_add_pd(a, b);
+        x[1] = _mm512_sub_pd(a, b);
+    }
+
+    /// DFT of length 4 of `x[0], x[s], x[2s], x[3s]`, in place.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn dft4_strided<const INV: bool>(x: &mut [__m512d], s: usize) {
+        let (a, b, c, d) = (x[0], x[s], x[2 * s], x[3 * s]);
+        let t0 = _mm512_add_pd(a, c);
+        let t1 = _mm512_sub_pd(a, c);
+        let t2 = _mm512_add_pd(b, d);
+        let t3 = rotate::<INV>(_mm512_sub_pd(b, d));
+        x[0] = _mm512_add_pd(t0, t2);
+        x[s] = _mm512_add_pd(t1, t3);
+        x[2 * s] = _mm512_sub_pd(t0, t2);
+        x[3 * s] = _mm512_sub_pd(t1, t3);
+    }
+
+    /// DFT of length 8: `n = n1 + 2 n2`, a DFT of 4 per `n1`, twiddles `W8^{n1 k2}`, a DFT of
+    /// 2 per `k2`; output in order.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn dft8<const INV: bool>(x: &mut [__m512d]) {
+        // x[n1 + 2 n2] with stride 2: the DFT of 4 leaves A[n1][k2] at n1 + 2 k2.
+        dft4_strided::<INV>(&mut x[0..], 2);
+        dft4_strided::<INV>(&mut x[1..], 2);
+        for k2 in 1..4 {
+            x[1 + 2 * k2] = twiddle16::<INV>(x[1 + 2 * k2], 2 * k2);
+        }
+        let mut y = [_mm512_setzero_pd(); 8];
+        for k2 in 0..4 {
+            let mut pair = [x[2 * k2], x[2 * k2 + 1]];
+            dft2(&mut pair);
+            // X[k2 + 4 k1]
+            y[k2] = pair[0];
+            y[k2 + 4] = pair[1];
+        }
+        x[..8].copy_from_slice(&y);
+    }
+
+    /// DFT of length 16: `n = n1 + 4 n2`, a DFT of 4 per `n1`, twiddles `W16^{n1 k2}`, a DFT
+    /// of 4 per `k2`; output in order.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn dft16<const INV: bool>(x: &mut [__m512d]) {
+        for n1 in 0..4 {
+            // x[n1 + 4 n2] -> A[n1][k2] at n1 + 4 k2.
+            dft4_strided::<INV>(&mut x[n1..], 4);
+        }
+        for n1 in 1..4 {
+            for k2 in 1..4 {
+                x[n1 + 4 * k2] = twiddle16::<INV>(x[n1 + 4 * k2], n1 * k2);
+            }
+        }
+        let mut y = [_mm512_setzero_pd(); 16];
+        for k2 in 0..4 {
+            let mut a = [x[4 * k2], x[4 * k2 + 1], x[4 * k2 + 2], x[4 * k2 + 3]];
+            dft4_strided::<INV>(&mut a, 1);
+            for (k1, v) in a.into_iter().enumerate() {
+                y[k2 + 4 * k1] = v;
+            }
+        }
+        x[..16].copy_from_slice(&y);
+    }
+
+    /// DFT of length `N` (4, 8 or 16) of `x[..N]`, in place.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn dft<const N: usize, const INV: bool>(x: &mut [__m512d]) {
+        match N {
+            4 => dft4_strided::<INV>(x, 1),
+            8 => dft8::<INV>(x),
+            16 => dft16::<INV>(x),
+            _ => unreachable!("no DFT of length {N}"),
+        }
+    }
+
+    /// Lanes `[0, 2 · rem)` of a vector: the `rem` complex elements of a partial one.
+    fn mask_of(rem: usize) -> __mmask8 {
+        ((1u32 << (2 * rem)) - 1) as __mmask8
+    }
+
+    /// The column FFT of length `A · B` (see the module docs).
+    ///
+    /// # Safety
+    /// As [`ColumnFft::run`]; the CPU has AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn columns<const A: usize, const B: usize, const INV: bool>(
+        plan: &ColumnFft,
+        src: &[*const f64],
+        dst: &[*mut f64],
+        cols: usize,
+        scale: Option<f64>,
+        staging: *mut f64,
+    ) {
+        let n = A * B;
+        assert!(src.len() == n && dst.len() == n && plan.twiddles.len() == 2 * n);
+        // In f64s: a staging row. The columns in vectors: a partial one up to the first
+        // 64-byte boundary of row 0 (blocks from the heap start 16 bytes past one, and a
+        // vector across two cache lines costs two accesses), whole ones, a partial one left.
+        let stride = 2 * staging_stride(cols);
+        let address = src[0] as usize;
+        let head = if address.is_multiple_of(16) {
+            ((64 - address % 64) % 64 / 16).min(cols)
+        } else {
+            0
+        };
+        let full = (cols - head) / LANES;
+        let rem = (cols - head) % LANES;
+        let (head_mask, tail_mask) = (mask_of(head), mask_of(rem));
+        let tail_at = 2 * (head + LANES * full);
+        let (tw_re, tw_im) = (plan.twiddles.as_ptr(), plan.twiddles[n..].as_ptr());
+        // SAFETY (whole body): the caller's contract; offsets stay below `2 · cols` in each row
+        // (the last partial vector is masked) and below `n · stride` in staging; twiddle
+        // indices `n1 · k2` are below `n`.
+        unsafe {
+            // Pass 1: DFTs of length B down rows n1 + A n2, twiddled, into staging rows
+            // k2 A + n1.
+            for n1 in 0..A {
+                let mut rows = [std::ptr::null::<f64>(); B];
+                for (n2, row) in rows.iter_mut().enumerate() {
+                    *row = src[n1 + A * n2];
+                }
+                let out = staging.add(n1 * stride);
+                let step = |at: usize, partial: Option<__mmask8>| {
+                    let mut x = [_mm512_setzero_pd(); B];
+                    for (x, row) in x.iter_mut().zip(&rows) {
+                        *x = if let Some(mask) = partial {
+                            _mm512_maskz_loadu_pd(mask, row.add(at))
+                        } else {
+                            _mm512_loadu_pd(row.add(at))
+                        };
+                    }
+                    dft::<B, INV>(&mut x);
+                    for (k2, &y) in x.iter().enumerate() {
+                        let y = if n1 == 0 || k2 == 0 {
+                            y
+                        } else {
+                            let j = n1 * k2;
+                            let (re, im) = (*tw_re.add(j), *tw_im.add(j));
+                            cmul(y, _mm512_set1_pd(re), _mm512_set1_pd(im))
+                        };
+                        _mm512_storeu_pd(out.add(k2 * A * stride + at), y);
+                    }
+                };
+                if head > 0 {
+                    step(0, Some(head_mask));
+                }
+                for v in 0..full {
+                    step(2 * (head + LANES * v), None);
+                }
+                if rem > 0 {
+                    step(tail_at, Some(tail_mask));
+                }
+            }
+            // Pass 2: DFTs of length A down staging rows k2 A + n1, into rows k2 + B k1.
+            let factor = _mm512_set1_pd(scale.unwrap_or(1.0));
+            for k2 in 0..B {
+                let mut rows = [std::ptr::null_mut::<f64>(); A];
+                for (k1, row) in rows.iter_mut().enumerate() {
+                    *row = dst[k2 + B * k1];
+                }
+                let from = staging.add(k2 * A * stride);
+                let step = |at: usize, partial: Option<__mmask8>| {
+                    let mut x = [_mm512_setzero_pd(); A];
+                    for (n1, x) in x.iter_mut().enumerate() {
+                        *x = _mm512_loadu_pd(from.add(n1 * stride + at));
+                    }
+                    dft::<A, INV>(&mut x);
+                    for (&y, row) in x.iter().zip(&rows) {
+                        let y = if scale.is_some() {
+                            _mm512_mul_pd(y, factor)
+                        } else {
+                            y
+                        };
+                        if let Some(mask) = partial {
+                            _mm512_mask_storeu_pd(row.add(at), mask, y);
+                        } else {
+                            _mm512_storeu_pd(row.add(at), y);
+                        }
+                    }
+                };
+                if head > 0 {
+                    step(0, Some(head_mask));
+                }
+                for v in 0..full {
+                    step(2 * (head + LANES * v), None);
+                }
+                if rem > 0 {
+                    step(tail_at, Some(tail_mask));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustfft::FftPlanner;
+
+    fn value(row: usize, col: usize) -> Complex<f64> {
+        Complex::new(
+            ((row * 37 + col * 11) % 101) as f64 / 50.0 - 1.0,
+            ((row * 13 + col * 29) % 97) as f64 / 48.0 - 1.0,
+        )
+    }
+
+    /// Every supported length, both directions, widths with and without a partial vector, in
+    /// place and out of place, scaled or not, against rustfft on each column.
+    #[test]
+    fn columns_match_rustfft() {
+        if !available() {
+            eprintln!("SKIPPED columns_match_rustfft: this CPU has no AVX-512F");
+            return;
+        }
+        let mut planner = FftPlanner::<f64>::new();
+        for n in [16, 32, 64, 128, 256] {
+            for direction in [FftDirection::Forward, FftDirection::Inverse] {
+                let fft = planner.plan_fft(n, direction);
+                let plan = ColumnFft::new(&*fft, 8).expect("a kernel for this length");
+                for cols in [1, 3, 4, 7, 8, 13] {
+                    // Rows `pitch` apart, with a guard column each side.
+                    let pitch = cols + 2;
+                    let input: Vec<Complex<f64>> = (0..n * pitch)
+                        .map(|i| value(i / pitch, i % pitch))
+                        .collect();
+                    for (in_place, scale) in [(false, None), (true, Some(0.5))] {
+                        let mut src = input.clone();
+                        let mut out = vec![Complex::new(9.0, 9.0); n * pitch];
+                        let mut staging = vec![Complex::default(); plan.staging_len(cols)];
+                        let rows_in: Vec<*const Complex<f64>> =
+                            (0..n).map(|i| src[i * pitch + 1..].as_ptr()).collect();
+                        let target = if in_place { &mut src } else { &mut out };
+                        let rows_out: Vec<*mut Complex<f64>> = (0..n)
+                            .map(|i| target[i * pitch + 1..].as_mut_ptr())
+                            .collect();
+                        // SAFETY: n rows of `cols` valid elements each, in place or disjoint.
+                        unsafe { plan.run(&rows_in, &rows_out, cols, scale, &mut staging) };
+                        let result = if in_place { &src } else { &out };
+                        for c in 0..pitch {
+                            let mut expected: Vec<Complex<f64>> =
+                                (0..n).map(|i| input[i * pitch + c]).collect();
+                            let column = (1..=cols).contains(&c);
+                            if column {
+                                fft.process(&mut expected);
+                                for e in &mut expected {
+                                    *e *= scale.unwrap_or(1.0);
+                                }
+                            } else if !in_place {
+                                expected = vec![Complex::new(9.0, 9.0); n];
+                            }
+                            for (i, e) in expected.iter().enumerate() {
+                                let got = result[i * pitch + c];
+                                assert!(
+                                    (got - e).norm() < 1e-12 * n as f64,
+                                    "n {n} {direction:?} cols {cols} in place {in_place}: \
+                                     row {i} column {c}: {got} != {e}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn other_lengths_and_f32_have_no_kernel() {
+        let mut planner = FftPlanner::<f64>::new();
+        for n in [2, 8, 12, 48, 250, 512] {
+            assert!(ColumnFft::new(&*planner.plan_fft_forward(n), 8).is_none());
+        }
+        let fft = FftPlanner::<f32>::new().plan_fft_forward(256);
+        assert!(ColumnFft::new(&*fft, 4).is_none());
+    }
+}
