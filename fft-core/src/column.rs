@@ -71,9 +71,9 @@ impl ColumnFft {
         })
     }
 
-    /// Complex elements of staging for `cols` columns.
+    /// Complex elements of staging for `cols` columns (one vector more, to align its start).
     pub(crate) fn staging_len(&self, cols: usize) -> usize {
-        self.n * staging_stride(cols)
+        self.n * staging_stride(cols) + LANES
     }
 
     /// Transforms `cols` columns: element `c` of the column is read at `src[i] + c` (row `i`)
@@ -114,7 +114,7 @@ impl ColumnFft {
 
 /// Complex elements between two staging rows: room for the columns in vectors (a partial
 /// one each side, see `columns`), plus one cache line, so that rows a power of two apart do
-/// not share cache sets.
+/// not share cache sets. A whole number of cache lines, so every row starts on one.
 fn staging_stride(cols: usize) -> usize {
     cols.div_ceil(LANES) * LANES + 2 * LANES
 }
@@ -335,12 +335,27 @@ mod avx512 {
         let full = (cols - head) / LANES;
         let rem = (cols - head) % LANES;
         let (head_mask, tail_mask) = (mask_of(head), mask_of(rem));
-        let tail_at = 2 * (head + LANES * full);
+        // Vector j of a row sits at `row_at(j)` in the rows and at `8 j` in a staging row.
+        let first = usize::from(head > 0);
+        let row_at = |j: usize| {
+            if j < first {
+                0
+            } else {
+                2 * (head + LANES * (j - first))
+            }
+        };
+        let (tail, vectors) = (first + full, first + full + usize::from(rem > 0));
+        let mask = |j: usize| match j {
+            _ if j < first => Some(head_mask),
+            _ if j == tail => Some(tail_mask),
+            _ => None,
+        };
         let (tw_re, tw_im) = (plan.twiddles.as_ptr(), plan.twiddles[n..].as_ptr());
         // SAFETY (whole body): the caller's contract; offsets stay below `2 · cols` in each row
-        // (the last partial vector is masked) and below `n · stride` in staging; twiddle
-        // indices `n1 · k2` are below `n`.
+        // (partial vectors are masked) and below `n · stride` past the aligned start of
+        // staging, which has a vector of room for that; twiddle indices `n1 · k2` are below `n`.
         unsafe {
+            let staging = staging.add((64 - staging as usize % 64) % 64 / 8);
             // Pass 1: DFTs of length B down rows n1 + A n2, twiddled, into staging rows
             // k2 A + n1.
             for n1 in 0..A {
@@ -349,7 +364,8 @@ mod avx512 {
                     *row = src[n1 + A * n2];
                 }
                 let out = staging.add(n1 * stride);
-                let step = |at: usize, partial: Option<__mmask8>| {
+                let step = |j: usize, partial: Option<__mmask8>| {
+                    let at = row_at(j);
                     let mut x = [_mm512_setzero_pd(); B];
                     for (x, row) in x.iter_mut().zip(&rows) {
                         *x = if let Some(mask) = partial {
@@ -367,17 +383,17 @@ mod avx512 {
                             let (re, im) = (*tw_re.add(j), *tw_im.add(j));
                             cmul(y, _mm512_set1_pd(re), _mm512_set1_pd(im))
                         };
-                        _mm512_storeu_pd(out.add(k2 * A * stride + at), y);
+                        _mm512_store_pd(out.add(k2 * A * stride + 8 * j), y);
                     }
                 };
-                if head > 0 {
-                    step(0, Some(head_mask));
+                for j in 0..first {
+                    step(j, mask(j));
                 }
-                for v in 0..full {
-                    step(2 * (head + LANES * v), None);
+                for j in first..tail {
+                    step(j, None);
                 }
-                if rem > 0 {
-                    step(tail_at, Some(tail_mask));
+                for j in tail..vectors {
+                    step(j, mask(j));
                 }
             }
             // Pass 2: DFTs of length A down staging rows k2 A + n1, into rows k2 + B k1.
@@ -388,10 +404,11 @@ mod avx512 {
                     *row = dst[k2 + B * k1];
                 }
                 let from = staging.add(k2 * A * stride);
-                let step = |at: usize, partial: Option<__mmask8>| {
+                let step = |j: usize, partial: Option<__mmask8>| {
+                    let at = row_at(j);
                     let mut x = [_mm512_setzero_pd(); A];
                     for (n1, x) in x.iter_mut().enumerate() {
-                        *x = _mm512_loadu_pd(from.add(n1 * stride + at));
+                        *x = _mm512_load_pd(from.add(n1 * stride + 8 * j));
                     }
                     dft::<A, INV>(&mut x);
                     for (&y, row) in x.iter().zip(&rows) {
@@ -407,14 +424,14 @@ mod avx512 {
                         }
                     }
                 };
-                if head > 0 {
-                    step(0, Some(head_mask));
+                for j in 0..first {
+                    step(j, mask(j));
                 }
-                for v in 0..full {
-                    step(2 * (head + LANES * v), None);
+                for j in first..tail {
+                    step(j, None);
                 }
-                if rem > 0 {
-                    step(tail_at, Some(tail_mask));
+                for j in tail..vectors {
+                    step(j, mask(j));
                 }
             }
         }
