@@ -160,32 +160,18 @@ mod avx512 {
     use super::{staging_stride, ColumnFft, LANES};
     use std::arch::x86_64::*;
 
-    /// `cos(2πj/16)` and `sin(2πj/16)` for `j < 10`: the twiddles inside the radix-8 and
-    /// radix-16 DFTs.
-    const COS16: [f64; 10] = [
-        1.0,
-        0.923_879_532_511_286_7,
-        std::f64::consts::FRAC_1_SQRT_2,
-        0.382_683_432_365_089_8,
-        0.0,
-        -0.382_683_432_365_089_8,
-        -std::f64::consts::FRAC_1_SQRT_2,
-        -0.923_879_532_511_286_7,
-        -1.0,
-        -0.923_879_532_511_286_7,
-    ];
-    const SIN16: [f64; 10] = [
-        0.0,
-        0.382_683_432_365_089_8,
-        std::f64::consts::FRAC_1_SQRT_2,
-        0.923_879_532_511_286_7,
-        1.0,
-        0.923_879_532_511_286_7,
-        std::f64::consts::FRAC_1_SQRT_2,
-        0.382_683_432_365_089_8,
-        0.0,
-        -0.382_683_432_365_089_8,
-    ];
+    /// `cos(2πj/16)` for `j < 16`; `sin(2πj/16)` is `COS16[(j + 12) % 16]`. The twiddles
+    /// inside the radix-8 and radix-16 DFTs.
+    const COS16: [f64; 16] = {
+        let (c1, c2, c3) = (
+            0.923_879_532_511_286_7,
+            std::f64::consts::FRAC_1_SQRT_2,
+            0.382_683_432_365_089_8,
+        );
+        [
+            1.0, c1, c2, c3, 0.0, -c3, -c2, -c1, -1.0, -c1, -c2, -c3, 0.0, c3, c2, c1,
+        ]
+    };
 
     /// `a · (wr + i wi)` for interleaved complex lanes.
     #[inline]
@@ -202,7 +188,8 @@ mod avx512 {
         if j == 4 {
             return rotate::<INV>(a);
         }
-        let im = if INV { SIN16[j] } else { -SIN16[j] };
+        let sin = COS16[(j + 12) % 16];
+        let im = if INV { sin } else { -sin };
         cmul(a, _mm512_set1_pd(COS16[j]), _mm512_set1_pd(im))
     }
 
@@ -302,6 +289,25 @@ mod avx512 {
         }
     }
 
+    /// Runs `step` on the vectors `0..vectors` of a row: the partial ones (before `first`, from
+    /// `tail` on) with their masks, the whole ones between them unmasked.
+    #[inline(always)]
+    fn each_vector(
+        (first, tail, vectors): (usize, usize, usize),
+        mask: impl Fn(usize) -> Option<__mmask8>,
+        mut step: impl FnMut(usize, Option<__mmask8>),
+    ) {
+        for j in 0..first {
+            step(j, mask(j));
+        }
+        for j in first..tail {
+            step(j, None);
+        }
+        for j in tail..vectors {
+            step(j, mask(j));
+        }
+    }
+
     /// Lanes `[0, 2 · rem)` of a vector: the `rem` complex elements of a partial one.
     fn mask_of(rem: usize) -> __mmask8 {
         ((1u32 << (2 * rem)) - 1) as __mmask8
@@ -386,15 +392,7 @@ mod avx512 {
                         _mm512_store_pd(out.add(k2 * A * stride + 8 * j), y);
                     }
                 };
-                for j in 0..first {
-                    step(j, mask(j));
-                }
-                for j in first..tail {
-                    step(j, None);
-                }
-                for j in tail..vectors {
-                    step(j, mask(j));
-                }
+                each_vector((first, tail, vectors), mask, step);
             }
             // Pass 2: DFTs of length A down staging rows k2 A + n1, into rows k2 + B k1.
             let factor = _mm512_set1_pd(scale.unwrap_or(1.0));
@@ -424,15 +422,7 @@ mod avx512 {
                         }
                     }
                 };
-                for j in 0..first {
-                    step(j, mask(j));
-                }
-                for j in first..tail {
-                    step(j, None);
-                }
-                for j in tail..vectors {
-                    step(j, mask(j));
-                }
+                each_vector((first, tail, vectors), mask, step);
             }
         }
     }
