@@ -324,13 +324,18 @@ impl<T: Real> Sweep<T> {
                 }
             }
             Shape::Strided { outer, inner } => {
-                let blocks = inner.div_ceil(self.lines(false));
+                // Rows in cache take the column FFT when they are whole cache lines (then
+                // every row starts as row 0 does, and its vectors are aligned where row 0's
+                // are); the choice depends on the shape alone, so results do not depend on
+                // where the buffers lie.
+                let columns = (inner * std::mem::size_of::<Complex<T>>()).is_multiple_of(64);
+                let blocks = inner.div_ceil(self.lines(columns));
                 let (from, to) = Rows::in_or_out(data, input, inner);
                 for task in 0..outer * blocks {
                     // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably;
                     // `from` is the input (only read, same length) or `data` itself.
                     unsafe {
-                        self.strided_tile(from, to, inner, blocks, task, scale, scratch, false)
+                        self.strided_tile(from, to, inner, blocks, task, scale, scratch, columns)
                     };
                 }
             }

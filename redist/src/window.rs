@@ -19,7 +19,7 @@ use std::fmt;
 
 /// An MPI-3 shared-memory window (`MPI_Win_allocate_shared`) over an exchange's group, with
 /// one region of the same size per member, contiguous in group order: region `q` starts
-/// `q · region_bytes` after region 0, in every member's address space.
+/// `q · region_bytes` after region 0, in every member's address space, on a 64-byte boundary.
 pub struct GroupWindow {
     win: ffi::MPI_Win,
     /// The window's own communicator (a duplicate of the group's), freed after the window.
@@ -44,6 +44,9 @@ impl fmt::Debug for GroupWindow {
             .finish()
     }
 }
+
+/// Bytes of a cache line: the regions start and end on its boundaries.
+const CACHE_LINE: usize = 64;
 
 impl Exchange {
     /// A shared-memory window over this exchange's group with a region of at least
@@ -73,16 +76,21 @@ impl GroupWindow {
         let mut most = 0u64;
         comm.all_reduce_into(&(region_bytes as u64), &mut most, SystemOperation::max());
         // Whole cache lines per region, so that no two ranks write one line.
-        let region_bytes = (most as usize).max(1).div_ceil(64) * 64;
+        let region_bytes = (most as usize).max(1).div_ceil(CACHE_LINE) * CACHE_LINE;
         let dup = comm.duplicate();
-        let (win, _) = allocate_locked(&dup, region_bytes, 1)?;
+        // MPI may start the window off a cache line (OpenMPI: 264 bytes into a page), so the
+        // last member asks for one line more and the regions start on the first boundary:
+        // rows on cache-line boundaries let the column FFTs run on them in cache too.
+        let me = comm.rank() as usize;
+        let extra = if me + 1 == members { CACHE_LINE } else { 0 };
+        let (win, _) = allocate_locked(&dup, region_bytes + extra, 1)?;
         let mut window = GroupWindow {
             win,
             comm: dup,
             base: std::ptr::null_mut(),
             region_bytes,
             members,
-            me: comm.rank() as usize,
+            me,
         };
         let mut contiguous = true;
         for q in 0..members {
@@ -93,6 +101,16 @@ impl GroupWindow {
                 contiguous = false;
             }
         }
+        // The segment is mapped on page boundaries, so the shift is the same in every
+        // process; the layout depends on it, so that is checked all the same.
+        let shift = (CACHE_LINE - window.base as usize % CACHE_LINE) % CACHE_LINE;
+        // SAFETY: the window spans members · region_bytes + CACHE_LINE bytes from its base.
+        window.base = unsafe { window.base.add(shift) };
+        let (mut least, mut largest) = (0u64, 0u64);
+        let shift = shift as u64;
+        (window.comm).all_reduce_into(&shift, &mut least, SystemOperation::min());
+        (window.comm).all_reduce_into(&shift, &mut largest, SystemOperation::max());
+        contiguous &= least == largest;
         let local = i32::from(contiguous);
         window
             .comm
