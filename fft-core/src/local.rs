@@ -2,10 +2,10 @@
 //!
 //! A [`Sweep`] is planned once per (layout, axis): contiguous lines are transformed in place in
 //! cache-sized batches; lines along a strided axis are gathered a tile at a time into the
-//! worker's scratch, transformed there and scattered back, or, when the rows lie in memory
-//! rather than cache, transformed where they lie by a column FFT (the private `column`
-//! module) where the length has one. Each rayon worker owns one scratch buffer made at plan
-//! time, so a sweep allocates nothing.
+//! worker's scratch, transformed there and scattered back, or transformed where they lie by
+//! a column FFT (the private `column` module) where the length has one: always for rows in
+//! memory, and in cache when the rows are whole cache lines. Each rayon worker owns one
+//! scratch buffer made at plan time, so a sweep allocates nothing.
 
 use crate::column::{ColumnFft, MAX_LEN};
 use crate::options::R2rKind;
@@ -151,16 +151,18 @@ impl<T: Real> Sweep<T> {
         self.n * self.row_len()
     }
 
-    /// The column FFT a strided sweep over rows in `memory` runs its tasks with, if any: rows
-    /// that lie in cache (a sub-block's or a plane's sweeps) go through tiles, which are
-    /// faster there (a column FFT's rows a power of two apart share L1 sets).
-    fn column(&self, memory: bool) -> Option<&ColumnFft> {
-        self.column.as_deref().filter(|_| memory)
+    /// The column FFT a strided sweep runs its tasks with, if it has one and the caller
+    /// allows `columns`. Sweeps over memory always do. Sweeps in cache (a sub-block's or a
+    /// plane's) do when the rows are whole cache lines; otherwise every row starts elsewhere
+    /// in its line and the rows' vectors straddle two, and tiles are faster. The choice
+    /// depends on the shape alone, so results do not depend on where the buffers lie.
+    fn column(&self, columns: bool) -> Option<&ColumnFft> {
+        self.column.as_deref().filter(|_| columns)
     }
 
     /// Columns per task of a strided sweep: a tile's lines, or a column FFT's columns.
-    fn lines(&self, memory: bool) -> usize {
-        match self.column(memory) {
+    fn lines(&self, columns: bool) -> usize {
+        match self.column(columns) {
             Some(_) => column_lines(self.n),
             None => tile_lines::<T>(self.n),
         }
@@ -182,11 +184,11 @@ impl<T: Real> Sweep<T> {
     }
 
     /// Transforms one task of a strided sweep: the lines `c0..c0 + w` (clipped) of plane `o`,
-    /// where `w` is [`Sweep::lines`]`(memory)` and `task = o · blocks + c0 / w`. Row `i` of
+    /// where `w` is [`Sweep::lines`]`(columns)` and `task = o · blocks + c0 / w`. Row `i` of
     /// plane `o` (the run of `inner` elements at line position `i`) is read from
     /// `from.row(o · n + i)` and written to `to.row(o · n + i)`, scaled on the way. With
-    /// `memory` (the rows are not in cache) and a column FFT for this length, the column FFT
-    /// transforms the rows where they are ([`crate::column`]); otherwise the lines are
+    /// `columns` (see [`Sweep::column`]) and a column FFT for this length, the column FFT
+    /// transforms the rows where they are (the `column` module); otherwise the lines are
     /// gathered into a tile (one line every [`tile_stride`] elements, by
     /// [`crate::transpose`]'s 4 × 4 blocks where it can), transformed there and scattered.
     ///
@@ -206,15 +208,15 @@ impl<T: Real> Sweep<T> {
         task: usize,
         scale: Option<T>,
         scratch: &mut [Complex<T>],
-        memory: bool,
+        columns: bool,
     ) {
         let n = self.n;
         let stride = tile_stride::<T>(n);
-        let lines = self.lines(memory);
+        let lines = self.lines(columns);
         let (o, block) = (task / blocks, task % blocks);
         let c0 = block * lines;
         let width = lines.min(inner - c0);
-        if let Some(column) = self.column(memory) {
+        if let Some(column) = self.column(columns) {
             // A column FFT exists only for complex f64 of at most MAX_LEN (`Sweep::new`), so
             // `T` is `f64` and the rows fit.
             debug_assert!(n <= MAX_LEN && std::mem::size_of::<T>() == 8);
