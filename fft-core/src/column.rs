@@ -71,9 +71,9 @@ impl ColumnFft {
         })
     }
 
-    /// Complex elements of staging for `cols` columns (one vector more, to align its start).
+    /// Complex elements of staging for `cols` columns ([`staging_len`]).
     pub(crate) fn staging_len(&self, cols: usize) -> usize {
-        self.n * staging_stride(cols) + LANES
+        staging_len(self.n, cols)
     }
 
     /// Transforms `cols` columns: element `c` of the column is read at `src[i] + c` (row `i`)
@@ -115,6 +115,12 @@ impl ColumnFft {
 /// Complex elements between two staging rows: room for the columns in vectors (a partial
 /// one each side, see `columns`), plus one cache line, so that rows a power of two apart do
 /// not share cache sets. A whole number of cache lines, so every row starts on one.
+/// Complex elements of staging for a column FFT of length `n` over `cols` columns: a staging
+/// row per element, and one vector more to align its start.
+pub(crate) fn staging_len(n: usize, cols: usize) -> usize {
+    n * staging_stride(cols) + LANES
+}
+
 fn staging_stride(cols: usize) -> usize {
     cols.div_ceil(LANES) * LANES + 2 * LANES
 }

@@ -39,12 +39,20 @@ fn tile_lines<T>(n: usize) -> usize {
 /// columns 25–27 ms, 256 columns 24–27 ms, against 34–36 ms for tiles of 64 lines).
 const COLUMN_LINES: usize = 256;
 /// Bytes of a column FFT's staging block to aim at (half of a 2 MiB L2 cache), which caps the
-/// columns of long axes. Keep in step with `memory`'s scratch estimate.
+/// columns of long axes.
 const COLUMN_BYTES: usize = 1 << 20;
 
 /// Columns per task of a column FFT of length `n` (complex `f64`).
 fn column_lines(n: usize) -> usize {
     (COLUMN_BYTES / (n.max(1) * 16)).clamp(4, COLUMN_LINES)
+}
+
+/// Complex elements of a worker's staging block for a column FFT along an axis of at most
+/// `n` elements, whether or not the length has one: a bound for `memory`'s estimate.
+pub(crate) fn column_staging_bound(n: usize) -> usize {
+    // Every length up to MAX_LEN takes COLUMN_LINES columns, so the staging grows with `n`.
+    let n = n.min(MAX_LEN);
+    crate::column::staging_len(n, column_lines(n))
 }
 
 /// Target elements per batch of contiguous lines (fits in L2 for complex f64).
@@ -591,17 +599,10 @@ impl<T: Real> LocalFft<T> {
             .zip(positions)
             .map(|(f, &p)| Sweep::new(f.clone(), memory_shape, p))
             .collect();
-        // Fastest axis first: the first sweep of a sub-block reads it from memory, which a
-        // contiguous sweep streams and a strided one does not; the later sweeps find it in
-        // cache.
-        let mut fused: Vec<_> = ffts
+        let fused = ffts
             .iter()
             .zip(positions)
             .filter(|(_, &p)| p >= first)
-            .collect();
-        fused.sort_by_key(|&(_, &p)| std::cmp::Reverse(p));
-        let fused = fused
-            .into_iter()
             .map(|(f, &p)| Sweep::new(f.clone(), sub_shape, p - first))
             .collect();
         let rest = ffts
@@ -1514,6 +1515,28 @@ mod tests {
                 ((x >> 11) % 2000) as f64 / 1000.0 - 1.0
             })
             .collect()
+    }
+
+    /// The memory estimate's bound covers a strided sweep's scratch (tiles or column
+    /// staging) for every length up to past the longest column FFT, short and long rows.
+    #[test]
+    fn column_staging_bound_covers_the_scratch() {
+        let mut planner = rustfft::FftPlanner::<f64>::new();
+        for n in (1..=300).chain([512, 1024]) {
+            let fft = planner.plan_fft_forward(n);
+            for inner in [1, 3, 8, 1000] {
+                let sweep = Sweep::new(fft.clone(), &[2, n, inner + 1], 1);
+                let tiles = (tile_lines::<f64>(n) * tile_stride::<f64>(n)
+                    + fft.get_inplace_scratch_len()) as isize;
+                let over = sweep.scratch_len() as isize - tiles;
+                assert!(
+                    over <= 0 || sweep.scratch_len() <= column_staging_bound(n),
+                    "n {n}: scratch {} > bound {}",
+                    sweep.scratch_len(),
+                    column_staging_bound(n)
+                );
+            }
+        }
     }
 
     #[test]

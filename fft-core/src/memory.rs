@@ -37,10 +37,6 @@ const SCRATCH_LINES_GENERAL: u64 = 2 * 64 + 16;
 /// Elements per worker besides whole lines: the tile lines' padding (two cache lines each)
 /// and small fixed parts.
 const SCRATCH_EXTRA: u64 = 64 * 16 + 64;
-/// Columns of a column FFT's staging block (as `local::column_lines`: at most 256, about
-/// 1 MiB), plus two vectors of padding; only complex `f64` axes of at most 256 have one.
-const COLUMN_STAGING_LINES: u64 = 256 + 8;
-const COLUMN_MAX_LEN: u64 = 256;
 
 /// What a plan needs per rank, in bytes, by purpose. Every field is the maximum over ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -160,8 +156,9 @@ pub fn estimate_memory_batched(
         .saturating_mul(longest_axis)
         .saturating_add(extra)
         .saturating_add(plane.saturating_mul(2));
+    // Only complex f64 has column FFTs.
     let staging = if eb == 16 {
-        longest_axis.min(COLUMN_MAX_LEN) * COLUMN_STAGING_LINES
+        crate::local::column_staging_bound(longest_axis as usize) as u64
     } else {
         0
     };
