@@ -16,7 +16,7 @@ use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
 use num_complex::Complex;
-use redist::alloc::huge_vec;
+use redist::alloc::AlignedBuf;
 use redist::exchange::Messages;
 use redist::plan::RankExchange;
 use redist::runs::{window_runs, Run};
@@ -914,8 +914,8 @@ struct Program<T: Real> {
 /// ([`Engine::share_work`]).
 struct Buffers<T> {
     work: [SharedBlock<Complex<T>>; 2],
-    send: Vec<Complex<T>>,
-    recv: Vec<Complex<T>>,
+    send: AlignedBuf<Complex<T>>,
+    recv: AlignedBuf<Complex<T>>,
 }
 
 /// `layout` with a leading batch axis of `batch` fields, never distributed, slowest in
@@ -1281,9 +1281,12 @@ where
             pipeline,
             exchanges,
             buffers: Buffers {
-                work: [huge_vec(work_lens[0]).into(), huge_vec(work_lens[1]).into()],
-                send: huge_vec(send_len),
-                recv: huge_vec(recv_len),
+                work: [
+                    SharedBlock::aligned(work_lens[0]),
+                    SharedBlock::aligned(work_lens[1]),
+                ],
+                send: AlignedBuf::new(send_len),
+                recv: AlignedBuf::new(recv_len),
             },
             workers,
             times: StageTimes::default(),
@@ -1330,7 +1333,7 @@ where
             _ => GroupWindow::new(self.grid.communicator(), bytes)?,
         };
         let Some(window) = window else {
-            return Ok(SharedBlock::private(huge_vec(len)));
+            return Ok(SharedBlock::aligned(len));
         };
         assert_eq!(
             window.region_bytes(),

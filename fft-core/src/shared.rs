@@ -12,6 +12,7 @@
 //! write those (a c2r backward that keeps its input runs its first sweep into one) move rows
 //! straight between the ranks too.
 
+use redist::alloc::AlignedBuf;
 use redist::window::GroupWindow;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -35,7 +36,10 @@ enum Storage<E> {
         ptr: *mut E,
         len: usize,
     },
-    /// Private memory: one rank, or ranks on several nodes.
+    /// Private memory the plan allocated (one rank, or ranks on several nodes), on a cache
+    /// line.
+    Aligned(AlignedBuf<E>),
+    /// Private memory from the caller's vector.
     Private(Vec<E>),
 }
 
@@ -76,9 +80,13 @@ unsafe impl<E: Send> Send for SharedBlock<E> {}
 unsafe impl<E: Sync> Sync for SharedBlock<E> {}
 
 impl<E> SharedBlock<E> {
-    pub(crate) fn private(block: Vec<E>) -> Self {
+    /// `len` default elements of private memory on a cache line.
+    pub(crate) fn aligned(len: usize) -> Self
+    where
+        E: Default,
+    {
         Self {
-            storage: Storage::Private(block),
+            storage: Storage::Aligned(AlignedBuf::new(len)),
         }
     }
 
@@ -95,7 +103,7 @@ impl<E> SharedBlock<E> {
     pub(crate) fn window_arc(&self) -> Option<Arc<BlockWindow>> {
         match &self.storage {
             Storage::Window { window, .. } => Some(Arc::clone(window)),
-            Storage::Private(_) => None,
+            Storage::Aligned(_) | Storage::Private(_) => None,
         }
     }
 
@@ -110,7 +118,18 @@ impl<E> SharedBlock<E> {
 /// takes plan-allocated blocks where the caller has a vector already.
 impl<E> From<Vec<E>> for SharedBlock<E> {
     fn from(block: Vec<E>) -> Self {
-        Self::private(block)
+        Self {
+            storage: Storage::Private(block),
+        }
+    }
+}
+
+/// A private block in a buffer the caller allocated on a cache line.
+impl<E> From<AlignedBuf<E>> for SharedBlock<E> {
+    fn from(block: AlignedBuf<E>) -> Self {
+        Self {
+            storage: Storage::Aligned(block),
+        }
     }
 }
 
@@ -121,6 +140,7 @@ impl<E> Deref for SharedBlock<E> {
         match &self.storage {
             // SAFETY: `len` elements of this rank's region, alive as long as `window`.
             Storage::Window { ptr, len, .. } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+            Storage::Aligned(b) => b,
             Storage::Private(v) => v,
         }
     }
@@ -133,6 +153,7 @@ impl<E> DerefMut for SharedBlock<E> {
             Storage::Window { ptr, len, .. } => unsafe {
                 std::slice::from_raw_parts_mut(*ptr, *len)
             },
+            Storage::Aligned(b) => b,
             Storage::Private(v) => v,
         }
     }
