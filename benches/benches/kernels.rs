@@ -5,14 +5,15 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use fft_core::local::Sweep;
 use num_complex::Complex;
+use redist::alloc::AlignedBuf;
 use redist::pack::{compact_strides, CopyPlan};
 use rustfft::FftPlanner;
 
 fn copy_kernels(c: &mut Criterion) {
     let n = 128;
     let shape = [n, n, n];
-    let src: Vec<Complex<f64>> = redist::alloc::huge_vec(n * n * n);
-    let mut dst: Vec<Complex<f64>> = redist::alloc::huge_vec(n * n * n);
+    let src: AlignedBuf<Complex<f64>> = AlignedBuf::new(n * n * n);
+    let mut dst: AlignedBuf<Complex<f64>> = AlignedBuf::new(n * n * n);
     let src_strides = compact_strides(&shape, &[0, 1, 2]);
     let mut group = c.benchmark_group("copy 128^3 c128");
     group.throughput(Throughput::Bytes((2 * n * n * n * 16) as u64));
@@ -37,7 +38,7 @@ fn copy_kernels(c: &mut Criterion) {
 fn fft_sweeps(c: &mut Criterion) {
     let n = 128;
     let shape = [n, n, n];
-    let mut data: Vec<Complex<f64>> = redist::alloc::huge_vec(n * n * n);
+    let mut data: AlignedBuf<Complex<f64>> = AlignedBuf::new(n * n * n);
     let fft = FftPlanner::<f64>::new().plan_fft_forward(n);
     let threads = rayon::current_num_threads();
     let mut group = c.benchmark_group("sweep 128^3 c128");

@@ -26,8 +26,8 @@ fn main() {
         shape
     };
     let len: usize = shape.iter().product();
-    // Huge pages, as the plans' own blocks have.
-    let mut data: Vec<Complex<f64>> = redist::alloc::huge_vec(len);
+    // On huge pages and a cache line, as the plans' own blocks.
+    let mut data: redist::alloc::AlignedBuf<Complex<f64>> = redist::alloc::AlignedBuf::new(len);
     data.fill(Complex::new(1.0, 0.5));
     let mut planner = FftPlanner::<f64>::new();
     for (position, &n) in shape.iter().enumerate() {

@@ -41,6 +41,7 @@
 use clap::Parser;
 use num_complex::Complex;
 use realfft::RealFftPlanner;
+use redist::alloc::AlignedBuf;
 use rustfft::FftPlanner;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -196,10 +197,9 @@ fn complex_passes(
 
 /// Seconds of the 1-D FFT work of one forward+backward pair on contiguous lines, split into
 /// `parts` equal shares of lines that as many threads transform at once, each in its own
-/// buffer (2 MiB pages, as dfft's blocks): the slowest share of a round, best of three
-/// rounds. With one part,
-/// one core's time for the whole work; with more, what the cores give while they share the
-/// memory system. c2c: complex FFTs along every axis. r2c: a real FFT of every last-axis line
+/// buffer (on 2 MiB pages and a cache line, as dfft's blocks): the slowest share of a round,
+/// best of three rounds. With one part, one core's time for the whole work; with more, what
+/// the cores give while they share the memory system. c2c: complex FFTs along every axis. r2c: a real FFT of every last-axis line
 /// (realfft) and its inverse, plus complex FFTs of the other axes' lengths on the half
 /// spectrum.
 fn fft_floor(kind: &str, shape: &[usize], parts: usize) -> f64 {
@@ -233,7 +233,7 @@ fn floor_share(
             .map(|&n| share(total / n, parts) * n)
             .max()
             .unwrap();
-        let mut data: Vec<Complex<f64>> = redist::alloc::huge_vec(len);
+        let mut data: AlignedBuf<Complex<f64>> = AlignedBuf::new(len);
         data.fill(Complex::new(0.5, -0.25));
         for time in &mut times {
             barrier.wait();
@@ -253,9 +253,9 @@ fn floor_share(
         .chain([lines * half])
         .max()
         .unwrap();
-    let mut real: Vec<f64> = redist::alloc::huge_vec(lines * last);
+    let mut real: AlignedBuf<f64> = AlignedBuf::new(lines * last);
     real.fill(0.5);
-    let mut spec: Vec<Complex<f64>> = redist::alloc::huge_vec(spec_len);
+    let mut spec: AlignedBuf<Complex<f64>> = AlignedBuf::new(spec_len);
     spec.fill(Complex::new(0.5, -0.25));
     let mut rplanner = RealFftPlanner::<f64>::new();
     let (r2c, c2r) = (
@@ -292,8 +292,8 @@ fn floor_share(
 
 /// Seconds of one copy of `total` complex values, one core.
 fn copy_floor(total: usize) -> f64 {
-    let src: Vec<Complex<f64>> = redist::alloc::huge_vec(total);
-    let mut dst: Vec<Complex<f64>> = redist::alloc::huge_vec(total);
+    let src: AlignedBuf<Complex<f64>> = AlignedBuf::new(total);
+    let mut dst: AlignedBuf<Complex<f64>> = AlignedBuf::new(total);
     let mut best = f64::MAX;
     for _ in 0..5 {
         let t = Instant::now();
