@@ -50,7 +50,9 @@ fn fft_sweeps(c: &mut Criterion) {
         ("strided (axis 0)", 0),
     ] {
         let sweep = Sweep::new(fft.clone(), &shape, position);
-        let mut workers = vec![vec![Complex::default(); sweep.scratch_len()]; threads];
+        let mut workers: Vec<AlignedBuf<Complex<f64>>> = (0..threads)
+            .map(|_| AlignedBuf::new(sweep.scratch_len()))
+            .collect();
         group.bench_function(name, |b| {
             b.iter(|| sweep.run(&mut data, None, 1.0, &mut workers))
         });

@@ -32,7 +32,7 @@ fn main() {
     let mut planner = FftPlanner::<f64>::new();
     for (position, &n) in shape.iter().enumerate() {
         let sweep = Sweep::new(planner.plan_fft_forward(n), &shape, position);
-        let mut workers = vec![vec![Complex::default(); sweep.scratch_len()]; 1];
+        let mut workers = [redist::alloc::AlignedBuf::new(sweep.scratch_len())];
         let mut best = f64::INFINITY;
         for _ in 0..5 {
             let t = cpu_seconds();

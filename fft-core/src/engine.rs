@@ -323,7 +323,7 @@ impl<T: Real> Fused<T> {
         (gather, src, incoming): (&[Run], *mut Complex<T>, *mut Complex<T>),
         (dst, outgoing): (*mut Complex<T>, *mut Complex<T>),
         scale: T,
-        workers: &mut [Vec<Complex<T>>],
+        workers: &mut [AlignedBuf<Complex<T>>],
         times: &mut StageTimes,
     ) {
         let inner = self.kernel.row_len();
@@ -355,7 +355,7 @@ impl<T: Real> Fused<T> {
         (from, to): (Rows<'_, T>, Rows<'_, T>),
         (src, dst): (*mut Complex<T>, *mut Complex<T>),
         scale: T,
-        workers: &mut [Vec<Complex<T>>],
+        workers: &mut [AlignedBuf<Complex<T>>],
         times: &mut StageTimes,
     ) {
         let inner = self.kernel.row_len();
@@ -948,7 +948,7 @@ pub(crate) struct Engine<T: Real> {
     backward: Program<T>,
     exchanges: Vec<Exchange>,
     buffers: Buffers<T>,
-    workers: Vec<Vec<Complex<T>>>,
+    workers: Vec<AlignedBuf<Complex<T>>>,
     pub(crate) times: StageTimes,
     /// This rank's input and output lengths (batch included), computed once: `Layout`'s
     /// queries allocate, and forward/backward check the caller's buffers against these.
@@ -1260,7 +1260,7 @@ where
             .max()
             .unwrap_or(0);
         let workers = (0..rayon::current_num_threads().max(1))
-            .map(|_| vec![Complex::default(); scratch_len])
+            .map(|_| AlignedBuf::new(scratch_len))
             .collect();
         let mut engine = Self {
             forward: Program {
@@ -1462,7 +1462,7 @@ where
         b.work.iter().map(|w| w.len()).sum::<usize>()
             + b.send.len()
             + b.recv.len()
-            + self.workers.iter().map(Vec::len).sum::<usize>()
+            + self.workers.iter().map(|w| w.len()).sum::<usize>()
             + self
                 .forward
                 .steps
@@ -1757,7 +1757,7 @@ fn run_shared<T: Real>(
     (src, src_len): (*mut Complex<T>, usize),
     (dst, dst_len): (*mut Complex<T>, usize),
     scale: T,
-    workers: &mut [Vec<Complex<T>>],
+    workers: &mut [AlignedBuf<Complex<T>>],
     times: &mut StageTimes,
 ) -> Result<()>
 where
@@ -1833,7 +1833,7 @@ fn run_direct<T: Real>(
     (from, to): (Option<&BlockWindow>, Option<&BlockWindow>),
     (src, dst): (*mut Complex<T>, *mut Complex<T>),
     scale: T,
-    workers: &mut [Vec<Complex<T>>],
+    workers: &mut [AlignedBuf<Complex<T>>],
     times: &mut StageTimes,
 ) -> Result<()> {
     let sync = |times: &mut StageTimes| -> Result<()> {

@@ -14,6 +14,7 @@ use crate::transpose::{gather, scatter};
 use num_complex::Complex;
 use rayon::prelude::*;
 use realfft::{ComplexToReal, RealToComplex};
+use redist::alloc::AlignedBuf;
 use redist::pack::prefetch_run;
 use redist::runs::{Run, RunBuffer};
 use rustfft::Fft;
@@ -72,7 +73,10 @@ fn tile_stride<T>(n: usize) -> usize {
 pub(crate) const PREFETCH_ROWS: usize = 2;
 
 /// One worker's share of a contiguous sweep: (index, (its lines, its scratch)).
-type WorkerChunk<'a, T> = (usize, (&'a mut [Complex<T>], &'a mut Vec<Complex<T>>));
+type WorkerChunk<'a, T> = (
+    usize,
+    (&'a mut [Complex<T>], &'a mut AlignedBuf<Complex<T>>),
+);
 
 /// Where the lines lie in the block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,12 +93,14 @@ enum Shape {
 /// ```
 /// use fft_core::local::Sweep;
 /// use num_complex::Complex;
+/// use redist::alloc::AlignedBuf;
 /// use rustfft::FftPlanner;
 /// // A 4×8 block in C order: transform along axis 0 (strided, memory position 0).
 /// let fft = FftPlanner::<f64>::new().plan_fft_forward(4);
 /// let sweep = Sweep::new(fft, &[4, 8], 0);
 /// let mut data = vec![Complex::new(1.0, 0.0); 32];
-/// let mut workers = vec![vec![Complex::default(); sweep.scratch_len()]; 2];
+/// // Scratch per worker thread, on cache lines (rows in it stay aligned like the block's).
+/// let mut workers = [AlignedBuf::new(sweep.scratch_len()), AlignedBuf::new(sweep.scratch_len())];
 /// sweep.run(&mut data, None, 1.0, &mut workers);
 /// assert_eq!(data[0], Complex::new(4.0, 0.0)); // DC of a column of ones
 /// assert_eq!(data[8], Complex::new(0.0, 0.0));
@@ -283,7 +289,7 @@ impl<T: Real> Sweep<T> {
         from: Rows<'_, T>,
         to: Rows<'_, T>,
         scale: T,
-        workers: &mut [Vec<Complex<T>>],
+        workers: &mut [AlignedBuf<Complex<T>>],
         planes: &Planes,
     ) {
         let Shape::Strided { outer, inner } = self.shape else {
@@ -355,14 +361,15 @@ impl<T: Real> Sweep<T> {
     /// Transforms `data` in place. With `input`, the lines are first copied from it (for
     /// contiguous lines the copy is fused with the transform, batch by batch, while the batch
     /// is in cache). Every element is multiplied by `scale` when it is not one. `workers` holds
-    /// one scratch buffer of at least [`Sweep::scratch_len`] elements per parallel worker; the
-    /// lines are split among them (rayon), so nothing is allocated.
+    /// one scratch buffer of at least [`Sweep::scratch_len`] elements per parallel worker (on a
+    /// cache line, like the rows of the planes and tiles it holds); the lines are split among
+    /// them (rayon), so nothing is allocated.
     pub fn run(
         &self,
         data: &mut [Complex<T>],
         input: Option<&[Complex<T>]>,
         scale: T,
-        workers: &mut [Vec<Complex<T>>],
+        workers: &mut [AlignedBuf<Complex<T>>],
     ) {
         if self.n == 0 || data.is_empty() {
             return;
@@ -655,7 +662,7 @@ impl<T: Real> LocalFft<T> {
         data: &mut [Complex<T>],
         input: Option<&[Complex<T>]>,
         scale: T,
-        workers: &mut [Vec<Complex<T>>],
+        workers: &mut [AlignedBuf<Complex<T>>],
     ) {
         if self.fused.len() < 2 || self.blocks < 2 * workers.len() || self.sub_len == 0 {
             let count = self.whole.len();
@@ -999,7 +1006,7 @@ impl<T: Real> LineStep<T> {
         data: &mut [T],
         input: Option<&[T]>,
         scale: T,
-        workers: &mut [Vec<Complex<T>>],
+        workers: &mut [AlignedBuf<Complex<T>>],
     ) {
         let (outer, inner) = (self.outer, self.inner);
         if outer * inner == 0 || self.n_in == 0 {
@@ -1200,7 +1207,7 @@ impl<T: Real> PlaneSteps<T> {
         output: &mut [T],
         input: &[T],
         scale: T,
-        workers: &mut [Vec<Complex<T>>],
+        workers: &mut [AlignedBuf<Complex<T>>],
     ) {
         let (in_len, out_len) = (self.line.input_scalars(), self.line.output_scalars());
         assert_eq!(input.len(), self.blocks * in_len);
@@ -1399,7 +1406,7 @@ impl<T: Real> PlaneKernel<T> {
         from: PlaneEnd<'_, T>,
         to: PlaneEnd<'_, T>,
         scale: T,
-        workers: &mut [Vec<Complex<T>>],
+        workers: &mut [AlignedBuf<Complex<T>>],
         planes: &Planes,
     ) {
         debug_assert_eq!(planes.groups * planes.count, self.planes);
@@ -1547,7 +1554,7 @@ mod tests {
         let half = n / 2 + 1;
         let mut reals = realfft::RealFftPlanner::<f64>::new();
         let mut ffts = rustfft::FftPlanner::<f64>::new();
-        let workers = || vec![vec![Complex::<f64>::default(); 4096]; 2];
+        let workers = || [AlignedBuf::<Complex<f64>>::new(4096), AlignedBuf::new(4096)];
         let input = data(planes * rows * n, 1);
 
         // Forward, step by step over the whole block.
@@ -1659,7 +1666,7 @@ mod tests {
         let count = planes * rows;
         let runs = scattered_rows(count, inner);
         let mut ffts = rustfft::FftPlanner::<f64>::new();
-        let workers = || vec![vec![Complex::<f64>::default(); 4096]; 2];
+        let workers = || [AlignedBuf::<Complex<f64>>::new(4096), AlignedBuf::new(4096)];
         let all = |range: std::ops::Range<usize>| Planes {
             groups: 1,
             count: planes,
