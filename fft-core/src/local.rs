@@ -3,8 +3,8 @@
 //! A [`Sweep`] is planned once per (layout, axis): contiguous lines are transformed in place in
 //! cache-sized batches; lines along a strided axis are gathered a tile at a time into the
 //! worker's scratch, transformed there and scattered back, or transformed where they lie by
-//! a column FFT (the private `column` module) where the length has one: always for rows in
-//! memory, and in cache when the rows are whole cache lines. Each rayon worker owns one
+//! a column FFT (the private `column` module) where the length has one, in memory and in
+//! cache alike. Each rayon worker owns one
 //! scratch buffer made at plan time, so a sweep allocates nothing.
 
 use crate::column::{ColumnFft, MAX_LEN};
@@ -165,18 +165,10 @@ impl<T: Real> Sweep<T> {
         self.n * self.row_len()
     }
 
-    /// The column FFT a strided sweep runs its tasks with, if it has one and the caller
-    /// allows `columns`. Sweeps over memory always do. Sweeps in cache (a sub-block's or a
-    /// plane's) do when the rows are whole cache lines; otherwise every row starts elsewhere
-    /// in its line and the rows' vectors straddle two, and tiles are faster. The choice
-    /// depends on the shape alone, so results do not depend on where the buffers lie.
-    fn column(&self, columns: bool) -> Option<&ColumnFft> {
-        self.column.as_deref().filter(|_| columns)
-    }
-
-    /// Columns per task of a strided sweep: a tile's lines, or a column FFT's columns.
-    fn lines(&self, columns: bool) -> usize {
-        match self.column(columns) {
+    /// Columns per task of a strided sweep: a column FFT's columns where this length has
+    /// one, else a tile's lines.
+    fn lines(&self) -> usize {
+        match self.column {
             Some(_) => column_lines(self.n),
             None => tile_lines::<T>(self.n),
         }
@@ -187,22 +179,20 @@ impl<T: Real> Sweep<T> {
         let fft_scratch = self.fft.get_inplace_scratch_len();
         match self.shape {
             Shape::Contiguous { .. } => fft_scratch,
-            Shape::Strided { .. } => {
-                let tile = fft_scratch + self.lines(false) * tile_stride::<T>(self.n);
-                let staging = self
-                    .column(true)
-                    .map_or(0, |c| c.staging_len(self.lines(true)));
-                tile.max(staging)
-            }
+            Shape::Strided { .. } => match &self.column {
+                Some(column) => column.staging_len(self.lines()),
+                None => fft_scratch + self.lines() * tile_stride::<T>(self.n),
+            },
         }
     }
 
     /// Transforms one task of a strided sweep: the lines `c0..c0 + w` (clipped) of plane `o`,
-    /// where `w` is [`Sweep::lines`]`(columns)` and `task = o · blocks + c0 / w`. Row `i` of
-    /// plane `o` (the run of `inner` elements at line position `i`) is read from
-    /// `from.row(o · n + i)` and written to `to.row(o · n + i)`, scaled on the way. With
-    /// `columns` (see [`Sweep::column`]) and a column FFT for this length, the column FFT
-    /// transforms the rows where they are (the `column` module); otherwise the lines are
+    /// where `w` is [`Sweep::lines`] and `task = o · blocks + c0 / w`. Row `i` of plane `o`
+    /// (the run of `inner` elements at line position `i`) is read from `from.row(o · n + i)`
+    /// and written to `to.row(o · n + i)`, scaled on the way. Where this length has a column
+    /// FFT, it transforms the rows where they are (the `column` module), whatever their
+    /// alignment (a vector across two cache lines costs two accesses, still less than a
+    /// tile's two copies: item 21 of docs/performance.md); otherwise the lines are
     /// gathered into a tile (one line every [`tile_stride`] elements, by
     /// [`crate::transpose`]'s 4 × 4 blocks where it can), transformed there and scattered.
     ///
@@ -213,7 +203,7 @@ impl<T: Real> Sweep<T> {
     /// an in-place sweep, since a tile is gathered before it is scattered, and a column FFT
     /// reads every row before it writes one).
     #[allow(clippy::too_many_arguments)]
-    unsafe fn strided_tile(
+    unsafe fn strided_task(
         &self,
         from: Rows<'_, T>,
         to: Rows<'_, T>,
@@ -222,15 +212,14 @@ impl<T: Real> Sweep<T> {
         task: usize,
         scale: Option<T>,
         scratch: &mut [Complex<T>],
-        columns: bool,
     ) {
         let n = self.n;
         let stride = tile_stride::<T>(n);
-        let lines = self.lines(columns);
+        let lines = self.lines();
         let (o, block) = (task / blocks, task % blocks);
         let c0 = block * lines;
         let width = lines.min(inner - c0);
-        if let Some(column) = self.column(columns) {
+        if let Some(column) = self.column.as_deref() {
             // A column FFT exists only for complex f64 of at most MAX_LEN (`Sweep::new`), so
             // `T` is `f64` and the rows fit.
             debug_assert!(n <= MAX_LEN && std::mem::size_of::<T>() == 8);
@@ -297,7 +286,7 @@ impl<T: Real> Sweep<T> {
         };
         debug_assert_eq!(planes.groups * planes.count, outer);
         let scale = (scale != T::one()).then_some(scale);
-        let blocks = inner.div_ceil(self.lines(true));
+        let blocks = inner.div_ceil(self.lines());
         let tasks = planes.tasks(blocks);
         let nworkers = workers.len();
         workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
@@ -306,7 +295,7 @@ impl<T: Real> Sweep<T> {
                 let task = plane * blocks + block;
                 // SAFETY: the caller's contract; tasks cover disjoint (plane, column-block)
                 // sets, so workers write disjoint elements.
-                unsafe { self.strided_tile(from, to, inner, blocks, task, scale, scratch, true) };
+                unsafe { self.strided_task(from, to, inner, blocks, task, scale, scratch) };
             }
         });
     }
@@ -340,19 +329,12 @@ impl<T: Real> Sweep<T> {
                 }
             }
             Shape::Strided { outer, inner } => {
-                // Rows in cache take the column FFT when they are whole cache lines (then
-                // every row starts as row 0 does, and its vectors are aligned where row 0's
-                // are); the choice depends on the shape alone, so results do not depend on
-                // where the buffers lie.
-                let columns = (inner * std::mem::size_of::<Complex<T>>()).is_multiple_of(64);
-                let blocks = inner.div_ceil(self.lines(columns));
+                let blocks = inner.div_ceil(self.lines());
                 let (from, to) = Rows::in_or_out(data, input, inner);
                 for task in 0..outer * blocks {
                     // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably;
                     // `from` is the input (only read, same length) or `data` itself.
-                    unsafe {
-                        self.strided_tile(from, to, inner, blocks, task, scale, scratch, columns)
-                    };
+                    unsafe { self.strided_task(from, to, inner, blocks, task, scale, scratch) };
                 }
             }
         }
@@ -400,7 +382,7 @@ impl<T: Real> Sweep<T> {
                     .for_each(work);
             }
             Shape::Strided { outer, inner } => {
-                let blocks = inner.div_ceil(self.lines(true));
+                let blocks = inner.div_ceil(self.lines());
                 let tasks = outer * blocks;
                 let nworkers = workers.len();
                 assert_eq!(data.len(), outer * n * inner);
@@ -413,9 +395,7 @@ impl<T: Real> Sweep<T> {
                         // SAFETY: tasks cover disjoint (outer, column-block) sets, so workers
                         // touch disjoint elements of the block of outer·n·inner elements;
                         // `from` is the input (only read) or `data` itself.
-                        unsafe {
-                            self.strided_tile(from, to, inner, blocks, task, scale, scratch, true)
-                        };
+                        unsafe { self.strided_task(from, to, inner, blocks, task, scale, scratch) };
                     }
                 });
             }
@@ -473,7 +453,7 @@ pub(crate) struct Rows<'a, T> {
 }
 
 // SAFETY: the pointers are only dereferenced under the contracts of `Sweep::run_mapped` and
-// `Sweep::strided_tile`, which keep workers on disjoint elements.
+// `Sweep::strided_task`, which keep workers on disjoint elements.
 unsafe impl<T: Send> Send for Rows<'_, T> {}
 unsafe impl<T: Send> Sync for Rows<'_, T> {}
 
@@ -1317,8 +1297,8 @@ impl<T: Real> PlaneKernel<T> {
     /// `planes` planes of FFT sweeps planned on one plane of memory shape `plane_shape`.
     pub(crate) fn ffts(mut sweeps: Vec<Sweep<T>>, planes: usize, plane_shape: &[usize]) -> Self {
         assert!(!sweeps.is_empty() && !plane_shape.is_empty());
-        // The sweep across the rows goes last, so that its tiles can scatter straight to
-        // the rows (sweeps along different axes commute).
+        // The sweep across the rows goes last, so that it can write straight to the rows
+        // that go out (sweeps along different axes commute).
         sweeps.sort_by_key(|s| s.position == 0);
         let len: usize = plane_shape.iter().product();
         Self {
@@ -1455,8 +1435,9 @@ impl<T: Real> PlaneKernel<T> {
                             let y: &mut [Complex<T>] = bytemuck::cast_slice_mut(y);
                             let x: &[Complex<T>] = bytemuck::cast_slice(x);
                             let count = sweeps.len();
-                            // A last sweep across the rows scatters its tiles straight to
-                            // rows that go out (no copy of the plane).
+                            // A last sweep across the rows writes straight to the rows that
+                            // go out (no copy of the plane): its column FFT's second pass, or
+                            // its tiles' scatter.
                             let across = match to {
                                 PlaneEnd::Rows(r) => sweeps
                                     .last()
@@ -1476,9 +1457,9 @@ impl<T: Real> PlaneKernel<T> {
                                     y.as_ptr()
                                 };
                                 let from = Rows::block(src as *mut Complex<T>, inner);
-                                let blocks = inner.div_ceil(sweep.lines(false));
+                                let blocks = inner.div_ceil(sweep.lines());
                                 for task in 0..blocks {
-                                    sweep.strided_tile(
+                                    sweep.strided_task(
                                         from,
                                         to,
                                         inner,
@@ -1486,7 +1467,6 @@ impl<T: Real> PlaneKernel<T> {
                                         task,
                                         scaled(true),
                                         scratch,
-                                        false,
                                     );
                                 }
                                 continue;

@@ -38,8 +38,9 @@ fn fft_body() {
     let shapes: [&[usize]; 9] = [
         &[11, 7, 13],
         &[16, 21, 41],
-        // Axes of 32, 64 and 256 have column FFTs (`fft_core::column`), partial vectors too;
-        // the last shape's rows are whole cache lines, so its sweeps in cache take them too.
+        // Axes of 32, 64 and 256 have column FFTs (`fft_core::column`), in memory and in cache,
+        // partial vectors too; rows of 6, 3·5 or 5 elements start at every 16-byte offset of
+        // a cache line, those of the last shape on whole lines.
         &[32, 64, 6],
         &[256, 3, 5],
         &[16, 32, 8],
