@@ -567,6 +567,19 @@ impl<T: Real> LocalFft<T> {
         memory_shape: &[usize],
         positions: &[usize],
     ) -> Self {
+        // A contiguous sweep (the last memory position) given first goes second instead
+        // (sweeps along different axes commute): from an input, the first sweep reads it as
+        // it transforms, a strided one in its column FFT's first pass, where a contiguous one
+        // copies the lines first (256³ c2c on 2 ranks: 0.069–0.072 → 0.066–0.068 s per
+        // pair). A swap of the first two keeps the order of the axes the same however the
+        // sweeps split into the in-cache group and the rest, so a batch stays bit-identical
+        // to its fields transformed one by one.
+        let (mut ffts, mut positions) = (ffts, positions.to_vec());
+        if positions.len() >= 2 && positions[0] + 1 == memory_shape.len() {
+            ffts.swap(0, 1);
+            positions.swap(0, 1);
+        }
+        let positions = &positions[..];
         let lowest = *positions.iter().min().expect("at least one sweep");
         let mut sorted = positions.to_vec();
         sorted.sort_unstable();
