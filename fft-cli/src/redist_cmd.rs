@@ -198,7 +198,8 @@ fn run<T: Element + PartialEq>(
         )),
     };
     let plan_s = max_over(world, t.elapsed().as_secs_f64());
-    let huge = |n: usize| redist::alloc::huge_vec::<T>(n);
+    // The blocks and message buffers on cache lines and huge pages, as the FFT plans' own.
+    let huge = |n: usize| redist::alloc::AlignedBuf::<T>::new(n);
     let (src_len, dst_len) = (from.local_len(rank), to.local_len(rank));
     let mut src = huge(src_len);
     from.fill_index_valued(rank, &mut src, value);

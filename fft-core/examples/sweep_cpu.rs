@@ -3,6 +3,7 @@
 //! --example sweep_cpu -- 256 128 256`.
 use fft_core::local::Sweep;
 use num_complex::Complex;
+use redist::alloc::AlignedBuf;
 use rustfft::FftPlanner;
 
 fn cpu_seconds() -> f64 {
@@ -27,12 +28,12 @@ fn main() {
     };
     let len: usize = shape.iter().product();
     // On huge pages and a cache line, as the plans' own blocks.
-    let mut data: redist::alloc::AlignedBuf<Complex<f64>> = redist::alloc::AlignedBuf::new(len);
+    let mut data: AlignedBuf<Complex<f64>> = AlignedBuf::new(len);
     data.fill(Complex::new(1.0, 0.5));
     let mut planner = FftPlanner::<f64>::new();
     for (position, &n) in shape.iter().enumerate() {
         let sweep = Sweep::new(planner.plan_fft_forward(n), &shape, position);
-        let mut workers = [redist::alloc::AlignedBuf::new(sweep.scratch_len())];
+        let mut workers = [AlignedBuf::new(sweep.scratch_len())];
         let mut best = f64::INFINITY;
         for _ in 0..5 {
             let t = cpu_seconds();

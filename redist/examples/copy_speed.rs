@@ -1,13 +1,14 @@
 //! Times the strided copy kernel on a 3-D block: `cargo run --release --example copy_speed -- N`.
 use num_complex::Complex;
+use redist::alloc::AlignedBuf;
 use redist::pack::{compact_strides, CopyPlan};
 use std::time::Instant;
 
 fn main() {
     let n: usize = std::env::args().nth(1).map_or(256, |s| s.parse().unwrap());
     let shape = [n, n, n];
-    let src: Vec<Complex<f64>> = redist::alloc::huge_vec(n * n * n);
-    let mut dst: Vec<Complex<f64>> = redist::alloc::huge_vec(n * n * n);
+    let src: AlignedBuf<Complex<f64>> = AlignedBuf::new(n * n * n);
+    let mut dst: AlignedBuf<Complex<f64>> = AlignedBuf::new(n * n * n);
     let ss = compact_strides(&shape, &[0, 1, 2]);
     for order in [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]] {
         let ds = compact_strides(&shape, &order);

@@ -2,35 +2,20 @@
 //!
 //! Transposing copies touch many pages at once; with 4 KiB pages they miss the TLB on almost
 //! every access. On Linux with THP in `madvise` mode (a common default), buffers are only
-//! backed by 2 MiB pages if asked, which [`huge_vec`] and [`AlignedBuf`] do before touching
-//! the memory. An [`AlignedBuf`] also starts on a cache line.
-
-/// A vector of `len` default values whose memory is advised to use huge pages (Linux
-/// `madvise(MADV_HUGEPAGE)`, a no-op elsewhere or when refused).
-///
-/// ```
-/// let v: Vec<f64> = redist::alloc::huge_vec(1 << 20);
-/// assert_eq!(v.len(), 1 << 20);
-/// assert!(v.iter().all(|&x| x == 0.0));
-/// ```
-pub fn huge_vec<T: Default + Clone>(len: usize) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(len);
-    advise_huge(v.as_mut_ptr() as *mut u8, len * std::mem::size_of::<T>());
-    v.resize(len, T::default());
-    v
-}
+//! backed by 2 MiB pages if asked, which [`AlignedBuf`] does before touching the memory; it
+//! also starts on a cache line.
 
 /// Bytes of a cache line: where [`AlignedBuf`] starts its elements.
 pub const CACHE_LINE: usize = 64;
 
 /// A fixed-length heap buffer of default values that starts on a cache line ([`CACHE_LINE`]
-/// bytes), advised to use huge pages like [`huge_vec`]; dereferences to a slice.
+/// bytes), advised to use huge pages; dereferences to a slice.
 ///
 /// A `Vec` from the heap starts 16 bytes past a cache line when large (glibc's chunk header
 /// before an `mmap`ed block), so every row of a block whose rows are whole cache lines then
 /// straddles two lines, and a 64-byte vector load from it costs two accesses. The plans'
 /// private blocks and work buffers are `AlignedBuf`s (a one-rank 256³ c2c pair measured
-/// 2–3 % faster on them than on `huge_vec`s).
+/// 2–3 % faster on them than on such `Vec`s).
 ///
 /// ```
 /// use redist::alloc::{AlignedBuf, CACHE_LINE};

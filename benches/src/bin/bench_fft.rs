@@ -199,9 +199,9 @@ fn complex_passes(
 /// `parts` equal shares of lines that as many threads transform at once, each in its own
 /// buffer (on 2 MiB pages and a cache line, as dfft's blocks): the slowest share of a round,
 /// best of three rounds. With one part, one core's time for the whole work; with more, what
-/// the cores give while they share the memory system. c2c: complex FFTs along every axis. r2c: a real FFT of every last-axis line
-/// (realfft) and its inverse, plus complex FFTs of the other axes' lengths on the half
-/// spectrum.
+/// the cores give while they share the memory system. c2c: complex FFTs along every axis.
+/// r2c: a real FFT of every last-axis line (realfft) and its inverse, plus complex FFTs of
+/// the other axes' lengths on the half spectrum.
 fn fft_floor(kind: &str, shape: &[usize], parts: usize) -> f64 {
     let barrier = std::sync::Barrier::new(parts);
     let times: Vec<[f64; 3]> = std::thread::scope(|s| {
