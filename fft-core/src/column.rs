@@ -19,6 +19,16 @@
 //! Since every source row is read (pass 1) before any destination row is written (pass 2), a
 //! block may be transformed in place.
 //!
+//! The staging block (`n` rows of the task's columns, 1 MiB for 256 columns of length 256) is
+//! needed only for that last case. [`ColumnFft::run_direct`] runs without it: pass 1 writes
+//! its results into the destination rows `k2 + b · n1` (`k2 < b`), and pass 2 transforms each
+//! group of rows `k2 + b · n1` (`n1 < a`) in place. That is right whenever pass 1 never
+//! overwrites a row that a later pass-1 group still reads: out of place (no source row is a
+//! destination row), or in place when the rows come *digit-swapped* ([`ColumnFft::swapped`]:
+//! element `n1 + a · n2` of the column lies in row `n2 + b · n1`), so that each pass-1 group
+//! writes back exactly the rows it read. A step before the sweep that writes its planes to
+//! the swapped rows (`local::LocalFft`) thus spares the staging block and its copy.
+//!
 //! Lengths 16, 32, 64, 128 and 256 (radices 4, 8 and 16) of complex `f64` on CPUs with
 //! AVX-512F have a kernel; [`ColumnFft::new`] returns `None` otherwise and the sweep keeps
 //! its tiles.
@@ -33,15 +43,18 @@ const LANES: usize = 4;
 pub(crate) const MAX_LEN: usize = 256;
 
 /// The kernel of one length and direction: `(plan, source rows, destination rows, columns,
-/// scale, staging)`.
+/// scale, staging)`; the direct form takes a null staging pointer.
 type Kernel = unsafe fn(&ColumnFft, &[*const f64], &[*mut f64], usize, Option<f64>, *mut f64);
 
 /// A planned column FFT of one length and direction (see the module docs).
 pub(crate) struct ColumnFft {
     n: usize,
+    /// The radix of pass 2 (`a`); pass 1's is `n / a` (`b`).
+    a: usize,
     /// `W_n^j` for `j < n` (conjugated for the inverse): real parts, then imaginary parts.
     twiddles: Vec<f64>,
-    kernel: Kernel,
+    /// Through a staging block, and direct ([`ColumnFft::run_direct`]).
+    kernels: [Kernel; 2],
 }
 
 impl ColumnFft {
@@ -56,7 +69,7 @@ impl ColumnFft {
         }
         let n = fft.len();
         let inverse = fft.fft_direction() == FftDirection::Inverse;
-        let kernel = kernel_for(n, inverse)?;
+        let (a, kernels) = kernels_for(n, inverse)?;
         let sign = if inverse { 1.0 } else { -1.0 };
         let (re, im): (Vec<f64>, Vec<f64>) = (0..n)
             .map(|j| {
@@ -66,9 +79,18 @@ impl ColumnFft {
             .unzip();
         Some(Self {
             n,
+            a,
             twiddles: [re, im].concat(),
-            kernel,
+            kernels,
         })
+    }
+
+    /// The row that holds element `i` of a column when the rows come digit-swapped for an
+    /// in-place [`ColumnFft::run_direct`]: element `n1 + a · n2` lies in row `n2 + b · n1`.
+    /// A permutation of `0..n`.
+    pub(crate) fn swapped(&self, i: usize) -> usize {
+        let b = self.n / self.a;
+        (i / self.a) + b * (i % self.a)
     }
 
     /// Complex elements of staging for `cols` columns ([`staging_len`]).
@@ -100,7 +122,7 @@ impl ColumnFft {
         unsafe {
             let src = std::slice::from_raw_parts(src.as_ptr() as *const *const f64, src.len());
             let dst = std::slice::from_raw_parts(dst.as_ptr() as *const *mut f64, dst.len());
-            (self.kernel)(
+            (self.kernels[0])(
                 self,
                 src,
                 dst,
@@ -108,6 +130,32 @@ impl ColumnFft {
                 scale,
                 staging.as_mut_ptr() as *mut f64,
             );
+        }
+    }
+
+    /// Transforms `cols` columns as [`ColumnFft::run`] does, without a staging block: pass 1
+    /// writes straight into the destination rows, pass 2 works there in place (module docs).
+    ///
+    /// # Safety
+    /// As [`ColumnFft::run`] (without the staging), and pass 1 never overwrites a row that a
+    /// later pass-1 group reads: either no source row is a destination row (out of place),
+    /// or `src[i] == dst[self.swapped(i)]` for every `i` (in place, rows digit-swapped).
+    pub(crate) unsafe fn run_direct(
+        &self,
+        src: &[*const Complex<f64>],
+        dst: &[*mut Complex<f64>],
+        cols: usize,
+        scale: Option<f64>,
+    ) {
+        debug_assert!(
+            src.len() == self.n && dst.len() == self.n,
+            "one row per element"
+        );
+        // SAFETY: as in `run`; the direct kernel never touches the staging pointer.
+        unsafe {
+            let src = std::slice::from_raw_parts(src.as_ptr() as *const *const f64, src.len());
+            let dst = std::slice::from_raw_parts(dst.as_ptr() as *const *mut f64, dst.len());
+            (self.kernels[1])(self, src, dst, cols, scale, std::ptr::null_mut());
         }
     }
 }
@@ -137,26 +185,30 @@ fn available() -> bool {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn kernel_for(_n: usize, _inverse: bool) -> Option<Kernel> {
+fn kernels_for(_n: usize, _inverse: bool) -> Option<(usize, [Kernel; 2])> {
     None
 }
 
 #[cfg(target_arch = "x86_64")]
-fn kernel_for(n: usize, inverse: bool) -> Option<Kernel> {
+fn kernels_for(n: usize, inverse: bool) -> Option<(usize, [Kernel; 2])> {
     use avx512::columns;
+    /// Radices `A` (pass 2) and `B` (pass 1): the staged and the direct kernel.
+    fn pair<const A: usize, const B: usize>(inverse: bool) -> (usize, [Kernel; 2]) {
+        let kernels: [Kernel; 2] = if inverse {
+            [columns::<A, B, true, false>, columns::<A, B, true, true>]
+        } else {
+            [columns::<A, B, false, false>, columns::<A, B, false, true>]
+        };
+        (A, kernels)
+    }
     // The two radices as equal as the lengths allow: the first runs in pass 2 (a), the
     // second in pass 1 (b).
-    Some(match (n, inverse) {
-        (16, false) => columns::<4, 4, false>,
-        (16, true) => columns::<4, 4, true>,
-        (32, false) => columns::<8, 4, false>,
-        (32, true) => columns::<8, 4, true>,
-        (64, false) => columns::<8, 8, false>,
-        (64, true) => columns::<8, 8, true>,
-        (128, false) => columns::<16, 8, false>,
-        (128, true) => columns::<16, 8, true>,
-        (256, false) => columns::<16, 16, false>,
-        (256, true) => columns::<16, 16, true>,
+    Some(match n {
+        16 => pair::<4, 4>(inverse),
+        32 => pair::<8, 4>(inverse),
+        64 => pair::<8, 8>(inverse),
+        128 => pair::<16, 8>(inverse),
+        256 => pair::<16, 16>(inverse),
         _ => return None,
     })
 }
@@ -319,12 +371,19 @@ mod avx512 {
         ((1u32 << (2 * rem)) - 1) as __mmask8
     }
 
-    /// The column FFT of length `A · B` (see the module docs).
+    /// The column FFT of length `A · B` (see the module docs): through the staging block, or
+    /// `DIRECT` through the destination rows (pass 1 into rows `k2 + B n1`, pass 2 in place).
     ///
     /// # Safety
-    /// As [`ColumnFft::run`]; the CPU has AVX-512F.
+    /// As [`ColumnFft::run`] (or [`ColumnFft::run_direct`] when `DIRECT`); the CPU has
+    /// AVX-512F.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn columns<const A: usize, const B: usize, const INV: bool>(
+    pub(super) unsafe fn columns<
+        const A: usize,
+        const B: usize,
+        const INV: bool,
+        const DIRECT: bool,
+    >(
         plan: &ColumnFft,
         src: &[*const f64],
         dst: &[*mut f64],
@@ -367,15 +426,29 @@ mod avx512 {
         // (partial vectors are masked) and below `n · stride` past the aligned start of
         // staging, which has a vector of room for that; twiddle indices `n1 · k2` are below `n`.
         unsafe {
-            let staging = staging.add((64 - staging as usize % 64) % 64 / 8);
+            let staging = if DIRECT {
+                staging
+            } else {
+                staging.add((64 - staging as usize % 64) % 64 / 8)
+            };
             // Pass 1: DFTs of length B down rows n1 + A n2, twiddled, into staging rows
-            // k2 A + n1.
+            // k2 A + n1 (direct: destination rows k2 + B n1).
             for n1 in 0..A {
                 let mut rows = [std::ptr::null::<f64>(); B];
                 for (n2, row) in rows.iter_mut().enumerate() {
                     *row = src[n1 + A * n2];
                 }
-                let out = staging.add(n1 * stride);
+                let mut outs = [std::ptr::null_mut::<f64>(); B];
+                if DIRECT {
+                    for (k2, row) in outs.iter_mut().enumerate() {
+                        *row = dst[k2 + B * n1];
+                    }
+                }
+                let out = if DIRECT {
+                    staging
+                } else {
+                    staging.add(n1 * stride)
+                };
                 let step = |j: usize, partial: Option<__mmask8>| {
                     let at = row_at(j);
                     let mut x = [_mm512_setzero_pd(); B];
@@ -395,24 +468,39 @@ mod avx512 {
                             let (re, im) = (*tw_re.add(j), *tw_im.add(j));
                             cmul(y, _mm512_set1_pd(re), _mm512_set1_pd(im))
                         };
-                        _mm512_store_pd(out.add(k2 * A * stride + 8 * j), y);
+                        if !DIRECT {
+                            _mm512_store_pd(out.add(k2 * A * stride + 8 * j), y);
+                        } else if let Some(mask) = partial {
+                            _mm512_mask_storeu_pd(outs[k2].add(at), mask, y);
+                        } else {
+                            _mm512_storeu_pd(outs[k2].add(at), y);
+                        }
                     }
                 };
                 each_vector((first, tail, vectors), mask, step);
             }
-            // Pass 2: DFTs of length A down staging rows k2 A + n1, into rows k2 + B k1.
+            // Pass 2: DFTs of length A down staging rows k2 A + n1 (direct: destination rows
+            // k2 + B n1), into rows k2 + B k1.
             let factor = _mm512_set1_pd(scale.unwrap_or(1.0));
             for k2 in 0..B {
                 let mut rows = [std::ptr::null_mut::<f64>(); A];
                 for (k1, row) in rows.iter_mut().enumerate() {
                     *row = dst[k2 + B * k1];
                 }
-                let from = staging.add(k2 * A * stride);
+                let from = if DIRECT {
+                    staging
+                } else {
+                    staging.add(k2 * A * stride)
+                };
                 let step = |j: usize, partial: Option<__mmask8>| {
                     let at = row_at(j);
                     let mut x = [_mm512_setzero_pd(); A];
                     for (n1, x) in x.iter_mut().enumerate() {
-                        *x = _mm512_load_pd(from.add(n1 * stride + 8 * j));
+                        *x = match (DIRECT, partial) {
+                            (false, _) => _mm512_load_pd(from.add(n1 * stride + 8 * j)),
+                            (true, Some(mask)) => _mm512_maskz_loadu_pd(mask, rows[n1].add(at)),
+                            (true, None) => _mm512_loadu_pd(rows[n1].add(at)),
+                        };
                     }
                     dft::<A, INV>(&mut x);
                     for (&y, row) in x.iter().zip(&rows) {
@@ -497,6 +585,77 @@ mod tests {
                                     "n {n} {direction:?} cols {cols} in place {in_place}: \
                                      row {i} column {c}: {got} != {e}"
                                 );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The direct form (no staging) against rustfft: out of place, and in place on rows
+    /// that come digit-swapped, every length and direction, partial vectors, scaled or not.
+    #[test]
+    fn direct_columns_match_rustfft() {
+        if !available() {
+            eprintln!("SKIPPED direct_columns_match_rustfft: this CPU has no AVX-512F");
+            return;
+        }
+        let mut planner = FftPlanner::<f64>::new();
+        for n in [16, 32, 64, 128, 256] {
+            for direction in [FftDirection::Forward, FftDirection::Inverse] {
+                let fft = planner.plan_fft(n, direction);
+                let plan = ColumnFft::new(&*fft, 8).expect("a kernel for this length");
+                let mut seen = vec![false; n];
+                for i in 0..n {
+                    seen[plan.swapped(i)] = true;
+                }
+                assert!(seen.iter().all(|&s| s), "n {n}: swapped is a permutation");
+                for cols in [1, 4, 6, 13] {
+                    let pitch = cols + 2;
+                    let input: Vec<Complex<f64>> = (0..n * pitch)
+                        .map(|i| value(i / pitch, i % pitch))
+                        .collect();
+                    for (in_place, scale) in [(false, Some(0.25)), (true, None)] {
+                        let mut out = vec![Complex::new(9.0, 9.0); n * pitch];
+                        if in_place {
+                            // Element i of each column in row swapped(i).
+                            for i in 0..n {
+                                let (to, from) = (plan.swapped(i) * pitch, i * pitch);
+                                out[to..to + pitch].copy_from_slice(&input[from..from + pitch]);
+                            }
+                        }
+                        let base = out.as_mut_ptr();
+                        let rows_out: Vec<*mut Complex<f64>> =
+                            (0..n).map(|i| base.wrapping_add(i * pitch + 1)).collect();
+                        let rows_in: Vec<*const Complex<f64>> = (0..n)
+                            .map(|i| match in_place {
+                                true => rows_out[plan.swapped(i)] as *const _,
+                                false => input[i * pitch + 1..].as_ptr(),
+                            })
+                            .collect();
+                        // SAFETY: n rows of `cols` valid elements each, disjoint from the
+                        // destination or that same row of it, digit-swapped.
+                        unsafe { plan.run_direct(&rows_in, &rows_out, cols, scale) };
+                        for c in 1..=cols {
+                            let mut expected: Vec<Complex<f64>> =
+                                (0..n).map(|i| input[i * pitch + c]).collect();
+                            fft.process(&mut expected);
+                            for (i, e) in expected.iter().enumerate() {
+                                let e = e * scale.unwrap_or(1.0);
+                                let got = out[i * pitch + c];
+                                assert!(
+                                    (got - e).norm() < 1e-12 * n as f64,
+                                    "n {n} {direction:?} cols {cols} in place {in_place}: \
+                                     row {i} column {c}: {got} != {e}"
+                                );
+                            }
+                        }
+                        if !in_place {
+                            for i in 0..n {
+                                for c in [0, pitch - 1] {
+                                    assert_eq!(out[i * pitch + c], Complex::new(9.0, 9.0));
+                                }
                             }
                         }
                     }

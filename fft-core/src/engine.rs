@@ -1247,21 +1247,29 @@ where
             };
         let send_len = complex_len(exchange_scalars(&Exchange::send_len, &Messages::send_len));
         let recv_len = complex_len(exchange_scalars(&Exchange::recv_len, &Messages::recv_len));
-        let scratch_len = forward_steps
-            .iter()
-            .chain(&backward_steps)
-            .map(|s| match s {
-                Step::Fft(local) => local.scratch_len(),
-                Step::Line { step, .. } => step.scratch_len(),
-                Step::Fused(f) => f.kernel.scratch_len(),
-                Step::Planes(planes) => planes.scratch_len(),
-                Step::Exchange { .. } => 0,
-            })
-            .max()
-            .unwrap_or(0);
-        let workers = (0..rayon::current_num_threads().max(1))
-            .map(|_| AlignedBuf::new(scratch_len))
-            .collect();
+        let threads = rayon::current_num_threads().max(1);
+        // A step reads its input where the schedule moves the data (`Engine::run`'s `at`),
+        // which decides whether an FFT step's column FFTs need their staging block.
+        let step_scratch = |steps: &[Step<T>], dests: &[At]| -> usize {
+            steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| match s {
+                    Step::Fft(local) => {
+                        let at = if i == 0 { At::Input } else { dests[i - 1] };
+                        local.scratch_len(at != dests[i], threads)
+                    }
+                    Step::Line { step, .. } => step.scratch_len(),
+                    Step::Fused(f) => f.kernel.scratch_len(),
+                    Step::Planes(planes) => planes.scratch_len(),
+                    Step::Exchange { .. } => 0,
+                })
+                .max()
+                .unwrap_or(0)
+        };
+        let scratch_len = step_scratch(&forward_steps, &forward_dests)
+            .max(step_scratch(&backward_steps, &backward_dests));
+        let workers = (0..threads).map(|_| AlignedBuf::new(scratch_len)).collect();
         let mut engine = Self {
             forward: Program {
                 steps: forward_steps,

@@ -87,6 +87,20 @@ enum Shape {
     Strided { outer: usize, inner: usize },
 }
 
+/// How a strided task's column FFT reaches its rows (the `column` module's two forms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Through {
+    /// Through the worker's staging block: in place, or mapped rows that may overlap.
+    Staging,
+    /// Straight through the destination rows: out of place (no source row is a destination
+    /// row), no staging.
+    Destination,
+    /// Straight through the destination rows, in place, no staging: each plane's rows come
+    /// digit-swapped (element `i` of a column in row [`ColumnFft::swapped`]`(i)`) and leave
+    /// in order.
+    Swapped,
+}
+
 /// A planned sweep of 1-D FFTs along one axis of a local block: the building block of
 /// [`crate::FftPlan`], usable alone for local transforms.
 ///
@@ -176,11 +190,18 @@ impl<T: Real> Sweep<T> {
 
     /// Scratch elements one worker needs for this sweep.
     pub fn scratch_len(&self) -> usize {
+        self.scratch_len_through(Through::Staging)
+    }
+
+    /// Scratch elements one worker needs for this sweep when its column FFT (if any) runs
+    /// `through` that way: only the staging form needs a staging block.
+    fn scratch_len_through(&self, through: Through) -> usize {
         let fft_scratch = self.fft.get_inplace_scratch_len();
         match self.shape {
             Shape::Contiguous { .. } => fft_scratch,
             Shape::Strided { .. } => match &self.column {
-                Some(column) => column.staging_len(self.lines()),
+                Some(column) if through == Through::Staging => column.staging_len(self.lines()),
+                Some(_) => 0,
                 None => fft_scratch + self.lines() * tile_stride::<T>(self.n),
             },
         }
@@ -202,6 +223,9 @@ impl<T: Real> Sweep<T> {
     /// `from`'s rows are not written by anyone meanwhile (they may be `to`'s own rows, as in
     /// an in-place sweep, since a tile is gathered before it is scattered, and a column FFT
     /// reads every row before it writes one).
+    ///
+    /// `through` says how a column FFT reaches the rows; with [`Through::Swapped`], row `i` of
+    /// the plane is read from `from.row(o · n + swapped(i))`, which must be `to`'s same row.
     #[allow(clippy::too_many_arguments)]
     unsafe fn strided_task(
         &self,
@@ -212,6 +236,7 @@ impl<T: Real> Sweep<T> {
         task: usize,
         scale: Option<T>,
         scratch: &mut [Complex<T>],
+        through: Through,
     ) {
         let n = self.n;
         let stride = tile_stride::<T>(n);
@@ -226,17 +251,31 @@ impl<T: Real> Sweep<T> {
             let mut rows_in = [std::ptr::null::<Complex<f64>>(); MAX_LEN];
             let mut rows_out = [std::ptr::null_mut::<Complex<f64>>(); MAX_LEN];
             for i in 0..n {
-                rows_in[i] = from.row(o * n + i).add(c0) as *const Complex<f64>;
+                let at = match through {
+                    Through::Swapped => column.swapped(i),
+                    Through::Staging | Through::Destination => i,
+                };
+                rows_in[i] = from.row(o * n + at).add(c0) as *const Complex<f64>;
                 rows_out[i] = to.row(o * n + i).add(c0) as *mut Complex<f64>;
             }
-            let staging = std::slice::from_raw_parts_mut(
-                scratch.as_mut_ptr() as *mut Complex<f64>,
-                scratch.len(),
-            );
             let scale = scale.map(|s| s.to_f64().expect("a finite scale"));
-            column.run(&rows_in[..n], &rows_out[..n], width, scale, staging);
+            if through == Through::Staging {
+                let staging = std::slice::from_raw_parts_mut(
+                    scratch.as_mut_ptr() as *mut Complex<f64>,
+                    scratch.len(),
+                );
+                column.run(&rows_in[..n], &rows_out[..n], width, scale, staging);
+            } else {
+                // SAFETY (run_direct's extra condition): `Destination` is out of place, and
+                // `Swapped` reads row `swapped(i)` of `to` itself as element `i`.
+                column.run_direct(&rows_in[..n], &rows_out[..n], width, scale);
+            }
             return;
         }
+        debug_assert!(
+            through != Through::Swapped,
+            "only column FFTs take swapped rows"
+        );
         let (tile, fft_scratch) = scratch.split_at_mut(lines * stride);
         let src = |i| from.row(o * n + i).add(c0) as *const _;
         gather(src, n, width, tile.as_mut_ptr(), stride);
@@ -295,7 +334,18 @@ impl<T: Real> Sweep<T> {
                 let task = plane * blocks + block;
                 // SAFETY: the caller's contract; tasks cover disjoint (plane, column-block)
                 // sets, so workers write disjoint elements.
-                unsafe { self.strided_task(from, to, inner, blocks, task, scale, scratch) };
+                unsafe {
+                    self.strided_task(
+                        from,
+                        to,
+                        inner,
+                        blocks,
+                        task,
+                        scale,
+                        scratch,
+                        Through::Staging,
+                    )
+                };
             }
         });
     }
@@ -330,11 +380,14 @@ impl<T: Real> Sweep<T> {
             }
             Shape::Strided { outer, inner } => {
                 let blocks = inner.div_ceil(self.lines());
+                let through = through_for(input.is_some(), false);
                 let (from, to) = Rows::in_or_out(data, input, inner);
                 for task in 0..outer * blocks {
                     // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably;
                     // `from` is the input (only read, same length) or `data` itself.
-                    unsafe { self.strided_task(from, to, inner, blocks, task, scale, scratch) };
+                    unsafe {
+                        self.strided_task(from, to, inner, blocks, task, scale, scratch, through)
+                    };
                 }
             }
         }
@@ -352,6 +405,20 @@ impl<T: Real> Sweep<T> {
         input: Option<&[Complex<T>]>,
         scale: T,
         workers: &mut [AlignedBuf<Complex<T>>],
+    ) {
+        self.run_through(data, input, scale, workers, false);
+    }
+
+    /// [`Sweep::run`]; with `swapped` (in place, a column FFT, one plane), element `i` of
+    /// each column comes in row [`ColumnFft::swapped`]`(i)` and leaves in row `i`, and the
+    /// workers need no staging block.
+    fn run_through(
+        &self,
+        data: &mut [Complex<T>],
+        input: Option<&[Complex<T>]>,
+        scale: T,
+        workers: &mut [AlignedBuf<Complex<T>>],
+        swapped: bool,
     ) {
         if self.n == 0 || data.is_empty() {
             return;
@@ -386,6 +453,8 @@ impl<T: Real> Sweep<T> {
                 let tasks = outer * blocks;
                 let nworkers = workers.len();
                 assert_eq!(data.len(), outer * n * inner);
+                let through = through_for(input.is_some(), swapped);
+                debug_assert!(through != Through::Swapped || self.column.is_some());
                 // With an input, the tiles gather from it directly (no copy first).
                 let (from, to) = Rows::in_or_out(data, input, inner);
                 workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
@@ -395,11 +464,26 @@ impl<T: Real> Sweep<T> {
                         // SAFETY: tasks cover disjoint (outer, column-block) sets, so workers
                         // touch disjoint elements of the block of outer·n·inner elements;
                         // `from` is the input (only read) or `data` itself.
-                        unsafe { self.strided_task(from, to, inner, blocks, task, scale, scratch) };
+                        unsafe {
+                            self.strided_task(
+                                from, to, inner, blocks, task, scale, scratch, through,
+                            )
+                        };
                     }
                 });
             }
         }
+    }
+}
+
+/// How a strided sweep's column FFT reaches its rows: out of place from an input straight
+/// through the destination, in place through the staging block unless the rows come
+/// digit-swapped.
+fn through_for(input: bool, swapped: bool) -> Through {
+    match (input, swapped) {
+        (true, _) => Through::Destination,
+        (false, true) => Through::Swapped,
+        (false, false) => Through::Staging,
     }
 }
 
@@ -556,6 +640,10 @@ pub(crate) struct LocalFft<T: Real> {
     rest: Vec<Sweep<T>>,
     sub_len: usize,
     blocks: usize,
+    /// Whether the in-cache group, from an input, writes its sub-blocks digit-swapped for
+    /// the one sweep left (along memory position 0, one sub-block per element, a column
+    /// FFT), so that sweep runs in place without a staging block (`crate::column`).
+    swap: bool,
 }
 
 impl<T: Real> LocalFft<T> {
@@ -605,24 +693,52 @@ impl<T: Real> LocalFft<T> {
             .filter(|(_, &p)| p >= first)
             .map(|(f, &p)| Sweep::new(f.clone(), sub_shape, p - first))
             .collect();
-        let rest = ffts
+        let rest: Vec<Sweep<T>> = ffts
             .iter()
             .zip(positions)
             .filter(|(_, &p)| p < first)
             .map(|(f, &p)| Sweep::new(f.clone(), memory_shape, p))
             .collect();
+        let blocks: usize = memory_shape[..first].iter().product();
+        let swap = match rest.as_slice() {
+            [last] => first == 1 && last.column.is_some() && last.n == blocks,
+            _ => false,
+        };
         Self {
             whole,
             fused,
             rest,
             sub_len: sub_shape.iter().product(),
-            blocks: memory_shape[..first].iter().product(),
+            blocks,
+            swap,
         }
     }
 
-    /// Scratch elements one worker needs.
-    pub(crate) fn scratch_len(&self) -> usize {
-        self.whole.iter().map(Sweep::scratch_len).max().unwrap_or(0)
+    /// Whether [`LocalFft::run`] takes the in-cache group with `workers` workers.
+    fn in_cache(&self, workers: usize) -> bool {
+        self.fused.len() >= 2 && self.blocks >= 2 * workers && self.sub_len > 0
+    }
+
+    /// Scratch elements one worker needs, when the step reads an input (`from_input`) or
+    /// runs in place: a column FFT needs its staging block only in place on rows in order.
+    pub(crate) fn scratch_len(&self, from_input: bool, workers: usize) -> usize {
+        let first = |sweep: &Sweep<T>| sweep.scratch_len_through(through_for(from_input, false));
+        let later = |sweep: &Sweep<T>| sweep.scratch_len_through(Through::Staging);
+        let (head, tail): (&[Sweep<T>], &[Sweep<T>]) = if self.in_cache(workers) {
+            (&self.fused, &self.rest)
+        } else {
+            (&self.whole, &[])
+        };
+        let rest = tail
+            .iter()
+            .map(|sweep| sweep.scratch_len_through(through_for(false, from_input && self.swap)));
+        head.iter()
+            .take(1)
+            .map(first)
+            .chain(head.iter().skip(1).map(later))
+            .chain(rest)
+            .max()
+            .unwrap_or(0)
     }
 
     /// The sweeps planned again on one plane of a block of `memory_shape` (the sub-block at
@@ -657,7 +773,7 @@ impl<T: Real> LocalFft<T> {
         scale: T,
         workers: &mut [AlignedBuf<Complex<T>>],
     ) {
-        if self.fused.len() < 2 || self.blocks < 2 * workers.len() || self.sub_len == 0 {
+        if !self.in_cache(workers.len()) {
             let count = self.whole.len();
             for (i, sweep) in self.whole.iter().enumerate() {
                 let last = i + 1 == count;
@@ -668,27 +784,41 @@ impl<T: Real> LocalFft<T> {
         }
         let fused_scale = (self.rest.is_empty() && scale != T::one()).then_some(scale);
         let count = self.fused.len();
-        let per_worker = self.blocks.div_ceil(workers.len()) * self.sub_len;
-        data.par_chunks_mut(per_worker)
-            .zip(workers.par_iter_mut())
-            .enumerate()
-            .for_each(|(w, (chunk, scratch))| {
-                for (b, block) in chunk.chunks_mut(self.sub_len).enumerate() {
-                    let offset = w * per_worker + b * self.sub_len;
-                    for (i, sweep) in self.fused.iter().enumerate() {
-                        let src = match (i, input) {
-                            (0, Some(input)) => Some(&input[offset..offset + self.sub_len]),
-                            _ => None,
-                        };
-                        let s = if i + 1 == count { fused_scale } else { None };
-                        sweep.run_serial(block, src, s, scratch);
-                    }
+        let (blocks, sub_len) = (self.blocks, self.sub_len);
+        assert_eq!(data.len(), blocks * sub_len);
+        // From an input, sub-block `b` goes to sub-block `swapped(b)` when the sweep left
+        // takes its rows digit-swapped (see `swap`).
+        let swap = self.swap && input.is_some();
+        let column = self.rest.first().and_then(|s| s.column.as_deref());
+        let target = |b: usize| match column {
+            Some(column) if swap => column.swapped(b),
+            _ => b,
+        };
+        let out = SharedMut(data.as_mut_ptr());
+        let nworkers = workers.len();
+        workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
+            for b in blocks * w / nworkers..blocks * (w + 1) / nworkers {
+                // SAFETY: `target` is a permutation of the sub-blocks and workers take
+                // disjoint ranges of them, so each sub-block of `data` has one writer.
+                let block = unsafe {
+                    std::slice::from_raw_parts_mut(out.get().add(target(b) * sub_len), sub_len)
+                };
+                let offset = b * sub_len;
+                for (i, sweep) in self.fused.iter().enumerate() {
+                    let src = match (i, input) {
+                        (0, Some(input)) => Some(&input[offset..offset + sub_len]),
+                        _ => None,
+                    };
+                    let s = if i + 1 == count { fused_scale } else { None };
+                    sweep.run_serial(block, src, s, scratch);
                 }
-            });
+            }
+        });
         let count = self.rest.len();
         for (i, sweep) in self.rest.iter().enumerate() {
             let last = i + 1 == count;
-            sweep.run(data, None, if last { scale } else { T::one() }, workers);
+            let s = if last { scale } else { T::one() };
+            sweep.run_through(data, None, s, workers, swap);
         }
     }
 }
@@ -1480,6 +1610,7 @@ impl<T: Real> PlaneKernel<T> {
                                         task,
                                         scaled(true),
                                         scratch,
+                                        Through::Staging,
                                     );
                                 }
                                 continue;
@@ -1534,6 +1665,60 @@ mod tests {
                     "n {n}: scratch {} > bound {}",
                     sweep.scratch_len(),
                     column_staging_bound(n)
+                );
+            }
+        }
+    }
+
+    /// A 3-D FFT from an input, whose in-cache group writes its planes digit-swapped so the
+    /// axis-0 column FFT runs in place without staging, against rustfft axis by axis; the
+    /// workers get only the scratch `scratch_len` asks for (none for the column FFTs: a
+    /// staging block is then out of reach), and the input is left as it was.
+    #[test]
+    fn swapped_planes_need_no_staging() {
+        let mut planner = rustfft::FftPlanner::<f64>::new();
+        for shape in [[64usize, 8, 12], [32, 6, 16], [16, 3, 5], [12, 4, 8]] {
+            let len: usize = shape.iter().product();
+            let input: Vec<Complex<f64>> = data(2 * len, 3)
+                .chunks(2)
+                .map(|p| Complex::new(p[0], p[1]))
+                .collect();
+            let ffts: Vec<Arc<dyn Fft<f64>>> =
+                shape.iter().map(|&n| planner.plan_fft_forward(n)).collect();
+            // Reference: each axis in turn, lines copied out and back.
+            let mut want = input.clone();
+            for (axis, fft) in ffts.iter().enumerate() {
+                let n = shape[axis];
+                let stride: usize = shape[axis + 1..].iter().product();
+                for start in (0..len).filter(|i| (i / stride) % n == 0) {
+                    let mut line: Vec<_> = (0..n).map(|i| want[start + i * stride]).collect();
+                    fft.process(&mut line);
+                    for (i, v) in line.into_iter().enumerate() {
+                        want[start + i * stride] = v;
+                    }
+                }
+            }
+            let local = LocalFft::new(ffts, &shape, &[0, 1, 2]);
+            let threads = rayon::current_num_threads().max(1);
+            let swaps = local.swap && local.in_cache(threads);
+            let column = local.rest.first().is_some_and(|s| s.column.is_some());
+            assert_eq!(
+                swaps, column,
+                "shape {shape:?}: swaps where axis 0 has a column FFT"
+            );
+            let scratch = local.scratch_len(true, threads);
+            if swaps {
+                assert!(scratch < local.scratch_len(false, threads), "{shape:?}");
+            }
+            let mut workers: Vec<_> = (0..threads).map(|_| AlignedBuf::new(scratch)).collect();
+            let mut got = vec![Complex::new(f64::NAN, 0.0); len];
+            let kept = input.clone();
+            local.run(&mut got, Some(&input), 0.5, &mut workers);
+            assert_eq!(input, kept, "the input is kept");
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (g - w * 0.5).norm() < 1e-12 * len as f64,
+                    "{shape:?} at {i}: {g} != {w}"
                 );
             }
         }
