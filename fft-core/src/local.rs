@@ -1690,7 +1690,7 @@ mod tests {
             for (axis, fft) in ffts.iter().enumerate() {
                 let n = shape[axis];
                 let stride: usize = shape[axis + 1..].iter().product();
-                for start in (0..len).filter(|i| (i / stride) % n == 0) {
+                for start in (0..len).filter(|i| (i / stride).is_multiple_of(n)) {
                     let mut line: Vec<_> = (0..n).map(|i| want[start + i * stride]).collect();
                     fft.process(&mut line);
                     for (i, v) in line.into_iter().enumerate() {
