@@ -197,18 +197,20 @@ impl<T: Real> Sweep<T> {
     /// `through` that way: only the staging form needs a staging block.
     fn scratch_len_through(&self, through: Through) -> usize {
         let fft_scratch = self.fft.get_inplace_scratch_len();
+        let lines = self.lines();
         match self.shape {
             Shape::Contiguous { .. } => fft_scratch,
             Shape::Strided { .. } => match &self.column {
-                Some(column) if through == Through::Staging => column.staging_len(self.lines()),
+                Some(column) if through == Through::Staging => column.staging_len(lines),
                 Some(_) => 0,
-                None => fft_scratch + self.lines() * tile_stride::<T>(self.n),
+                None => fft_scratch + lines * tile_stride::<T>(self.n),
             },
         }
     }
 
-    /// Transforms one task of a strided sweep: the lines `c0..c0 + w` (clipped) of plane `o`,
-    /// where `w` is [`Sweep::lines`] and `task = o · blocks + c0 / w`. Row `i` of plane `o`
+    /// Transforms one task of a strided sweep: the lines `c0..c0 + lines` (clipped) of plane
+    /// `o`, where `task = o · blocks + c0 / lines`, `blocks = ⌈inner / lines⌉` and `lines` is
+    /// [`Sweep::lines`]. Row `i` of plane `o`
     /// (the run of `inner` elements at line position `i`) is read from `from.row(o · n + i)`
     /// and written to `to.row(o · n + i)`, scaled on the way. Where this length has a column
     /// FFT, it transforms the rows where they are (the `column` module), whatever their
@@ -232,7 +234,7 @@ impl<T: Real> Sweep<T> {
         from: Rows<'_, T>,
         to: Rows<'_, T>,
         inner: usize,
-        blocks: usize,
+        lines: usize,
         task: usize,
         scale: Option<T>,
         scratch: &mut [Complex<T>],
@@ -240,7 +242,7 @@ impl<T: Real> Sweep<T> {
     ) {
         let n = self.n;
         let stride = tile_stride::<T>(n);
-        let lines = self.lines();
+        let blocks = inner.div_ceil(lines);
         let (o, block) = (task / blocks, task % blocks);
         let c0 = block * lines;
         let width = lines.min(inner - c0);
@@ -339,7 +341,7 @@ impl<T: Real> Sweep<T> {
                         from,
                         to,
                         inner,
-                        blocks,
+                        self.lines(),
                         task,
                         scale,
                         scratch,
@@ -379,14 +381,19 @@ impl<T: Real> Sweep<T> {
                 }
             }
             Shape::Strided { outer, inner } => {
-                let blocks = inner.div_ceil(self.lines());
-                let through = through_for(input.is_some(), false);
+                // In cache, through the staging block even from an input: straight through
+                // the destination (pass 2 in place over 16 rows 2-4 KiB apart, which share
+                // L1 sets) was slower (128³ on one rank 0.0226 → 0.029 s per pair), and
+                // narrower tasks, a quarter of the staging, slower too (256³ 0.236 → 0.253 s,
+                // 250×256×243 0.353 → 0.39 s).
+                let lines = self.lines();
                 let (from, to) = Rows::in_or_out(data, input, inner);
-                for task in 0..outer * blocks {
+                let through = Through::Staging;
+                for task in 0..outer * inner.div_ceil(lines) {
                     // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably;
                     // `from` is the input (only read, same length) or `data` itself.
                     unsafe {
-                        self.strided_task(from, to, inner, blocks, task, scale, scratch, through)
+                        self.strided_task(from, to, inner, lines, task, scale, scratch, through)
                     };
                 }
             }
@@ -449,8 +456,8 @@ impl<T: Real> Sweep<T> {
                     .for_each(work);
             }
             Shape::Strided { outer, inner } => {
-                let blocks = inner.div_ceil(self.lines());
-                let tasks = outer * blocks;
+                let lines = self.lines();
+                let tasks = outer * inner.div_ceil(lines);
                 let nworkers = workers.len();
                 assert_eq!(data.len(), outer * n * inner);
                 let through = through_for(input.is_some(), swapped);
@@ -465,9 +472,7 @@ impl<T: Real> Sweep<T> {
                         // touch disjoint elements of the block of outer·n·inner elements;
                         // `from` is the input (only read) or `data` itself.
                         unsafe {
-                            self.strided_task(
-                                from, to, inner, blocks, task, scale, scratch, through,
-                            )
+                            self.strided_task(from, to, inner, lines, task, scale, scratch, through)
                         };
                     }
                 });
@@ -722,23 +727,23 @@ impl<T: Real> LocalFft<T> {
     /// Scratch elements one worker needs, when the step reads an input (`from_input`) or
     /// runs in place: a column FFT needs its staging block only in place on rows in order.
     pub(crate) fn scratch_len(&self, from_input: bool, workers: usize) -> usize {
-        let first = |sweep: &Sweep<T>| sweep.scratch_len_through(through_for(from_input, false));
-        let later = |sweep: &Sweep<T>| sweep.scratch_len_through(Through::Staging);
-        let (head, tail): (&[Sweep<T>], &[Sweep<T>]) = if self.in_cache(workers) {
-            (&self.fused, &self.rest)
-        } else {
-            (&self.whole, &[])
-        };
-        let rest = tail
-            .iter()
-            .map(|sweep| sweep.scratch_len_through(through_for(false, from_input && self.swap)));
-        head.iter()
-            .take(1)
-            .map(first)
-            .chain(head.iter().skip(1).map(later))
-            .chain(rest)
-            .max()
-            .unwrap_or(0)
+        if !self.in_cache(workers) {
+            // Over the whole block: the first sweep from the input, the others in place.
+            let through = |i: usize| match i {
+                0 => through_for(from_input, false),
+                _ => Through::Staging,
+            };
+            return (self.whole.iter().enumerate())
+                .map(|(i, sweep)| sweep.scratch_len_through(through(i)))
+                .max()
+                .unwrap_or(0);
+        }
+        // The in-cache group through staging blocks, then the sweeps left, the one along
+        // position 0 on digit-swapped rows from an input.
+        let rest = through_for(false, from_input && self.swap);
+        let fused = (self.fused.iter()).map(|s| s.scratch_len_through(Through::Staging));
+        let left = (self.rest.iter()).map(|s| s.scratch_len_through(rest));
+        fused.chain(left).max().unwrap_or(0)
     }
 
     /// The sweeps planned again on one plane of a block of `memory_shape` (the sub-block at
@@ -1600,13 +1605,13 @@ impl<T: Real> PlaneKernel<T> {
                                     y.as_ptr()
                                 };
                                 let from = Rows::block(src as *mut Complex<T>, inner);
-                                let blocks = inner.div_ceil(sweep.lines());
-                                for task in 0..blocks {
+                                let lines = sweep.lines();
+                                for task in 0..inner.div_ceil(lines) {
                                     sweep.strided_task(
                                         from,
                                         to,
                                         inner,
-                                        blocks,
+                                        lines,
                                         task,
                                         scaled(true),
                                         scratch,
@@ -1672,8 +1677,8 @@ mod tests {
 
     /// A 3-D FFT from an input, whose in-cache group writes its planes digit-swapped so the
     /// axis-0 column FFT runs in place without staging, against rustfft axis by axis; the
-    /// workers get only the scratch `scratch_len` asks for (none for the column FFTs: a
-    /// staging block is then out of reach), and the input is left as it was.
+    /// workers get only the scratch `scratch_len` asks for (the in-cache axes' tiles, too
+    /// small for an axis-0 task through staging), and the input is left as it was.
     #[test]
     fn swapped_planes_need_no_staging() {
         let mut planner = rustfft::FftPlanner::<f64>::new();
