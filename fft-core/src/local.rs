@@ -197,13 +197,15 @@ impl<T: Real> Sweep<T> {
     /// `through` that way: only the staging form needs a staging block.
     fn scratch_len_through(&self, through: Through) -> usize {
         let fft_scratch = self.fft.get_inplace_scratch_len();
-        let lines = self.lines();
         match self.shape {
             Shape::Contiguous { .. } => fft_scratch,
-            Shape::Strided { .. } => match &self.column {
-                Some(column) if through == Through::Staging => column.staging_len(lines),
+            // A task is at most a row wide.
+            Shape::Strided { inner, .. } => match &self.column {
+                Some(column) if through == Through::Staging => {
+                    column.staging_len(self.lines().min(inner))
+                }
                 Some(_) => 0,
-                None => fft_scratch + lines * tile_stride::<T>(self.n),
+                None => fft_scratch + self.lines().min(inner) * tile_stride::<T>(self.n),
             },
         }
     }
@@ -278,7 +280,7 @@ impl<T: Real> Sweep<T> {
             through != Through::Swapped,
             "only column FFTs take swapped rows"
         );
-        let (tile, fft_scratch) = scratch.split_at_mut(lines * stride);
+        let (tile, fft_scratch) = scratch.split_at_mut(lines.min(inner) * stride);
         let src = |i| from.row(o * n + i).add(c0) as *const _;
         gather(src, n, width, tile.as_mut_ptr(), stride);
         for c in 0..width {
@@ -360,6 +362,7 @@ impl<T: Real> Sweep<T> {
         input: Option<&[Complex<T>]>,
         scale: Option<T>,
         scratch: &mut [Complex<T>],
+        through: Through,
     ) {
         let n = self.n;
         if n == 0 || data.is_empty() {
@@ -381,14 +384,14 @@ impl<T: Real> Sweep<T> {
                 }
             }
             Shape::Strided { outer, inner } => {
-                // In cache, through the staging block even from an input: straight through
-                // the destination (pass 2 in place over 16 rows 2-4 KiB apart, which share
-                // L1 sets) was slower (128³ on one rank 0.0226 → 0.029 s per pair), and
-                // narrower tasks, a quarter of the staging, slower too (256³ 0.236 → 0.253 s,
-                // 250×256×243 0.353 → 0.39 s).
+                // In cache, through a staging block even from an input where one is at hand
+                // (`through`): straight through the destination (pass 2 in place over 16 rows
+                // 2-4 KiB apart, which share L1 sets) was slower (128³ on one rank 0.0226 →
+                // 0.029 s per pair), and narrower tasks, a quarter of the staging, slower too
+                // (256³ 0.236 → 0.253 s, 250×256×243 0.353 → 0.39 s).
+                debug_assert!(through != Through::Destination || input.is_some());
                 let lines = self.lines();
                 let (from, to) = Rows::in_or_out(data, input, inner);
-                let through = Through::Staging;
                 for task in 0..outer * inner.div_ceil(lines) {
                     // SAFETY: `data` holds outer·n·inner elements and is borrowed mutably;
                     // `from` is the input (only read, same length) or `data` itself.
@@ -649,6 +652,10 @@ pub(crate) struct LocalFft<T: Real> {
     /// the one sweep left (along memory position 0, one sub-block per element, a column
     /// FFT), so that sweep runs in place without a staging block (`crate::column`).
     swap: bool,
+    /// Whether the in-cache group, from an input, can borrow two output sub-blocks not yet
+    /// written as its first sweep's staging block (see [`LocalFft::borrowed_pair`]): that
+    /// sweep is a column FFT, the others contiguous, and two sub-blocks hold its staging.
+    borrow: bool,
 }
 
 impl<T: Real> LocalFft<T> {
@@ -692,7 +699,7 @@ impl<T: Real> LocalFft<T> {
             .zip(positions)
             .map(|(f, &p)| Sweep::new(f.clone(), memory_shape, p))
             .collect();
-        let fused = ffts
+        let fused: Vec<Sweep<T>> = ffts
             .iter()
             .zip(positions)
             .filter(|(_, &p)| p >= first)
@@ -709,14 +716,59 @@ impl<T: Real> LocalFft<T> {
             [last] => first == 1 && last.column.is_some() && last.n == blocks,
             _ => false,
         };
+        let sub_len: usize = sub_shape.iter().product();
+        let borrow = match fused.split_first() {
+            Some((first, others)) => {
+                first.column.is_some()
+                    && others.iter().all(|s| !s.is_strided())
+                    && first.scratch_len_through(Through::Staging) <= 2 * sub_len
+            }
+            None => false,
+        };
         Self {
             whole,
             fused,
             rest,
-            sub_len: sub_shape.iter().product(),
+            sub_len,
             blocks,
             swap,
+            borrow,
         }
+    }
+
+    /// Where the in-cache group writes sub-block `b`: `swapped(b)` when the sweep left takes
+    /// its rows digit-swapped (from an input, `swap`), else `b`.
+    fn target(&self, swap: bool, b: usize) -> usize {
+        match self.rest.first().and_then(|s| s.column.as_deref()) {
+            Some(column) if swap => column.swapped(b),
+            _ => b,
+        }
+    }
+
+    /// Two sub-blocks of a worker's `range`, the range's last and one whose target lies just
+    /// before or after its target (lower target first), when the range has at least three:
+    /// the worker runs them last, and until then the two output sub-blocks they will fill,
+    /// one after the other in memory, serve as its first sweep's staging block; the pair
+    /// itself goes straight through the destination, from the input.
+    fn borrowed_pair(&self, swap: bool, range: std::ops::Range<usize>) -> Option<(usize, usize)> {
+        if !self.borrow || range.len() < 3 {
+            return None;
+        }
+        let last = range.end - 1;
+        let t = self.target(swap, last);
+        range
+            .rev()
+            .skip(1)
+            .find_map(|b| match self.target(swap, b) {
+                u if u + 1 == t => Some((b, last)),
+                u if u == t + 1 => Some((last, b)),
+                _ => None,
+            })
+    }
+
+    /// Worker `w`'s range of sub-blocks in the in-cache group, of `workers`.
+    fn range(&self, w: usize, workers: usize) -> std::ops::Range<usize> {
+        self.blocks * w / workers..self.blocks * (w + 1) / workers
     }
 
     /// Whether [`LocalFft::run`] takes the in-cache group with `workers` workers.
@@ -738,10 +790,17 @@ impl<T: Real> LocalFft<T> {
                 .max()
                 .unwrap_or(0);
         }
-        // The in-cache group through staging blocks, then the sweeps left, the one along
-        // position 0 on digit-swapped rows from an input.
-        let rest = through_for(false, from_input && self.swap);
-        let fused = (self.fused.iter()).map(|s| s.scratch_len_through(Through::Staging));
+        // The in-cache group through staging blocks (borrowed from the output where every
+        // worker can), then the sweeps left, the one along position 0 on digit-swapped rows
+        // from an input.
+        let swap = from_input && self.swap;
+        let borrowed = from_input
+            && (0..workers).all(|w| self.borrowed_pair(swap, self.range(w, workers)).is_some());
+        let rest = through_for(false, swap);
+        let fused = (self.fused.iter()).map(|s| match borrowed && s.is_strided() {
+            true => s.scratch_len_through(Through::Destination),
+            false => s.scratch_len_through(Through::Staging),
+        });
         let left = (self.rest.iter()).map(|s| s.scratch_len_through(rest));
         fused.chain(left).max().unwrap_or(0)
     }
@@ -791,31 +850,49 @@ impl<T: Real> LocalFft<T> {
         let count = self.fused.len();
         let (blocks, sub_len) = (self.blocks, self.sub_len);
         assert_eq!(data.len(), blocks * sub_len);
-        // From an input, sub-block `b` goes to sub-block `swapped(b)` when the sweep left
-        // takes its rows digit-swapped (see `swap`).
+        // From an input, sub-block `b` goes to sub-block `target(b)`: `swapped(b)` when the
+        // sweep left takes its rows digit-swapped (see `swap`).
         let swap = self.swap && input.is_some();
-        let column = self.rest.first().and_then(|s| s.column.as_deref());
-        let target = |b: usize| match column {
-            Some(column) if swap => column.swapped(b),
-            _ => b,
-        };
         let out = SharedMut(data.as_mut_ptr());
         let nworkers = workers.len();
         workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
-            for b in blocks * w / nworkers..blocks * (w + 1) / nworkers {
+            let range = self.range(w, nworkers);
+            let pair = input.and(self.borrowed_pair(swap, range.clone()));
+            let others = range.filter(|&b| pair.is_none_or(|(p, q)| b != p && b != q));
+            let last = pair.into_iter().flat_map(|(p, q)| [p, q]);
+            for b in others.chain(last) {
                 // SAFETY: `target` is a permutation of the sub-blocks and workers take
-                // disjoint ranges of them, so each sub-block of `data` has one writer.
-                let block = unsafe {
-                    std::slice::from_raw_parts_mut(out.get().add(target(b) * sub_len), sub_len)
+                // disjoint ranges of them, so each sub-block of `data` has one writer; a
+                // borrowed pair's two sub-blocks lie one after the other and are written
+                // last, by this worker, when nothing else is staged in them.
+                let (block, mut staging) = unsafe {
+                    let at = |b: usize| out.get().add(self.target(swap, b) * sub_len);
+                    let block = std::slice::from_raw_parts_mut(at(b), sub_len);
+                    let staging = match pair {
+                        Some((p, q)) if b != p && b != q => {
+                            Some(std::slice::from_raw_parts_mut(at(p), 2 * sub_len))
+                        }
+                        _ => None,
+                    };
+                    (block, staging)
                 };
                 let offset = b * sub_len;
                 for (i, sweep) in self.fused.iter().enumerate() {
-                    let src = match (i, input) {
-                        (0, Some(input)) => Some(&input[offset..offset + sub_len]),
-                        _ => None,
-                    };
                     let s = if i + 1 == count { fused_scale } else { None };
-                    sweep.run_serial(block, src, s, scratch);
+                    let Some(input) = input.filter(|_| i == 0) else {
+                        sweep.run_serial(block, None, s, scratch, Through::Staging);
+                        continue;
+                    };
+                    let src = Some(&input[offset..offset + sub_len]);
+                    match (&pair, staging.as_deref_mut()) {
+                        (None, _) => sweep.run_serial(block, src, s, scratch, Through::Staging),
+                        (Some(_), Some(staging)) => {
+                            sweep.run_serial(block, src, s, staging, Through::Staging)
+                        }
+                        (Some(_), None) => {
+                            sweep.run_serial(block, src, s, scratch, Through::Destination)
+                        }
+                    }
                 }
             }
         });
@@ -1379,13 +1456,13 @@ impl<T: Real> PlaneSteps<T> {
             self.line.run_lines(y, x, line_scale, tmp);
             let block: &mut [Complex<T>] = bytemuck::cast_slice_mut(y);
             for (i, sweep) in self.sweeps.iter().enumerate() {
-                sweep.run_serial(block, None, sweep_scale(i), sweep_scratch);
+                sweep.run_serial(block, None, sweep_scale(i), sweep_scratch, Through::Staging);
             }
         } else {
             let source: &[Complex<T>] = bytemuck::cast_slice(x);
             for (i, sweep) in self.sweeps.iter().enumerate() {
                 let from = (i == 0).then_some(source);
-                sweep.run_serial(plane, from, None, sweep_scratch);
+                sweep.run_serial(plane, from, None, sweep_scratch, Through::Staging);
             }
             self.line
                 .run_lines(y, bytemuck::cast_slice(&plane[..]), line_scale, tmp);
@@ -1596,7 +1673,8 @@ impl<T: Real> PlaneKernel<T> {
                             let in_buffer = count - usize::from(across.is_some());
                             for (i, sweep) in sweeps[..in_buffer].iter().enumerate() {
                                 let input = (i == 0).then_some(x);
-                                sweep.run_serial(y, input, scaled(i + 1 == count), scratch);
+                                let scale = scaled(i + 1 == count);
+                                sweep.run_serial(y, input, scale, scratch, Through::Staging);
                             }
                             if let Some((sweep, to)) = across {
                                 let src = if in_buffer == 0 {
@@ -1677,12 +1755,22 @@ mod tests {
 
     /// A 3-D FFT from an input, whose in-cache group writes its planes digit-swapped so the
     /// axis-0 column FFT runs in place without staging, against rustfft axis by axis; the
-    /// workers get only the scratch `scratch_len` asks for (the in-cache axes' tiles, too
-    /// small for an axis-0 task through staging), and the input is left as it was.
+    /// workers get only the scratch `scratch_len` asks for (the in-cache axes' tiles, or
+    /// nothing where their column FFT stages in output planes not yet written: too small for
+    /// any task through staging), and the input is left as it was.
     #[test]
     fn swapped_planes_need_no_staging() {
         let mut planner = rustfft::FftPlanner::<f64>::new();
-        for shape in [[64usize, 8, 12], [32, 6, 16], [16, 3, 5], [12, 4, 8]] {
+        // The last two: the in-cache group's first sweep is a column FFT too, staged in two
+        // output planes not yet written (`borrowed_pair`).
+        for shape in [
+            [64usize, 8, 12],
+            [32, 6, 16],
+            [16, 3, 5],
+            [12, 4, 8],
+            [32, 32, 16],
+            [16, 64, 32],
+        ] {
             let len: usize = shape.iter().product();
             let input: Vec<Complex<f64>> = data(2 * len, 3)
                 .chunks(2)
@@ -1714,6 +1802,10 @@ mod tests {
             let scratch = local.scratch_len(true, threads);
             if swaps {
                 assert!(scratch < local.scratch_len(false, threads), "{shape:?}");
+            }
+            if local.borrow {
+                // Only rustfft's scratch for the contiguous sweep: no staging at all.
+                assert!(scratch <= shape[2], "{shape:?}: scratch {scratch}");
             }
             let mut workers: Vec<_> = (0..threads).map(|_| AlignedBuf::new(scratch)).collect();
             let mut got = vec![Complex::new(f64::NAN, 0.0); len];
