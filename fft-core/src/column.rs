@@ -534,12 +534,14 @@ mod tests {
         )
     }
 
-    /// Every supported length, both directions, widths with and without a partial vector, in
-    /// place and out of place, scaled or not, against rustfft on each column.
-    #[test]
-    fn columns_match_rustfft() {
+    /// Runs `check` with rustfft's FFT and the column FFT of every length with a kernel, both
+    /// directions; where this CPU has no AVX-512F, reports the test skipped instead.
+    fn each_plan(
+        test: &str,
+        mut check: impl FnMut(usize, FftDirection, &dyn Fft<f64>, &ColumnFft),
+    ) {
         if !available() {
-            eprintln!("SKIPPED columns_match_rustfft: this CPU has no AVX-512F");
+            eprintln!("SKIPPED {test}: this CPU has no AVX-512F");
             return;
         }
         let mut planner = FftPlanner::<f64>::new();
@@ -547,121 +549,125 @@ mod tests {
             for direction in [FftDirection::Forward, FftDirection::Inverse] {
                 let fft = planner.plan_fft(n, direction);
                 let plan = ColumnFft::new(&*fft, 8).expect("a kernel for this length");
-                for cols in [1, 3, 4, 7, 8, 13] {
-                    // Rows `pitch` apart, with a guard column each side.
-                    let pitch = cols + 2;
-                    let input: Vec<Complex<f64>> = (0..n * pitch)
-                        .map(|i| value(i / pitch, i % pitch))
+                check(n, direction, &*fft, &plan);
+            }
+        }
+    }
+
+    /// `n` rows `pitch` apart of test values (the columns between the guard columns 0 and
+    /// `pitch - 1` are transformed).
+    fn rows(n: usize, pitch: usize) -> Vec<Complex<f64>> {
+        (0..n * pitch)
+            .map(|i| value(i / pitch, i % pitch))
+            .collect()
+    }
+
+    /// Every supported length, both directions, widths with and without a partial vector, in
+    /// place and out of place, scaled or not, against rustfft on each column.
+    #[test]
+    fn columns_match_rustfft() {
+        each_plan("columns_match_rustfft", |n, direction, fft, plan| {
+            for cols in [1, 3, 4, 7, 8, 13] {
+                // Rows `pitch` apart, with a guard column each side.
+                let pitch = cols + 2;
+                let input = rows(n, pitch);
+                for (in_place, scale) in [(false, None), (true, Some(0.5))] {
+                    let mut src = input.clone();
+                    let mut out = vec![Complex::new(9.0, 9.0); n * pitch];
+                    let mut staging = vec![Complex::default(); plan.staging_len(cols)];
+                    let rows_in: Vec<*const Complex<f64>> =
+                        (0..n).map(|i| src[i * pitch + 1..].as_ptr()).collect();
+                    let target = if in_place { &mut src } else { &mut out };
+                    let rows_out: Vec<*mut Complex<f64>> = (0..n)
+                        .map(|i| target[i * pitch + 1..].as_mut_ptr())
                         .collect();
-                    for (in_place, scale) in [(false, None), (true, Some(0.5))] {
-                        let mut src = input.clone();
-                        let mut out = vec![Complex::new(9.0, 9.0); n * pitch];
-                        let mut staging = vec![Complex::default(); plan.staging_len(cols)];
-                        let rows_in: Vec<*const Complex<f64>> =
-                            (0..n).map(|i| src[i * pitch + 1..].as_ptr()).collect();
-                        let target = if in_place { &mut src } else { &mut out };
-                        let rows_out: Vec<*mut Complex<f64>> = (0..n)
-                            .map(|i| target[i * pitch + 1..].as_mut_ptr())
-                            .collect();
-                        // SAFETY: n rows of `cols` valid elements each, in place or disjoint.
-                        unsafe { plan.run(&rows_in, &rows_out, cols, scale, &mut staging) };
-                        let result = if in_place { &src } else { &out };
-                        for c in 0..pitch {
-                            let mut expected: Vec<Complex<f64>> =
-                                (0..n).map(|i| input[i * pitch + c]).collect();
-                            let column = (1..=cols).contains(&c);
-                            if column {
-                                fft.process(&mut expected);
-                                for e in &mut expected {
-                                    *e *= scale.unwrap_or(1.0);
-                                }
-                            } else if !in_place {
-                                expected = vec![Complex::new(9.0, 9.0); n];
+                    // SAFETY: n rows of `cols` valid elements each, in place or disjoint.
+                    unsafe { plan.run(&rows_in, &rows_out, cols, scale, &mut staging) };
+                    let result = if in_place { &src } else { &out };
+                    for c in 0..pitch {
+                        let mut expected: Vec<Complex<f64>> =
+                            (0..n).map(|i| input[i * pitch + c]).collect();
+                        let column = (1..=cols).contains(&c);
+                        if column {
+                            fft.process(&mut expected);
+                            for e in &mut expected {
+                                *e *= scale.unwrap_or(1.0);
                             }
-                            for (i, e) in expected.iter().enumerate() {
-                                let got = result[i * pitch + c];
-                                assert!(
-                                    (got - e).norm() < 1e-12 * n as f64,
-                                    "n {n} {direction:?} cols {cols} in place {in_place}: \
+                        } else if !in_place {
+                            expected = vec![Complex::new(9.0, 9.0); n];
+                        }
+                        for (i, e) in expected.iter().enumerate() {
+                            let got = result[i * pitch + c];
+                            assert!(
+                                (got - e).norm() < 1e-12 * n as f64,
+                                "n {n} {direction:?} cols {cols} in place {in_place}: \
                                      row {i} column {c}: {got} != {e}"
-                                );
-                            }
+                            );
                         }
                     }
                 }
             }
-        }
+        });
     }
 
     /// The direct form (no staging) against rustfft: out of place, and in place on rows
     /// that come digit-swapped, every length and direction, partial vectors, scaled or not.
     #[test]
     fn direct_columns_match_rustfft() {
-        if !available() {
-            eprintln!("SKIPPED direct_columns_match_rustfft: this CPU has no AVX-512F");
-            return;
-        }
-        let mut planner = FftPlanner::<f64>::new();
-        for n in [16, 32, 64, 128, 256] {
-            for direction in [FftDirection::Forward, FftDirection::Inverse] {
-                let fft = planner.plan_fft(n, direction);
-                let plan = ColumnFft::new(&*fft, 8).expect("a kernel for this length");
-                let mut seen = vec![false; n];
-                for i in 0..n {
-                    seen[plan.swapped(i)] = true;
-                }
-                assert!(seen.iter().all(|&s| s), "n {n}: swapped is a permutation");
-                for cols in [1, 4, 6, 13] {
-                    let pitch = cols + 2;
-                    let input: Vec<Complex<f64>> = (0..n * pitch)
-                        .map(|i| value(i / pitch, i % pitch))
+        each_plan("direct_columns_match_rustfft", |n, direction, fft, plan| {
+            let mut seen = vec![false; n];
+            for i in 0..n {
+                seen[plan.swapped(i)] = true;
+            }
+            assert!(seen.iter().all(|&s| s), "n {n}: swapped is a permutation");
+            for cols in [1, 4, 6, 13] {
+                let pitch = cols + 2;
+                let input = rows(n, pitch);
+                for (in_place, scale) in [(false, Some(0.25)), (true, None)] {
+                    let mut out = vec![Complex::new(9.0, 9.0); n * pitch];
+                    if in_place {
+                        // Element i of each column in row swapped(i).
+                        for i in 0..n {
+                            let (to, from) = (plan.swapped(i) * pitch, i * pitch);
+                            out[to..to + pitch].copy_from_slice(&input[from..from + pitch]);
+                        }
+                    }
+                    let base = out.as_mut_ptr();
+                    let rows_out: Vec<*mut Complex<f64>> =
+                        (0..n).map(|i| base.wrapping_add(i * pitch + 1)).collect();
+                    let rows_in: Vec<*const Complex<f64>> = (0..n)
+                        .map(|i| match in_place {
+                            true => rows_out[plan.swapped(i)] as *const _,
+                            false => input[i * pitch + 1..].as_ptr(),
+                        })
                         .collect();
-                    for (in_place, scale) in [(false, Some(0.25)), (true, None)] {
-                        let mut out = vec![Complex::new(9.0, 9.0); n * pitch];
-                        if in_place {
-                            // Element i of each column in row swapped(i).
-                            for i in 0..n {
-                                let (to, from) = (plan.swapped(i) * pitch, i * pitch);
-                                out[to..to + pitch].copy_from_slice(&input[from..from + pitch]);
-                            }
-                        }
-                        let base = out.as_mut_ptr();
-                        let rows_out: Vec<*mut Complex<f64>> =
-                            (0..n).map(|i| base.wrapping_add(i * pitch + 1)).collect();
-                        let rows_in: Vec<*const Complex<f64>> = (0..n)
-                            .map(|i| match in_place {
-                                true => rows_out[plan.swapped(i)] as *const _,
-                                false => input[i * pitch + 1..].as_ptr(),
-                            })
-                            .collect();
-                        // SAFETY: n rows of `cols` valid elements each, disjoint from the
-                        // destination or that same row of it, digit-swapped.
-                        unsafe { plan.run_direct(&rows_in, &rows_out, cols, scale) };
-                        for c in 1..=cols {
-                            let mut expected: Vec<Complex<f64>> =
-                                (0..n).map(|i| input[i * pitch + c]).collect();
-                            fft.process(&mut expected);
-                            for (i, e) in expected.iter().enumerate() {
-                                let e = e * scale.unwrap_or(1.0);
-                                let got = out[i * pitch + c];
-                                assert!(
-                                    (got - e).norm() < 1e-12 * n as f64,
-                                    "n {n} {direction:?} cols {cols} in place {in_place}: \
+                    // SAFETY: n rows of `cols` valid elements each, disjoint from the
+                    // destination or that same row of it, digit-swapped.
+                    unsafe { plan.run_direct(&rows_in, &rows_out, cols, scale) };
+                    for c in 1..=cols {
+                        let mut expected: Vec<Complex<f64>> =
+                            (0..n).map(|i| input[i * pitch + c]).collect();
+                        fft.process(&mut expected);
+                        for (i, e) in expected.iter().enumerate() {
+                            let e = e * scale.unwrap_or(1.0);
+                            let got = out[i * pitch + c];
+                            assert!(
+                                (got - e).norm() < 1e-12 * n as f64,
+                                "n {n} {direction:?} cols {cols} in place {in_place}: \
                                      row {i} column {c}: {got} != {e}"
-                                );
-                            }
+                            );
                         }
-                        if !in_place {
-                            for i in 0..n {
-                                for c in [0, pitch - 1] {
-                                    assert_eq!(out[i * pitch + c], Complex::new(9.0, 9.0));
-                                }
+                    }
+                    if !in_place {
+                        for i in 0..n {
+                            for c in [0, pitch - 1] {
+                                assert_eq!(out[i * pitch + c], Complex::new(9.0, 9.0));
                             }
                         }
                     }
                 }
             }
-        }
+        });
     }
 
     #[test]
