@@ -463,7 +463,13 @@ impl<T: Real> Sweep<T> {
                 let tasks = outer * inner.div_ceil(lines);
                 let nworkers = workers.len();
                 assert_eq!(data.len(), outer * n * inner);
-                let through = through_for(input.is_some(), swapped);
+                // From an input, through the staging block too: straight through the
+                // destination, pass 2 in place over rows a power of two apart, which share
+                // L1 sets, was slower (256×16384 on one rank 0.061–0.062 → 0.064–0.066 s).
+                let through = match (swapped, input) {
+                    (true, None) => Through::Swapped,
+                    _ => Through::Staging,
+                };
                 debug_assert!(through != Through::Swapped || self.column.is_some());
                 // With an input, the tiles gather from it directly (no copy first).
                 let (from, to) = Rows::in_or_out(data, input, inner);
@@ -481,17 +487,6 @@ impl<T: Real> Sweep<T> {
                 });
             }
         }
-    }
-}
-
-/// How a strided sweep's column FFT reaches its rows: out of place from an input straight
-/// through the destination, in place through the staging block unless the rows come
-/// digit-swapped.
-fn through_for(input: bool, swapped: bool) -> Through {
-    match (input, swapped) {
-        (true, _) => Through::Destination,
-        (false, true) => Through::Swapped,
-        (false, false) => Through::Staging,
     }
 }
 
@@ -777,18 +772,11 @@ impl<T: Real> LocalFft<T> {
     }
 
     /// Scratch elements one worker needs, when the step reads an input (`from_input`) or
-    /// runs in place: a column FFT needs its staging block only in place on rows in order.
+    /// runs in place: from an input, the in-cache group's column FFT stages in the output
+    /// and the axis-0 sweep left needs no staging (see `swap` and `borrow`).
     pub(crate) fn scratch_len(&self, from_input: bool, workers: usize) -> usize {
         if !self.in_cache(workers) {
-            // Over the whole block: the first sweep from the input, the others in place.
-            let through = |i: usize| match i {
-                0 => through_for(from_input, false),
-                _ => Through::Staging,
-            };
-            return (self.whole.iter().enumerate())
-                .map(|(i, sweep)| sweep.scratch_len_through(through(i)))
-                .max()
-                .unwrap_or(0);
+            return self.whole.iter().map(Sweep::scratch_len).max().unwrap_or(0);
         }
         // The in-cache group through staging blocks (borrowed from the output where every
         // worker can), then the sweeps left, the one along position 0 on digit-swapped rows
@@ -796,7 +784,11 @@ impl<T: Real> LocalFft<T> {
         let swap = from_input && self.swap;
         let borrowed = from_input
             && (0..workers).all(|w| self.borrowed_pair(swap, self.range(w, workers)).is_some());
-        let rest = through_for(false, swap);
+        let rest = if swap {
+            Through::Swapped
+        } else {
+            Through::Staging
+        };
         let fused = (self.fused.iter()).map(|s| match borrowed && s.is_strided() {
             true => s.scratch_len_through(Through::Destination),
             false => s.scratch_len_through(Through::Staging),
