@@ -113,24 +113,10 @@ impl ColumnFft {
         scale: Option<f64>,
         staging: &mut [Complex<f64>],
     ) {
-        debug_assert!(
-            src.len() == self.n && dst.len() == self.n,
-            "one row per element"
-        );
         debug_assert!(staging.len() >= self.staging_len(cols));
-        // SAFETY: a `Complex<f64>` is two `f64`s (repr(C)); the caller's contract.
-        unsafe {
-            let src = std::slice::from_raw_parts(src.as_ptr() as *const *const f64, src.len());
-            let dst = std::slice::from_raw_parts(dst.as_ptr() as *const *mut f64, dst.len());
-            (self.kernels[0])(
-                self,
-                src,
-                dst,
-                cols,
-                scale,
-                staging.as_mut_ptr() as *mut f64,
-            );
-        }
+        let staging = staging.as_mut_ptr() as *mut f64;
+        // SAFETY: the caller's contract.
+        unsafe { self.launch(self.kernels[0], src, dst, cols, scale, staging) }
     }
 
     /// Transforms `cols` columns as [`ColumnFft::run`] does, without a staging block: pass 1
@@ -147,28 +133,45 @@ impl ColumnFft {
         cols: usize,
         scale: Option<f64>,
     ) {
+        // SAFETY: the caller's contract; the direct kernel never touches the staging pointer.
+        unsafe { self.launch(self.kernels[1], src, dst, cols, scale, std::ptr::null_mut()) }
+    }
+
+    /// Calls `kernel` on the rows as `f64` pointers.
+    ///
+    /// # Safety
+    /// As the kernel's public entry ([`ColumnFft::run`] or [`ColumnFft::run_direct`]).
+    unsafe fn launch(
+        &self,
+        kernel: Kernel,
+        src: &[*const Complex<f64>],
+        dst: &[*mut Complex<f64>],
+        cols: usize,
+        scale: Option<f64>,
+        staging: *mut f64,
+    ) {
         debug_assert!(
             src.len() == self.n && dst.len() == self.n,
             "one row per element"
         );
-        // SAFETY: as in `run`; the direct kernel never touches the staging pointer.
+        // SAFETY: a `Complex<f64>` is two `f64`s (repr(C)); the caller's contract.
         unsafe {
             let src = std::slice::from_raw_parts(src.as_ptr() as *const *const f64, src.len());
             let dst = std::slice::from_raw_parts(dst.as_ptr() as *const *mut f64, dst.len());
-            (self.kernels[1])(self, src, dst, cols, scale, std::ptr::null_mut());
+            kernel(self, src, dst, cols, scale, staging);
         }
     }
 }
 
-/// Complex elements between two staging rows: room for the columns in vectors (a partial
-/// one each side, see `columns`), plus one cache line, so that rows a power of two apart do
-/// not share cache sets. A whole number of cache lines, so every row starts on one.
 /// Complex elements of staging for a column FFT of length `n` over `cols` columns: a staging
 /// row per element, and one vector more to align its start.
 pub(crate) fn staging_len(n: usize, cols: usize) -> usize {
     n * staging_stride(cols) + LANES
 }
 
+/// Complex elements between two staging rows: room for the columns in vectors (a partial
+/// one each side, see `columns`), plus one cache line, so that rows a power of two apart do
+/// not share cache sets. A whole number of cache lines, so every row starts on one.
 fn staging_stride(cols: usize) -> usize {
     cols.div_ceil(LANES) * LANES + 2 * LANES
 }
