@@ -459,16 +459,27 @@ fn cut_into_pieces<T: Real>(
     let (groups, count, size, pieces) = if pieceable {
         let groups = if shift == 1 { memory_shape[0] } else { 1 };
         let plane = kernel.plane_len() * std::mem::size_of::<Complex<T>>() * groups;
-        let size = (piece_bytes / plane.max(1)).max(1);
-        // A plane kernel shares a piece's planes among the threads: a plane for each.
-        let size = match kernel {
-            Kernel::Planes(_) => size.max(threads),
-            Kernel::Sweep(_) => size,
-        };
         let most = (0..ranks)
             .map(|r| layout.local_shape(r)[axis])
             .max()
             .unwrap_or(0);
+        // Pieces keep the messages in cache; exchanges within one-rank groups have none
+        // (the same on every rank: the grid's shape), so they take one piece: a parallel
+        // region per piece costs a wake-up of the threads and leaves some idle at its end.
+        let alone = [before, after]
+            .into_iter()
+            .flatten()
+            .all(|e| exchanges[e].group_size() == 1);
+        let size = if alone {
+            most.max(1)
+        } else {
+            (piece_bytes / plane.max(1)).max(1)
+        };
+        // A plane kernel shares a piece's planes among the threads: as many for each.
+        let size = match kernel {
+            Kernel::Planes(_) => size.div_ceil(threads) * threads,
+            Kernel::Sweep(_) => size,
+        };
         (
             groups,
             memory_shape[shift],

@@ -291,6 +291,39 @@ impl<T: Real> Sweep<T> {
         scatter(tile.as_ptr(), stride, n, width, dst, scale);
     }
 
+    /// One plane of this strided sweep on the calling thread, through the staging block:
+    /// row `i` read from `from.row(i)` and written to `to.row(i)`, scaled by `scale`.
+    ///
+    /// # Safety
+    /// As for [`Sweep::strided_task`], for every task of plane 0.
+    unsafe fn run_plane(
+        &self,
+        from: Rows<'_, T>,
+        to: Rows<'_, T>,
+        scale: Option<T>,
+        scratch: &mut [Complex<T>],
+    ) {
+        let Shape::Strided { inner, .. } = self.shape else {
+            panic!("run_plane needs a strided sweep");
+        };
+        let lines = self.lines();
+        for task in 0..inner.div_ceil(lines) {
+            // SAFETY: the caller's contract.
+            unsafe {
+                self.strided_task(
+                    from,
+                    to,
+                    inner,
+                    lines,
+                    task,
+                    scale,
+                    scratch,
+                    Through::Staging,
+                )
+            };
+        }
+    }
+
     /// Whether this sweep runs along a strided axis (lines gathered into tiles), the only
     /// kind [`Sweep::run_mapped`] takes.
     pub(crate) fn is_strided(&self) -> bool {
@@ -1388,6 +1421,12 @@ impl<T: Real> PlaneSteps<T> {
         plane + self.sweeps_scratch() + self.line.tmp_len().div_ceil(2)
     }
 
+    /// Scratch elements [`PlaneSteps::run_rows`] needs besides its plane: the sweeps' and
+    /// the line step's.
+    fn rows_scratch_len(&self) -> usize {
+        self.sweeps_scratch() + self.line.tmp_len().div_ceil(2)
+    }
+
     /// Scratch elements of the sweeps (the most any of them needs).
     fn sweeps_scratch(&self) -> usize {
         self.sweeps
@@ -1456,6 +1495,69 @@ impl<T: Real> PlaneSteps<T> {
                 let from = (i == 0).then_some(source);
                 sweep.run_serial(plane, from, None, sweep_scratch, Through::Staging);
             }
+            self.line
+                .run_lines(y, bytemuck::cast_slice(&plane[..]), line_scale, tmp);
+        }
+    }
+
+    /// The sweep across a sub-block's rows (the first memory position of the complex
+    /// sub-block, strided), when it is the one next to the complex side: the last sweep of an
+    /// r2c step, the first of a c2r step. A [`PlaneKernel`] runs it between its plane
+    /// buffer and the exchange's rows.
+    fn across(&self) -> Option<&Sweep<T>> {
+        let sweep = if self.head {
+            self.sweeps.last()
+        } else {
+            self.sweeps.first()
+        };
+        sweep.filter(|s| s.position == 0 && s.is_strided())
+    }
+
+    /// One sub-block whose complex side is the rows `rows` (row `i` at `rows.row(i)`) instead
+    /// of a block, with `plane` (a complex sub-block) as its buffer, on the calling thread;
+    /// the last operation scales by `scale`. r2c (`head`): from the real sub-block at `real`
+    /// into `plane`, the sweeps but the last in `plane`, and the last, [`Self::across`],
+    /// from `plane` straight to the rows. c2r: the first sweep from the rows into `plane`,
+    /// the others in `plane`, and the c2r into the real sub-block at `real`. No row is
+    /// copied in a pass of its own.
+    ///
+    /// # Safety
+    /// [`Self::across`] is some; `real` is valid for a source sub-block's scalars (r2c, only
+    /// read) or a destination sub-block's (c2r, not read or written by anyone else
+    /// meanwhile); the rows are valid for the sub-block's complex rows, disjoint, not
+    /// overlapping `real` or `plane`, and only this call touches them meanwhile.
+    unsafe fn run_rows(
+        &self,
+        real: *mut T,
+        rows: Rows<'_, T>,
+        plane: &mut [Complex<T>],
+        scale: T,
+        scratch: &mut [Complex<T>],
+    ) {
+        let across = self.across().expect("a sweep across the rows");
+        let (sweep_scratch, tmp) = scratch.split_at_mut(self.sweeps_scratch());
+        let tmp: &mut [T] = bytemuck::cast_slice_mut(tmp);
+        let scale = (scale != T::one()).then_some(scale);
+        debug_assert_eq!(plane.len(), self.mid_len);
+        let block = Rows::block(plane.as_mut_ptr(), across.row_len());
+        let count = self.sweeps.len();
+        if self.head {
+            let x = std::slice::from_raw_parts(real as *const T, self.line.input_scalars());
+            self.line
+                .run_lines(bytemuck::cast_slice_mut(plane), x, T::one(), tmp);
+            for sweep in &self.sweeps[..count - 1] {
+                sweep.run_serial(plane, None, None, sweep_scratch, Through::Staging);
+            }
+            // SAFETY: the caller's contract; `plane` is this call's own.
+            unsafe { across.run_plane(block, rows, scale, sweep_scratch) };
+        } else {
+            // SAFETY: as above.
+            unsafe { across.run_plane(rows, block, None, sweep_scratch) };
+            for sweep in &self.sweeps[1..] {
+                sweep.run_serial(plane, None, None, sweep_scratch, Through::Staging);
+            }
+            let y = std::slice::from_raw_parts_mut(real, self.line.output_scalars());
+            let line_scale = scale.unwrap_or(T::one());
             self.line
                 .run_lines(y, bytemuck::cast_slice(&plane[..]), line_scale, tmp);
         }
@@ -1535,11 +1637,17 @@ impl<T: Real> PlaneKernel<T> {
         if plane_shape.is_empty() || len != steps.mid_len {
             return None;
         }
+        let mut steps = steps.clone();
+        // The sweep across the rows goes next to the exchange (last after an r2c, first
+        // before a c2r), so that it reads or writes the exchange's rows straight from or to
+        // the plane buffer (sweeps along different axes commute).
+        let head = steps.head;
+        steps.sweeps.sort_by_key(|s| (s.position == 0) == head);
         Some(Self {
             in_len: steps.line.input_scalars(),
             out_len: steps.line.output_scalars(),
-            op: PlaneOp::Steps(steps.clone()),
             planes: steps.blocks,
+            op: PlaneOp::Steps(steps),
             rows: plane_shape[0],
             inner: plane_shape[1..].iter().product(),
         })
@@ -1580,11 +1688,13 @@ impl<T: Real> PlaneKernel<T> {
         self.rows * self.inner
     }
 
-    /// Scratch elements one worker needs: a complex plane and the transforms' own scratch.
+    /// Scratch elements one worker needs: a complex plane and the transforms' own scratch
+    /// (a plane step with a sweep across the rows runs its complex plane in the first).
     pub(crate) fn scratch_len(&self) -> usize {
         self.plane_len()
             + match &self.op {
                 PlaneOp::Ffts(sweeps) => sweeps.iter().map(Sweep::scratch_len).max().unwrap_or(0),
+                PlaneOp::Steps(steps) if steps.across().is_some() => steps.rows_scratch_len(),
                 PlaneOp::Steps(steps) => steps.scratch_len(),
             }
     }
@@ -1620,6 +1730,29 @@ impl<T: Real> PlaneKernel<T> {
                 // task's alone, and `buf` is this worker's (a gathered source and a plane to
                 // scatter are never both in it).
                 unsafe {
+                    // An r2c's last sweep writes the rows straight from `buf`, a c2r's first
+                    // reads them straight into it.
+                    if let PlaneOp::Steps(steps) = &self.op {
+                        if steps.across().is_some() {
+                            // The complex side: the exchange's rows, or a block's plane.
+                            let (real, complex, len) = match (steps.head, from, to) {
+                                (true, PlaneEnd::Block(x), to) => {
+                                    (x.add(o * self.in_len), to, self.out_len)
+                                }
+                                (false, from, PlaneEnd::Block(y)) => {
+                                    (y.add(o * self.out_len), from, self.in_len)
+                                }
+                                _ => unreachable!("the real side of a plane step is a block"),
+                            };
+                            let rows = match complex {
+                                PlaneEnd::Rows(r) => r.skip(o * rows),
+                                PlaneEnd::Block(b) => Rows::block(b.add(o * len).cast(), inner),
+                            };
+                            let plane = std::slice::from_raw_parts_mut(buf, self.plane_len());
+                            steps.run_rows(real, rows, plane, scale, scratch);
+                            continue;
+                        }
+                    }
                     // A gathered source goes into `buf` first.
                     let x: &[T] = match from {
                         PlaneEnd::Block(src) => {
@@ -1675,19 +1808,7 @@ impl<T: Real> PlaneKernel<T> {
                                     y.as_ptr()
                                 };
                                 let from = Rows::block(src as *mut Complex<T>, inner);
-                                let lines = sweep.lines();
-                                for task in 0..inner.div_ceil(lines) {
-                                    sweep.strided_task(
-                                        from,
-                                        to,
-                                        inner,
-                                        lines,
-                                        task,
-                                        scaled(true),
-                                        scratch,
-                                        Through::Staging,
-                                    );
-                                }
+                                sweep.run_plane(from, to, scaled(true), scratch);
                                 continue;
                             }
                         }
@@ -2034,5 +2155,99 @@ mod tests {
             )
         };
         assert_eq!(got, want, "c2r from rows");
+    }
+
+    /// An r2c plane kernel writes its last sweep (across the rows) straight to the rows of a
+    /// map, and a c2r kernel reads its first straight from them: both against rustfft and
+    /// realfft line by line, with rows where a column FFT exists (16) and where none does (6).
+    #[test]
+    fn plane_steps_move_rows_straight_through_the_sweep_across() {
+        let mut ffts = rustfft::FftPlanner::<f64>::new();
+        let mut reals = realfft::RealFftPlanner::<f64>::new();
+        for (planes, rows, n) in [(5, 6, 14), (3, 16, 16)] {
+            let inner = n / 2 + 1;
+            let count = planes * rows;
+            let runs = scattered_rows(count, inner);
+            let all = Planes {
+                groups: 1,
+                count: planes,
+                range: 0..planes,
+            };
+            let x = data(count * n, 7);
+            // The reference: r2c of every row, then the FFT down every column, halved.
+            let mut want = vec![Complex::new(0.0, 0.0); count * inner];
+            let r2c = reals.plan_fft_forward(n);
+            for (line, out) in x.chunks_exact(n).zip(want.chunks_exact_mut(inner)) {
+                r2c.process(&mut line.to_vec(), out).expect("r2c lengths");
+            }
+            let down = ffts.plan_fft_forward(rows);
+            for p in 0..planes {
+                for k in 0..inner {
+                    let at = |i: usize| (p * rows + i) * inner + k;
+                    let mut column: Vec<_> = (0..rows).map(|i| want[at(i)]).collect();
+                    down.process(&mut column);
+                    for (i, v) in column.into_iter().enumerate() {
+                        want[at(i)] = v * 0.5;
+                    }
+                }
+            }
+            let line = LineStep::new(
+                LineOp::R2c(r2c.clone()),
+                &[rows, n],
+                1,
+                inner,
+                true,
+                false,
+                n,
+            );
+            let sweep = Sweep::new(down, &[rows, inner], 0);
+            let steps = PlaneSteps::new(line, vec![sweep], true, planes);
+            let kernel = PlaneKernel::steps(&steps, &[rows, inner]).expect("an r2c plane kernel");
+            assert!(kernel.scatters() && !kernel.gathers());
+            let workers = || {
+                let len = kernel.scratch_len();
+                [AlignedBuf::<Complex<f64>>::new(len), AlignedBuf::new(len)]
+            };
+            let mut block = vec![Complex::new(f64::NAN, 0.0); count.div_ceil(2) * inner];
+            let mut message = vec![Complex::new(f64::NAN, 0.0); count / 2 * inner];
+            let to = Rows::mapped(&runs, block.as_mut_ptr(), message.as_mut_ptr(), inner);
+            let src = PlaneEnd::Block(x.as_ptr() as *mut f64);
+            // SAFETY: the map names every row once, within `block` and `message`.
+            unsafe { kernel.run_mapped(src, PlaneEnd::Rows(to), 0.5, &mut workers(), &all) };
+            let got = read_rows(&runs, &block, &message, inner);
+            let error = got
+                .iter()
+                .zip(&want)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max);
+            assert!(error < 1e-12, "r2c to rows, {rows} rows: error {error}");
+
+            // And back: the c2r kernel from the same rows gives x again (times 0.5 · n ·
+            // rows, undone by the scale).
+            let line = LineStep::new(
+                LineOp::C2r(reals.plan_fft_inverse(n)),
+                &[rows, inner],
+                1,
+                n,
+                false,
+                true,
+                n,
+            );
+            let sweep = Sweep::new(ffts.plan_fft_inverse(rows), &[rows, inner], 0);
+            let steps = PlaneSteps::new(line, vec![sweep], false, planes);
+            let kernel = PlaneKernel::steps(&steps, &[rows, inner]).expect("a c2r plane kernel");
+            let from = Rows::mapped(&runs, block.as_mut_ptr(), message.as_mut_ptr(), inner);
+            let mut back = vec![f64::NAN; count * n];
+            let scale = 2.0 / (n * rows) as f64;
+            let dst = PlaneEnd::Block(back.as_mut_ptr());
+            // SAFETY: as above; `back` holds every plane.
+            unsafe { kernel.run_mapped(PlaneEnd::Rows(from), dst, scale, &mut workers(), &all) };
+            let error = back
+                .iter()
+                .zip(&x)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(error < 1e-12, "c2r from rows, {rows} rows: error {error}");
+        }
     }
 }

@@ -543,6 +543,12 @@ impl Exchange {
         self.grid_dim
     }
 
+    /// Ranks in this rank's group (the processes along [`Exchange::grid_dim`]); with one,
+    /// the exchange moves nothing between processes.
+    pub fn group_size(&self) -> usize {
+        self.group_size
+    }
+
     /// Whether messages travel in chunks of at most [`Exchange::max_count`] elements
     /// (point-to-point, whatever the method) because some block exceeds that count.
     pub fn is_chunked(&self) -> bool {
