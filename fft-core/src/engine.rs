@@ -1272,7 +1272,10 @@ where
                     }
                     Step::Line { step, .. } => step.scratch_len(),
                     Step::Fused(f) => f.kernel.scratch_len(),
-                    Step::Planes(planes) => planes.scratch_len(),
+                    Step::Planes(planes) => {
+                        let at = if i == 0 { At::Input } else { dests[i - 1] };
+                        planes.scratch_len(at != At::Input || destroy)
+                    }
                     Step::Exchange { .. } => 0,
                 })
                 .max()
@@ -1616,8 +1619,15 @@ where
                 Step::Planes(planes) => {
                     let t = Instant::now();
                     let out_len = planes.output_scalars();
-                    let (src, dst) = split(input, output, &mut work, at, dests[i]);
-                    planes.run(&mut dst[..out_len], &src[..len], scale, workers);
+                    // A source that is not the caller's untouchable input may be transformed
+                    // in place on the way (a c2r's FFTs: no copy of each plane).
+                    if at != At::Input || self.options.destroy_input {
+                        let (src, dst) = split_mut(input, output, &mut work, at, dests[i]);
+                        planes.run_writable(&mut dst[..out_len], &mut src[..len], scale, workers);
+                    } else {
+                        let (src, dst) = split(input, output, &mut work, at, dests[i]);
+                        planes.run(&mut dst[..out_len], &src[..len], scale, workers);
+                    }
                     at = dests[i];
                     len = out_len;
                     times.fft += t.elapsed().as_secs_f64();
@@ -1955,6 +1965,33 @@ fn split<'a, T>(
     };
     match (from, to) {
         (At::Input, to) => (input.get(), take(to).expect("a buffer")),
+        (from, At::Input) => (take(from).expect("a buffer"), input.get_mut()),
+        (from, to) => {
+            let dst = take(to).expect("a buffer");
+            (take(from).expect("a buffer"), dst)
+        }
+    }
+}
+
+/// [`split`] with the source writable too: the caller's input only when the plan may
+/// destroy it.
+fn split_mut<'a, T>(
+    input: &'a mut Source<'_, T>,
+    output: &'a mut [T],
+    work: &'a mut [&mut [T]; 2],
+    from: At,
+    to: At,
+) -> (&'a mut [T], &'a mut [T]) {
+    assert_ne!(from, to, "a moving step needs two buffers");
+    let [w0, w1] = work;
+    let mut own: [Option<&'a mut [T]>; 3] = [Some(output), Some(&mut **w0), Some(&mut **w1)];
+    let mut take = |at: At| match at {
+        At::Output => own[0].take(),
+        At::Work(k) => own[1 + k].take(),
+        At::Input => None,
+    };
+    match (from, to) {
+        (At::Input, to) => (input.get_mut(), take(to).expect("a buffer")),
         (from, At::Input) => (take(from).expect("a buffer"), input.get_mut()),
         (from, to) => {
             let dst = take(to).expect("a buffer");

@@ -1414,10 +1414,15 @@ impl<T: Real> PlaneSteps<T> {
         self.blocks * self.line.output_scalars()
     }
 
-    /// Scratch elements one worker needs: a complex sub-block (c2r: the sweeps run on a copy
-    /// of the source's), the sweeps' scratch and the line step's temporaries.
-    pub(crate) fn scratch_len(&self) -> usize {
-        let plane = if self.head { 0 } else { self.mid_len };
+    /// Scratch elements one worker needs: a complex sub-block (c2r from a read-only source:
+    /// the sweeps run on a copy of the source's; `writable`: they run on the source's own,
+    /// [`PlaneSteps::run_writable`]), the sweeps' scratch and the line step's temporaries.
+    pub(crate) fn scratch_len(&self, writable: bool) -> usize {
+        let plane = if self.head || writable {
+            0
+        } else {
+            self.mid_len
+        };
         plane + self.sweeps_scratch() + self.line.tmp_len().div_ceil(2)
     }
 
@@ -1462,6 +1467,47 @@ impl<T: Real> PlaneSteps<T> {
                     .zip(input.chunks_exact(in_len))
                 {
                     self.run_one(y, x, scale, scratch);
+                }
+            });
+    }
+
+    /// [`PlaneSteps::run`] from a source it may overwrite: a c2r step runs its FFTs in place
+    /// on each source sub-block (no copy of it) before the c2r reads it; scratch as
+    /// [`PlaneSteps::scratch_len`]`(true)`. An r2c step reads its source as `run` does.
+    pub(crate) fn run_writable(
+        &self,
+        output: &mut [T],
+        input: &mut [T],
+        scale: T,
+        workers: &mut [AlignedBuf<Complex<T>>],
+    ) {
+        if self.head {
+            return self.run(output, input, scale, workers);
+        }
+        let (in_len, out_len) = (self.line.input_scalars(), self.line.output_scalars());
+        assert_eq!(input.len(), self.blocks * in_len);
+        assert_eq!(output.len(), self.blocks * out_len);
+        if self.blocks == 0 || in_len == 0 || out_len == 0 {
+            return;
+        }
+        let per_worker = self.blocks.div_ceil(workers.len());
+        output
+            .par_chunks_mut(per_worker * out_len)
+            .zip(input.par_chunks_mut(per_worker * in_len))
+            .zip(workers.par_iter_mut())
+            .for_each(|((output, input), scratch)| {
+                let (sweep_scratch, tmp) = scratch.split_at_mut(self.sweeps_scratch());
+                let tmp: &mut [T] = bytemuck::cast_slice_mut(tmp);
+                for (y, x) in output
+                    .chunks_exact_mut(out_len)
+                    .zip(input.chunks_exact_mut(in_len))
+                {
+                    let plane: &mut [Complex<T>] = bytemuck::cast_slice_mut(x);
+                    for sweep in &self.sweeps {
+                        sweep.run_serial(plane, None, None, sweep_scratch, Through::Staging);
+                    }
+                    self.line
+                        .run_lines(y, bytemuck::cast_slice(plane), scale, tmp);
                 }
             });
     }
@@ -1695,7 +1741,7 @@ impl<T: Real> PlaneKernel<T> {
             + match &self.op {
                 PlaneOp::Ffts(sweeps) => sweeps.iter().map(Sweep::scratch_len).max().unwrap_or(0),
                 PlaneOp::Steps(steps) if steps.across().is_some() => steps.rows_scratch_len(),
-                PlaneOp::Steps(steps) => steps.scratch_len(),
+                PlaneOp::Steps(steps) => steps.scratch_len(false),
             }
     }
 
@@ -1976,7 +2022,7 @@ mod tests {
             true,
             planes,
         );
-        assert!(steps.scratch_len() <= 4096);
+        assert!(steps.scratch_len(false) <= 4096);
         let mut got = vec![f64::NAN; steps.output_scalars()];
         steps.run(&mut got, &input, 0.5, &mut workers());
         assert_eq!(got, want, "r2c then FFT per plane");
@@ -2015,6 +2061,14 @@ mod tests {
         assert_eq!(got, want, "FFT then c2r per plane");
         // The source is only read.
         assert_eq!(spectrum, data(planes * rows * half * 2, 2));
+        // From a source it may overwrite, with only the scratch that asks for (no plane).
+        let writable = steps.scratch_len(true);
+        assert!(writable < steps.scratch_len(false));
+        let mut workers = [AlignedBuf::new(writable), AlignedBuf::new(writable)];
+        let mut source = spectrum.clone();
+        let mut got = vec![f64::NAN; steps.output_scalars()];
+        steps.run_writable(&mut got, &mut source, 0.25, &mut workers);
+        assert_eq!(got, want, "FFT in place then c2r per plane");
     }
 
     /// Rows `0..count` of `inner` elements scattered over a block (even rows, backwards) and a
