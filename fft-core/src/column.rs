@@ -176,7 +176,7 @@ fn staging_stride(cols: usize) -> usize {
     cols.div_ceil(LANES) * LANES + 2 * LANES
 }
 
-fn available() -> bool {
+pub(crate) fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")

@@ -303,24 +303,30 @@ impl<T: Real> Sweep<T> {
         scale: Option<T>,
         scratch: &mut [Complex<T>],
     ) {
+        // SAFETY: the caller's contract.
+        unsafe { self.run_plane_through(from, to, scale, scratch, Through::Staging) }
+    }
+
+    /// [`Sweep::run_plane`], the column FFT going `through` the given way (see
+    /// [`Sweep::strided_task`]).
+    ///
+    /// # Safety
+    /// As for [`Sweep::strided_task`], for every task of plane 0.
+    unsafe fn run_plane_through(
+        &self,
+        from: Rows<'_, T>,
+        to: Rows<'_, T>,
+        scale: Option<T>,
+        scratch: &mut [Complex<T>],
+        through: Through,
+    ) {
         let Shape::Strided { inner, .. } = self.shape else {
             panic!("run_plane needs a strided sweep");
         };
         let lines = self.lines();
         for task in 0..inner.div_ceil(lines) {
             // SAFETY: the caller's contract.
-            unsafe {
-                self.strided_task(
-                    from,
-                    to,
-                    inner,
-                    lines,
-                    task,
-                    scale,
-                    scratch,
-                    Through::Staging,
-                )
-            };
+            unsafe { self.strided_task(from, to, inner, lines, task, scale, scratch, through) };
         }
     }
 
@@ -1734,11 +1740,31 @@ impl<T: Real> PlaneKernel<T> {
         self.rows * self.inner
     }
 
+    /// The last of FFT sweeps when it runs across the rows (memory position 0) as a column
+    /// FFT: the kernel then lays each plane's rows digit-swapped ([`ColumnFft::swapped`])
+    /// as it brings them in, and that sweep runs in place with no staging block.
+    fn swapped_across(&self) -> Option<(&Sweep<T>, &ColumnFft)> {
+        let PlaneOp::Ffts(sweeps) = &self.op else {
+            return None;
+        };
+        let last = sweeps
+            .last()
+            .filter(|s| s.position == 0 && s.is_strided())?;
+        Some((last, last.column.as_deref()?))
+    }
+
     /// Scratch elements one worker needs: a complex plane and the transforms' own scratch
-    /// (a plane step with a sweep across the rows runs its complex plane in the first).
+    /// (a plane step with a sweep across the rows runs its complex plane in the first; a
+    /// swapped sweep across needs none).
     pub(crate) fn scratch_len(&self) -> usize {
         self.plane_len()
             + match &self.op {
+                PlaneOp::Ffts(sweeps) if self.swapped_across().is_some() => sweeps
+                    [..sweeps.len() - 1]
+                    .iter()
+                    .map(Sweep::scratch_len)
+                    .max()
+                    .unwrap_or(0),
                 PlaneOp::Ffts(sweeps) => sweeps.iter().map(Sweep::scratch_len).max().unwrap_or(0),
                 PlaneOp::Steps(steps) if steps.across().is_some() => steps.rows_scratch_len(),
                 PlaneOp::Steps(steps) => steps.scratch_len(false),
@@ -1798,6 +1824,54 @@ impl<T: Real> PlaneKernel<T> {
                             steps.run_rows(real, rows, plane, scale, scratch);
                             continue;
                         }
+                    }
+                    // FFTs whose sweep across is a column FFT: the rows come in digit-swapped,
+                    // into `buf` (the plane goes out to rows) or straight into the destination
+                    // plane; the other sweeps (along the rows) run in place, and the sweep
+                    // across in place with no staging, leaving the rows in order.
+                    if let (PlaneOp::Ffts(sweeps), Some((across, column))) =
+                        (&self.op, self.swapped_across())
+                    {
+                        let p: *mut Complex<T> = match to {
+                            PlaneEnd::Rows(_) => buf,
+                            PlaneEnd::Block(dst) => dst.add(o * self.out_len).cast(),
+                        };
+                        let row_in = |i: usize| -> *const Complex<T> {
+                            match from {
+                                PlaneEnd::Rows(r) => r.row(o * rows + i),
+                                PlaneEnd::Block(src) => {
+                                    src.add(o * self.in_len).cast::<Complex<T>>().add(i * inner)
+                                }
+                            }
+                        };
+                        let bytes = inner * std::mem::size_of::<Complex<T>>();
+                        for i in 0..rows {
+                            if i + 1 < rows {
+                                prefetch_run(row_in(i + 1), bytes);
+                            }
+                            let at = p.add(column.swapped(i) * inner);
+                            std::ptr::copy_nonoverlapping(row_in(i), at, inner);
+                        }
+                        let plane = std::slice::from_raw_parts_mut(p, rows * inner);
+                        for sweep in &sweeps[..sweeps.len() - 1] {
+                            sweep.run_serial(plane, None, None, scratch, Through::Staging);
+                        }
+                        let block = Rows::block(p, inner);
+                        let s = scaled(true);
+                        across.run_plane_through(block, block, s, scratch, Through::Swapped);
+                        if let PlaneEnd::Rows(r) = to {
+                            for i in 0..rows {
+                                if i + 1 < rows {
+                                    prefetch_run(r.row(o * rows + i + 1), bytes);
+                                }
+                                std::ptr::copy_nonoverlapping(
+                                    p.add(i * inner),
+                                    r.row(o * rows + i),
+                                    inner,
+                                );
+                            }
+                        }
+                        continue;
                     }
                     // A gathered source goes into `buf` first.
                     let x: &[T] = match from {
@@ -2209,6 +2283,86 @@ mod tests {
             )
         };
         assert_eq!(got, want, "c2r from rows");
+    }
+
+    /// FFT plane kernels whose sweep across the rows is a column FFT (16 rows) lay the rows
+    /// digit-swapped and run it in place with no staging block: to the rows of a map from a
+    /// block, and from them into a block, against rustfft line by line.
+    #[test]
+    fn plane_kernels_swap_rows_for_a_column_fft_across() {
+        let (planes, rows, inner) = (3, 16, 8);
+        let count = planes * rows;
+        let runs = scattered_rows(count, inner);
+        let mut ffts = rustfft::FftPlanner::<f64>::new();
+        let all = Planes {
+            groups: 1,
+            count: planes,
+            range: 0..planes,
+        };
+        let x: Vec<Complex<f64>> = bytemuck::cast_slice(&data(2 * count * inner, 5)).to_vec();
+        let mut reference = |inverse: bool, x: &[Complex<f64>], scale: f64| {
+            let (along, down) = match inverse {
+                false => (ffts.plan_fft_forward(inner), ffts.plan_fft_forward(rows)),
+                true => (ffts.plan_fft_inverse(inner), ffts.plan_fft_inverse(rows)),
+            };
+            let mut want = x.to_vec();
+            want.chunks_exact_mut(inner).for_each(|l| along.process(l));
+            for p in 0..planes {
+                for k in 0..inner {
+                    let at = |i: usize| (p * rows + i) * inner + k;
+                    let mut column: Vec<_> = (0..rows).map(|i| want[at(i)]).collect();
+                    down.process(&mut column);
+                    for (i, v) in column.into_iter().enumerate() {
+                        want[at(i)] = v * scale;
+                    }
+                }
+            }
+            (want, along, down)
+        };
+        let close = |got: &[Complex<f64>], want: &[Complex<f64>], what: &str| {
+            let error = got
+                .iter()
+                .zip(want)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max);
+            assert!(error < 1e-12, "{what}: error {error}");
+        };
+        for inverse in [false, true] {
+            let (want, along, down) = reference(inverse, &x, 0.5);
+            let kernel = PlaneKernel::ffts(
+                vec![
+                    Sweep::new(down, &[rows, inner], 0),
+                    Sweep::new(along, &[rows, inner], 1),
+                ],
+                planes,
+                &[rows, inner],
+            );
+            let swapped = kernel.swapped_across().is_some();
+            // Where this CPU has the column FFT, the kernel swaps and needs no staging.
+            assert_eq!(swapped, crate::column::available());
+            if swapped {
+                assert!(kernel.scratch_len() < rows * inner + 64, "no staging block");
+            }
+            let workers = || {
+                let len = kernel.scratch_len();
+                [AlignedBuf::<Complex<f64>>::new(len), AlignedBuf::new(len)]
+            };
+            let mut block = vec![Complex::new(f64::NAN, 0.0); count.div_ceil(2) * inner];
+            let mut message = vec![Complex::new(f64::NAN, 0.0); count / 2 * inner];
+            let to = Rows::mapped(&runs, block.as_mut_ptr(), message.as_mut_ptr(), inner);
+            let src = PlaneEnd::Block(x.as_ptr() as *mut f64);
+            // SAFETY: the map names every row once, within `block` and `message`.
+            unsafe { kernel.run_mapped(src, PlaneEnd::Rows(to), 0.5, &mut workers(), &all) };
+            let got = read_rows(&runs, &block, &message, inner);
+            close(&got, &want, "to rows");
+            let from = Rows::mapped(&runs, block.as_mut_ptr(), message.as_mut_ptr(), inner);
+            let mut back = vec![Complex::new(f64::NAN, 0.0); count * inner];
+            let dst = PlaneEnd::Block(back.as_mut_ptr() as *mut f64);
+            // SAFETY: as above; `back` holds every plane.
+            unsafe { kernel.run_mapped(PlaneEnd::Rows(from), dst, 0.5, &mut workers(), &all) };
+            let (twice, _, _) = reference(inverse, &want, 0.5);
+            close(&back, &twice, "from rows");
+        }
     }
 
     /// An r2c plane kernel writes its last sweep (across the rows) straight to the rows of a
