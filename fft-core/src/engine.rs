@@ -1955,26 +1955,18 @@ fn split<'a, T>(
     from: At,
     to: At,
 ) -> (&'a [T], &'a mut [T]) {
-    assert_ne!(from, to, "a moving step needs two buffers");
-    let [w0, w1] = work;
-    let mut own: [Option<&'a mut [T]>; 3] = [Some(output), Some(&mut **w0), Some(&mut **w1)];
-    let mut take = |at: At| match at {
-        At::Output => own[0].take(),
-        At::Work(k) => own[1 + k].take(),
-        At::Input => None,
-    };
     match (from, to) {
-        (At::Input, to) => (input.get(), take(to).expect("a buffer")),
-        (from, At::Input) => (take(from).expect("a buffer"), input.get_mut()),
+        (At::Input, At::Output) => (input.get(), output),
+        (At::Input, At::Work(k)) => (input.get(), &mut *work[k]),
         (from, to) => {
-            let dst = take(to).expect("a buffer");
-            (take(from).expect("a buffer"), dst)
+            let (src, dst) = split_mut(input, output, work, from, to);
+            (src, dst)
         }
     }
 }
 
-/// [`split`] with the source writable too: the caller's input only when the plan may
-/// destroy it.
+/// [`split`] with the source writable too: the caller's input (as either buffer) only when
+/// the plan may destroy it.
 fn split_mut<'a, T>(
     input: &'a mut Source<'_, T>,
     output: &'a mut [T],

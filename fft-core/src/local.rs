@@ -1447,6 +1447,22 @@ impl<T: Real> PlaneSteps<T> {
             .unwrap_or(0)
     }
 
+    /// The scalars of one source and one destination sub-block and the sub-blocks per
+    /// worker, for blocks of `input` and `output` scalars (checked); `None` when there is
+    /// nothing to transform.
+    fn split_blocks(
+        &self,
+        input: usize,
+        output: usize,
+        workers: usize,
+    ) -> Option<(usize, usize, usize)> {
+        let (in_len, out_len) = (self.line.input_scalars(), self.line.output_scalars());
+        assert_eq!(input, self.blocks * in_len);
+        assert_eq!(output, self.blocks * out_len);
+        (self.blocks > 0 && in_len > 0 && out_len > 0)
+            .then(|| (in_len, out_len, self.blocks.div_ceil(workers)))
+    }
+
     /// From `input` (scalars of the source blocks) into `output`; the last operation scales
     /// by `scale`. In parallel over sub-blocks; allocates nothing.
     pub(crate) fn run(
@@ -1456,13 +1472,11 @@ impl<T: Real> PlaneSteps<T> {
         scale: T,
         workers: &mut [AlignedBuf<Complex<T>>],
     ) {
-        let (in_len, out_len) = (self.line.input_scalars(), self.line.output_scalars());
-        assert_eq!(input.len(), self.blocks * in_len);
-        assert_eq!(output.len(), self.blocks * out_len);
-        if self.blocks == 0 || in_len == 0 || out_len == 0 {
+        let Some((in_len, out_len, per_worker)) =
+            self.split_blocks(input.len(), output.len(), workers.len())
+        else {
             return;
-        }
-        let per_worker = self.blocks.div_ceil(workers.len());
+        };
         output
             .par_chunks_mut(per_worker * out_len)
             .zip(input.par_chunks(per_worker * in_len))
@@ -1490,13 +1504,11 @@ impl<T: Real> PlaneSteps<T> {
         if self.head {
             return self.run(output, input, scale, workers);
         }
-        let (in_len, out_len) = (self.line.input_scalars(), self.line.output_scalars());
-        assert_eq!(input.len(), self.blocks * in_len);
-        assert_eq!(output.len(), self.blocks * out_len);
-        if self.blocks == 0 || in_len == 0 || out_len == 0 {
+        let Some((in_len, out_len, per_worker)) =
+            self.split_blocks(input.len(), output.len(), workers.len())
+        else {
             return;
-        }
-        let per_worker = self.blocks.div_ceil(workers.len());
+        };
         output
             .par_chunks_mut(per_worker * out_len)
             .zip(input.par_chunks_mut(per_worker * in_len))
@@ -1618,6 +1630,28 @@ impl<T: Real> PlaneSteps<T> {
     /// Whether the line step comes first (r2c then FFTs).
     pub(crate) fn is_head(&self) -> bool {
         self.head
+    }
+}
+
+/// Copies row `i` of `inner` elements from `from(i)` to `to(i)` for every `i < rows`,
+/// prefetching row `i + 1` of `ahead` (the side scattered over memory) before each copy.
+///
+/// # Safety
+/// Every row named is valid for `inner` elements, and no source row overlaps a destination
+/// row.
+unsafe fn copy_rows<T, F, G, A>(rows: usize, inner: usize, from: F, to: G, ahead: A)
+where
+    F: Fn(usize) -> *mut Complex<T>,
+    G: Fn(usize) -> *mut Complex<T>,
+    A: Fn(usize) -> *mut Complex<T>,
+{
+    let bytes = inner * std::mem::size_of::<Complex<T>>();
+    for i in 0..rows {
+        if i + 1 < rows {
+            prefetch_run(ahead(i + 1), bytes);
+        }
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::copy_nonoverlapping(from(i), to(i), inner) };
     }
 }
 
@@ -1836,7 +1870,7 @@ impl<T: Real> PlaneKernel<T> {
                             PlaneEnd::Rows(_) => buf,
                             PlaneEnd::Block(dst) => dst.add(o * self.out_len).cast(),
                         };
-                        let row_in = |i: usize| -> *const Complex<T> {
+                        let row_in = |i: usize| -> *mut Complex<T> {
                             match from {
                                 PlaneEnd::Rows(r) => r.row(o * rows + i),
                                 PlaneEnd::Block(src) => {
@@ -1844,14 +1878,8 @@ impl<T: Real> PlaneKernel<T> {
                                 }
                             }
                         };
-                        let bytes = inner * std::mem::size_of::<Complex<T>>();
-                        for i in 0..rows {
-                            if i + 1 < rows {
-                                prefetch_run(row_in(i + 1), bytes);
-                            }
-                            let at = p.add(column.swapped(i) * inner);
-                            std::ptr::copy_nonoverlapping(row_in(i), at, inner);
-                        }
+                        let row_at = |i: usize| p.add(column.swapped(i) * inner);
+                        copy_rows(rows, inner, row_in, row_at, row_in);
                         let plane = std::slice::from_raw_parts_mut(p, rows * inner);
                         for sweep in &sweeps[..sweeps.len() - 1] {
                             sweep.run_serial(plane, None, None, scratch, Through::Staging);
@@ -1860,16 +1888,8 @@ impl<T: Real> PlaneKernel<T> {
                         let s = scaled(true);
                         across.run_plane_through(block, block, s, scratch, Through::Swapped);
                         if let PlaneEnd::Rows(r) = to {
-                            for i in 0..rows {
-                                if i + 1 < rows {
-                                    prefetch_run(r.row(o * rows + i + 1), bytes);
-                                }
-                                std::ptr::copy_nonoverlapping(
-                                    p.add(i * inner),
-                                    r.row(o * rows + i),
-                                    inner,
-                                );
-                            }
+                            let out = |i: usize| r.row(o * rows + i);
+                            copy_rows(rows, inner, |i| p.add(i * inner), out, out);
                         }
                         continue;
                     }
@@ -1879,14 +1899,8 @@ impl<T: Real> PlaneKernel<T> {
                             std::slice::from_raw_parts(src.add(o * self.in_len), self.in_len)
                         }
                         PlaneEnd::Rows(r) => {
-                            let bytes = inner * std::mem::size_of::<Complex<T>>();
-                            for i in 0..rows {
-                                if i + 1 < rows {
-                                    prefetch_run(r.row(o * rows + i + 1), bytes);
-                                }
-                                let row = buf.add(i * inner);
-                                std::ptr::copy_nonoverlapping(r.row(o * rows + i), row, inner);
-                            }
+                            let row_in = |i: usize| r.row(o * rows + i);
+                            copy_rows(rows, inner, row_in, |i| buf.add(i * inner), row_in);
                             std::slice::from_raw_parts(buf as *const T, self.in_len)
                         }
                     };
@@ -1935,14 +1949,8 @@ impl<T: Real> PlaneKernel<T> {
                         PlaneOp::Steps(steps) => steps.run_one(y, x, scale, scratch),
                     }
                     if let PlaneEnd::Rows(r) = to {
-                        let bytes = inner * std::mem::size_of::<Complex<T>>();
-                        for i in 0..rows {
-                            if i + 1 < rows {
-                                prefetch_run(r.row(o * rows + i + 1), bytes);
-                            }
-                            let row = buf.add(i * inner);
-                            std::ptr::copy_nonoverlapping(row, r.row(o * rows + i), inner);
-                        }
+                        let out = |i: usize| r.row(o * rows + i);
+                        copy_rows(rows, inner, |i| buf.add(i * inner), out, out);
                     }
                 }
             }
