@@ -33,6 +33,7 @@
 //! AVX-512F have a kernel; [`ColumnFft::new`] returns `None` otherwise and the sweep keeps
 //! its tiles.
 
+use crate::rows::DigitSwap;
 use num_complex::Complex;
 use rustfft::{Fft, FftDirection};
 
@@ -91,6 +92,11 @@ impl ColumnFft {
     pub(crate) fn swapped(&self, i: usize) -> usize {
         let b = self.n / self.a;
         (i / self.a) + b * (i % self.a)
+    }
+
+    /// [`ColumnFft::swapped`] as a [`DigitSwap`].
+    pub(crate) fn digit_swap(&self) -> DigitSwap {
+        DigitSwap::new(self.a, self.n / self.a)
     }
 
     /// Complex elements of staging for `cols` columns ([`staging_len`]).

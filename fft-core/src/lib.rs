@@ -35,6 +35,7 @@ pub mod model;
 pub mod options;
 pub mod plan;
 pub mod real;
+mod rows;
 pub mod shared;
 pub mod spectral;
 pub mod stages;

@@ -10,13 +10,14 @@
 use crate::column::{ColumnFft, MAX_LEN};
 use crate::options::R2rKind;
 use crate::real::Real;
+pub(crate) use crate::rows::Rows;
+use crate::rows::{DigitSwap, RunMap};
 use crate::transpose::{gather, scatter};
 use num_complex::Complex;
 use rayon::prelude::*;
 use realfft::{ComplexToReal, RealToComplex};
 use redist::alloc::AlignedBuf;
 use redist::pack::prefetch_run;
-use redist::runs::{Run, RunBuffer};
 use rustfft::Fft;
 use std::sync::Arc;
 
@@ -567,105 +568,6 @@ impl<T> SharedMut<T> {
     }
 }
 
-/// Where the rows of a strided sweep lie: row `r` (a run of `inner` elements) either at
-/// `r · inner` in one block, or where a run map of an exchange says, in a block or a message
-/// buffer.
-#[derive(Clone, Copy)]
-pub(crate) struct Rows<'a, T> {
-    runs: Option<&'a [Run]>,
-    block: *mut Complex<T>,
-    message: *mut Complex<T>,
-    inner: usize,
-}
-
-// SAFETY: the pointers are only dereferenced under the contracts of `Sweep::run_mapped` and
-// `Sweep::strided_task`, which keep workers on disjoint elements.
-unsafe impl<T: Send> Send for Rows<'_, T> {}
-unsafe impl<T: Send> Sync for Rows<'_, T> {}
-
-impl<'a, T> Rows<'a, T> {
-    /// Rows one after another in `block`.
-    pub(crate) fn block(block: *mut Complex<T>, inner: usize) -> Self {
-        Self {
-            runs: None,
-            block,
-            message: std::ptr::null_mut(),
-            inner,
-        }
-    }
-
-    /// Rows one after another: read from `input` (same length as `data`) when given, else
-    /// from `data`; written to `data`.
-    pub(crate) fn in_or_out(
-        data: &mut [Complex<T>],
-        input: Option<&[Complex<T>]>,
-        inner: usize,
-    ) -> (Self, Self)
-    where
-        T: Copy,
-    {
-        let to = Self::block(data.as_mut_ptr(), inner);
-        let from = match input {
-            Some(input) => {
-                assert_eq!(input.len(), data.len());
-                Self::block(input.as_ptr() as *mut Complex<T>, inner)
-            }
-            None => to,
-        };
-        (from, to)
-    }
-
-    /// Rows where `runs` says, in `block` or `message`.
-    pub(crate) fn mapped(
-        runs: &'a [Run],
-        block: *mut Complex<T>,
-        message: *mut Complex<T>,
-        inner: usize,
-    ) -> Self {
-        Self {
-            runs: Some(runs),
-            block,
-            message,
-            inner,
-        }
-    }
-
-    /// The rows from row `r` on, numbered from zero.
-    ///
-    /// # Safety
-    /// `r` is at most the number of rows of the map (of the block).
-    unsafe fn skip(self, r: usize) -> Self {
-        match self.runs {
-            None => Self {
-                // SAFETY: the caller's contract.
-                block: unsafe { self.block.add(r * self.inner) },
-                ..self
-            },
-            Some(runs) => Self {
-                runs: Some(&runs[r..]),
-                ..self
-            },
-        }
-    }
-
-    /// The first element of row `r`.
-    ///
-    /// # Safety
-    /// `r` is a row of this map and the buffers are valid for it.
-    unsafe fn row(&self, r: usize) -> *mut Complex<T> {
-        match self.runs {
-            None => self.block.add(r * self.inner),
-            Some(runs) => {
-                let run = *runs.get_unchecked(r);
-                match run.buffer() {
-                    RunBuffer::Block => self.block.add(run.offset()),
-                    RunBuffer::Message => self.message.add(run.offset()),
-                }
-            }
-        }
-    }
-}
-
 /// Several sweeps over the same block, along axes that occupy the trailing memory positions
 /// (the local axes of the first pencil). The sweeps along the fastest of these axes split the
 /// block into independent sub-blocks (one per index of the slower memory positions); when
@@ -690,6 +592,10 @@ pub(crate) struct LocalFft<T: Real> {
     /// written as its first sweep's staging block (see [`LocalFft::borrowed_pair`]): that
     /// sweep is a column FFT, the others contiguous, and two sub-blocks hold its staging.
     borrow: bool,
+    /// Whether the step, in place, finds each sub-block's rows digit-swapped (the fused step
+    /// before wrote them so, [`LocalFft::swappable_rows`]): its sweep across them then runs
+    /// in place with no staging block.
+    rows_swapped: bool,
 }
 
 impl<T: Real> LocalFft<T> {
@@ -767,7 +673,30 @@ impl<T: Real> LocalFft<T> {
             blocks,
             swap,
             borrow,
+            rows_swapped: false,
         }
+    }
+
+    /// When the step could take each sub-block's rows digit-swapped, in place, with
+    /// `workers` workers: the in-cache group's first sweep runs across the sub-block's rows
+    /// as a column FFT and the others along them. Then `(rows per sub-block, elements per
+    /// row, the swap)`: a step before that writes the rows so (see
+    /// [`RunMap::swap_rows`]) lets the sweep across run in place with no staging block
+    /// ([`LocalFft::take_swapped_rows`]).
+    pub(crate) fn swappable_rows(&self, workers: usize) -> Option<(usize, usize, DigitSwap)> {
+        let (across, along) = self.fused.split_first()?;
+        let column = across.column.as_deref()?;
+        let fits = self.in_cache(workers)
+            && across.position == 0
+            && across.is_strided()
+            && along.iter().all(|s| !s.is_strided());
+        fits.then(|| (across.n, self.sub_len / across.n, column.digit_swap()))
+    }
+
+    /// Lets the step, run in place only, take its sub-blocks' rows digit-swapped
+    /// ([`LocalFft::swappable_rows`]).
+    pub(crate) fn take_swapped_rows(&mut self) {
+        self.rows_swapped = true;
     }
 
     /// Where the in-cache group writes sub-block `b`: `swapped(b)` when the sweep left takes
@@ -830,6 +759,9 @@ impl<T: Real> LocalFft<T> {
         };
         let fused = (self.fused.iter()).map(|s| match borrowed && s.is_strided() {
             true => s.scratch_len_through(Through::Destination),
+            false if self.rows_swapped && !from_input && s.is_strided() => {
+                s.scratch_len_through(Through::Swapped)
+            }
             false => s.scratch_len_through(Through::Staging),
         });
         let left = (self.rest.iter()).map(|s| s.scratch_len_through(rest));
@@ -868,6 +800,10 @@ impl<T: Real> LocalFft<T> {
         scale: T,
         workers: &mut [AlignedBuf<Complex<T>>],
     ) {
+        assert!(
+            !self.rows_swapped || (input.is_none() && self.in_cache(workers.len())),
+            "swapped rows only in place, in cache"
+        );
         if !self.in_cache(workers.len()) {
             let count = self.whole.len();
             for (i, sweep) in self.whole.iter().enumerate() {
@@ -911,7 +847,11 @@ impl<T: Real> LocalFft<T> {
                 for (i, sweep) in self.fused.iter().enumerate() {
                     let s = if i + 1 == count { fused_scale } else { None };
                     let Some(input) = input.filter(|_| i == 0) else {
-                        sweep.run_serial(block, None, s, scratch, Through::Staging);
+                        let through = match self.rows_swapped && sweep.is_strided() {
+                            true => Through::Swapped,
+                            false => Through::Staging,
+                        };
+                        sweep.run_serial(block, None, s, scratch, through);
                         continue;
                     };
                     let src = Some(&input[offset..offset + sub_len]);
@@ -1696,6 +1636,10 @@ pub(crate) struct PlaneKernel<T: Real> {
     /// Scalars of one source and one destination plane.
     in_len: usize,
     out_len: usize,
+    /// Whether each plane is transformed in the rows it goes to ([`Self::fit_to`]).
+    in_rows: bool,
+    /// Whether each worker holds a plane buffer ([`Self::fit_to`]).
+    buffer: bool,
 }
 
 impl<T: Real> PlaneKernel<T> {
@@ -1713,6 +1657,8 @@ impl<T: Real> PlaneKernel<T> {
             inner: plane_shape[1..].iter().product(),
             in_len: 2 * len,
             out_len: 2 * len,
+            in_rows: false,
+            buffer: true,
         }
     }
 
@@ -1736,6 +1682,8 @@ impl<T: Real> PlaneKernel<T> {
             op: PlaneOp::Steps(steps),
             rows: plane_shape[0],
             inner: plane_shape[1..].iter().product(),
+            in_rows: false,
+            buffer: true,
         })
     }
 
@@ -1787,11 +1735,53 @@ impl<T: Real> PlaneKernel<T> {
         Some((last, last.column.as_deref()?))
     }
 
-    /// Scratch elements one worker needs: a complex plane and the transforms' own scratch
-    /// (a plane step with a sweep across the rows runs its complex plane in the first; a
-    /// swapped sweep across needs none).
+    /// Fits the kernel to where it writes: the rows of the exchange after (`scatter`, its
+    /// run map) or a block (`None`).
+    ///
+    /// * A kernel whose sweep across is a column FFT ([`Self::swapped_across`]) needs no
+    ///   plane buffer when it writes a block: it transforms each plane there.
+    /// * When it writes rows, it transforms each plane in those rows, with no plane buffer,
+    ///   where that costs nothing: its sweeps along the rows are contiguous, and `scatter`
+    ///   lays the rows `step` elements apart within a plane ([`RunMap::Grid`]), a step that
+    ///   is no multiple of 512 bytes. The 16 rows a column FFT's pass works on then fall in
+    ///   different L1 sets, and it runs in place on them as fast as in a buffer (a
+    ///   transposed slab of an uneven shape on one rank: rows 972 000 bytes apart at
+    ///   250×256×243). Rows a power of two apart (128³: 256 KiB) would all share one set;
+    ///   they keep the buffer.
+    pub(crate) fn fit_to(&mut self, scatter: Option<&RunMap>) {
+        let Some((_, _)) = self.swapped_across() else {
+            return;
+        };
+        let along_rows = match &self.op {
+            PlaneOp::Ffts(sweeps) => sweeps[..sweeps.len() - 1].iter().all(|s| !s.is_strided()),
+            PlaneOp::Steps(_) => false,
+        };
+        let spread = match scatter.and_then(RunMap::pitch) {
+            Some((per, step)) => {
+                let bytes = step.unsigned_abs() * std::mem::size_of::<Complex<T>>();
+                per == self.rows && bytes.trailing_zeros() < 9
+            }
+            None => false,
+        };
+        self.in_rows = scatter.is_some() && along_rows && spread;
+        self.buffer = scatter.is_some() && !self.in_rows;
+    }
+
+    /// Complex elements of the plane buffer each worker holds.
+    fn buffer_len(&self) -> usize {
+        if self.buffer {
+            self.plane_len()
+        } else {
+            0
+        }
+    }
+
+    /// Scratch elements one worker needs: a complex plane (unless [`Self::fit_to`] found
+    /// none needed) and the transforms' own scratch (a plane step with a
+    /// sweep across the rows runs its complex plane in the first; a swapped sweep across
+    /// needs none).
     pub(crate) fn scratch_len(&self) -> usize {
-        self.plane_len()
+        self.buffer_len()
             + match &self.op {
                 PlaneOp::Ffts(sweeps) if self.swapped_across().is_some() => sweeps
                     [..sweeps.len() - 1]
@@ -1828,7 +1818,7 @@ impl<T: Real> PlaneKernel<T> {
         let (inner, rows) = (self.inner, self.rows);
         let scaled = |last: bool| (last && scale != T::one()).then_some(scale);
         workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
-            let (buf, scratch) = scratch.split_at_mut(self.plane_len());
+            let (buf, scratch) = scratch.split_at_mut(self.buffer_len());
             let buf = buf.as_mut_ptr();
             for t in tasks * w / nworkers..tasks * (w + 1) / nworkers {
                 let (o, _) = planes.task(t, 1);
@@ -1866,10 +1856,6 @@ impl<T: Real> PlaneKernel<T> {
                     if let (PlaneOp::Ffts(sweeps), Some((across, column))) =
                         (&self.op, self.swapped_across())
                     {
-                        let p: *mut Complex<T> = match to {
-                            PlaneEnd::Rows(_) => buf,
-                            PlaneEnd::Block(dst) => dst.add(o * self.out_len).cast(),
-                        };
                         let row_in = |i: usize| -> *mut Complex<T> {
                             match from {
                                 PlaneEnd::Rows(r) => r.row(o * rows + i),
@@ -1878,18 +1864,51 @@ impl<T: Real> PlaneKernel<T> {
                                 }
                             }
                         };
-                        let row_at = |i: usize| p.add(column.swapped(i) * inner);
-                        copy_rows(rows, inner, row_in, row_at, row_in);
-                        let plane = std::slice::from_raw_parts_mut(p, rows * inner);
-                        for sweep in &sweeps[..sweeps.len() - 1] {
-                            sweep.run_serial(plane, None, None, scratch, Through::Staging);
-                        }
-                        let block = Rows::block(p, inner);
+                        let along = &sweeps[..sweeps.len() - 1];
+                        let p = match to {
+                            // In the rows themselves: each row is transformed along as it
+                            // comes in, while in cache.
+                            PlaneEnd::Rows(r) if self.in_rows => {
+                                let p = r.skip(o * rows);
+                                let bytes = inner * std::mem::size_of::<Complex<T>>();
+                                for i in 0..rows {
+                                    if i + 1 < rows {
+                                        prefetch_run(row_in(i + 1), bytes);
+                                    }
+                                    let row = p.row(column.swapped(i));
+                                    std::ptr::copy_nonoverlapping(row_in(i), row, inner);
+                                    let row = std::slice::from_raw_parts_mut(row, inner);
+                                    for sweep in along {
+                                        sweep.run_serial(
+                                            row,
+                                            None,
+                                            None,
+                                            scratch,
+                                            Through::Staging,
+                                        );
+                                    }
+                                }
+                                p
+                            }
+                            _ => {
+                                let p: *mut Complex<T> = match to {
+                                    PlaneEnd::Rows(_) => buf,
+                                    PlaneEnd::Block(dst) => dst.add(o * self.out_len).cast(),
+                                };
+                                let row_at = |i: usize| p.add(column.swapped(i) * inner);
+                                copy_rows(rows, inner, row_in, row_at, row_in);
+                                let plane = std::slice::from_raw_parts_mut(p, rows * inner);
+                                for sweep in along {
+                                    sweep.run_serial(plane, None, None, scratch, Through::Staging);
+                                }
+                                Rows::block(p, inner)
+                            }
+                        };
                         let s = scaled(true);
-                        across.run_plane_through(block, block, s, scratch, Through::Swapped);
-                        if let PlaneEnd::Rows(r) = to {
+                        across.run_plane_through(p, p, s, scratch, Through::Swapped);
+                        if let (PlaneEnd::Rows(r), false) = (to, self.in_rows) {
                             let out = |i: usize| r.row(o * rows + i);
-                            copy_rows(rows, inner, |i| p.add(i * inner), out, out);
+                            copy_rows(rows, inner, |i| p.row(i), out, out);
                         }
                         continue;
                     }
@@ -1961,6 +1980,7 @@ impl<T: Real> PlaneKernel<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redist::runs::{Run, RunBuffer};
 
     /// Deterministic data in [-1, 1).
     fn data(n: usize, seed: u64) -> Vec<f64> {
@@ -2062,6 +2082,141 @@ mod tests {
         }
     }
 
+    /// An in-place step whose sweep across each sub-block's rows is a column FFT takes those
+    /// rows digit-swapped (`take_swapped_rows`) with no staging block, and gives what it
+    /// gives on rows in order.
+    #[test]
+    fn in_place_steps_take_rows_digit_swapped() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut planner = rustfft::FftPlanner::<f64>::new();
+            for shape in [[8usize, 16, 12], [6, 32, 40], [5, 64, 3]] {
+                let len: usize = shape.iter().product();
+                let input: Vec<Complex<f64>> = bytemuck::cast_slice(&data(2 * len, 9)).to_vec();
+                let ffts: Vec<Arc<dyn Fft<f64>>> = shape[1..]
+                    .iter()
+                    .map(|&n| planner.plan_fft_inverse(n))
+                    .collect();
+                let plain = LocalFft::new(ffts.clone(), &shape, &[1, 2]);
+                let mut swapped = LocalFft::new(ffts, &shape, &[1, 2]);
+                let Some((rows, inner, swap)) = swapped.swappable_rows(2) else {
+                    assert!(
+                        !crate::column::available(),
+                        "{shape:?}: a column FFT across"
+                    );
+                    continue;
+                };
+                assert_eq!((rows, inner), (shape[1], shape[2]));
+                swapped.take_swapped_rows();
+                let staging = plain.scratch_len(false, 2);
+                let scratch = swapped.scratch_len(false, 2);
+                assert!(
+                    scratch < staging && scratch <= 2 * shape[2],
+                    "{shape:?}: {scratch}"
+                );
+                let mut want = input.clone();
+                let mut workers: Vec<_> = (0..2).map(|_| AlignedBuf::new(staging)).collect();
+                plain.run(&mut want, None, 0.5, &mut workers);
+                // Row `i` of each sub-block in row `swap(i)`.
+                let mut got = input.clone();
+                for (b, sub) in input.chunks(rows * inner).enumerate() {
+                    for (i, row) in sub.chunks(inner).enumerate() {
+                        let at = (b * rows + swap.apply(i)) * inner;
+                        got[at..at + inner].copy_from_slice(row);
+                    }
+                }
+                let mut workers: Vec<_> = (0..2).map(|_| AlignedBuf::new(scratch)).collect();
+                swapped.run(&mut got, None, 0.5, &mut workers);
+                let error = (got.iter().zip(&want))
+                    .map(|(g, w)| (g - w).norm())
+                    .fold(0.0, f64::max);
+                assert!(error < 1e-12, "{shape:?}: error {error}");
+            }
+        });
+    }
+
+    /// An FFT plane kernel whose sweep across is a column FFT transforms each plane in the
+    /// rows it writes when they lie a grid apart by no multiple of 512 bytes (`fit_to`),
+    /// with no plane buffer, and keeps the buffer for rows a power of two apart; it needs
+    /// none either way when it writes a block. Against rustfft line by line.
+    #[test]
+    fn plane_kernels_transform_in_rows_a_spread_grid_apart() {
+        let (planes, rows, inner) = (3, 16, 36);
+        let count = planes * rows;
+        let mut ffts = rustfft::FftPlanner::<f64>::new();
+        let all = Planes {
+            groups: 1,
+            count: planes,
+            range: 0..planes,
+        };
+        let x: Vec<Complex<f64>> = bytemuck::cast_slice(&data(2 * count * inner, 7)).to_vec();
+        let (along, down) = (ffts.plan_fft_forward(inner), ffts.plan_fft_forward(rows));
+        let mut want = x.clone();
+        want.chunks_exact_mut(inner).for_each(|l| along.process(l));
+        for p in 0..planes {
+            for k in 0..inner {
+                let at = |i: usize| (p * rows + i) * inner + k;
+                let mut column: Vec<_> = (0..rows).map(|i| want[at(i)]).collect();
+                down.process(&mut column);
+                for (i, v) in column.into_iter().enumerate() {
+                    want[at(i)] = v;
+                }
+            }
+        }
+        // A transposed slab's rows: plane `o`'s row `i` at row `i · planes + o` (rows 1 728
+        // bytes apart), or 64 rows apart (36 864 bytes, a multiple of 4 KiB).
+        for (spacing, spread) in [(planes, true), (64, false)] {
+            let runs: Vec<Run> = (0..count)
+                .map(|r| Run::new(RunBuffer::Block, ((r % rows) * spacing + r / rows) * inner))
+                .collect();
+            let map = RunMap::new(runs.clone(), inner);
+            let mut kernel = PlaneKernel::ffts(
+                vec![
+                    Sweep::new(down.clone(), &[rows, inner], 0),
+                    Sweep::new(along.clone(), &[rows, inner], 1),
+                ],
+                planes,
+                &[rows, inner],
+            );
+            let buffered = kernel.scratch_len();
+            kernel.fit_to(Some(&map));
+            let column = kernel.swapped_across().is_some();
+            assert_eq!(kernel.in_rows, column && spread, "spacing {spacing}");
+            if kernel.in_rows {
+                assert!(
+                    kernel.scratch_len() + rows * inner <= buffered,
+                    "no plane buffer"
+                );
+            }
+            let len = kernel.scratch_len();
+            let mut workers = [AlignedBuf::<Complex<f64>>::new(len), AlignedBuf::new(len)];
+            let mut block = vec![Complex::new(f64::NAN, 0.0); rows * spacing * inner];
+            let to = Rows::from_map(&map, block.as_mut_ptr(), std::ptr::null_mut(), inner);
+            let src = PlaneEnd::Block(x.as_ptr() as *mut f64);
+            // SAFETY: the map names every row once, within `block`.
+            unsafe { kernel.run_mapped(src, PlaneEnd::Rows(to), 1.0, &mut workers, &all) };
+            let got = read_rows(&runs, &block, &[], inner);
+            let error = (got.iter().zip(&want))
+                .map(|(g, w)| (g - w).norm())
+                .fold(0.0, f64::max);
+            assert!(error < 1e-10, "spacing {spacing}: error {error}");
+        }
+        // Writing a block, a swapping kernel needs no plane buffer.
+        let mut kernel = PlaneKernel::ffts(
+            vec![
+                Sweep::new(down, &[rows, inner], 0),
+                Sweep::new(along, &[rows, inner], 1),
+            ],
+            planes,
+            &[rows, inner],
+        );
+        kernel.fit_to(None);
+        assert_eq!(kernel.buffer, kernel.swapped_across().is_none());
+    }
+
     #[test]
     fn planes_match_the_steps_one_after_another() {
         // Four planes of 6 × 10 reals: r2c along the rows (10 → 6 modes), then an FFT of
@@ -2156,7 +2311,6 @@ mod tests {
     /// Rows `0..count` of `inner` elements scattered over a block (even rows, backwards) and a
     /// message buffer (odd rows), as an exchange's run map puts them.
     fn scattered_rows(count: usize, inner: usize) -> Vec<redist::runs::Run> {
-        use redist::runs::{Run, RunBuffer};
         let evens = count.div_ceil(2);
         (0..count)
             .map(|r| match r % 2 {

@@ -35,7 +35,7 @@ fn fft_body() {
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     mpi_harness::mark_reached(BODY, rank, size);
 
-    let shapes: [&[usize]; 9] = [
+    let shapes: [&[usize]; 10] = [
         &[11, 7, 13],
         &[16, 21, 41],
         // Axes of 32, 64 and 256 have column FFTs (`fft_core::column`), in memory and in cache,
@@ -44,6 +44,9 @@ fn fft_body() {
         &[32, 64, 6],
         &[256, 3, 5],
         &[16, 32, 8],
+        // Transposed on one rank: rows of 36 a grid 2 880 bytes apart, where the forward's
+        // planes are transformed in place and the backward's come digit-swapped.
+        &[5, 32, 36],
         &[9, 7, 5, 12],
         &[3, 20, 6], // axis 0 shorter than the grid for P > 3
         &[12, 10],
