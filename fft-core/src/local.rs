@@ -11,7 +11,7 @@ use crate::column::{ColumnFft, MAX_LEN};
 use crate::options::R2rKind;
 use crate::real::Real;
 pub(crate) use crate::rows::Rows;
-use crate::rows::{DigitSwap, RunMap};
+use crate::rows::{spread_apart, DigitSwap, RunMap};
 use crate::transpose::{gather, scatter};
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -679,14 +679,17 @@ impl<T: Real> LocalFft<T> {
 
     /// When the step could take each sub-block's rows digit-swapped, in place, with
     /// `workers` workers: the in-cache group's first sweep runs across the sub-block's rows
-    /// as a column FFT and the others along them. Then `(rows per sub-block, elements per
+    /// as a column FFT and the others along them, and the rows are [`spread_apart`] (else
+    /// the staging block is faster: 4 % of a 128³ transposed pair). Then `(rows per sub-block, elements per
     /// row, the swap)`: a step before that writes the rows so (see
     /// [`RunMap::swap_rows`]) lets the sweep across run in place with no staging block
     /// ([`LocalFft::take_swapped_rows`]).
     pub(crate) fn swappable_rows(&self, workers: usize) -> Option<(usize, usize, DigitSwap)> {
         let (across, along) = self.fused.split_first()?;
         let column = across.column.as_deref()?;
+        let row_bytes = self.sub_len / across.n.max(1) * std::mem::size_of::<Complex<T>>();
         let fits = self.in_cache(workers)
+            && spread_apart(row_bytes)
             && across.position == 0
             && across.is_strided()
             && along.iter().all(|s| !s.is_strided());
@@ -1759,7 +1762,7 @@ impl<T: Real> PlaneKernel<T> {
         let spread = match scatter.and_then(RunMap::pitch) {
             Some((per, step)) => {
                 let bytes = step.unsigned_abs() * std::mem::size_of::<Complex<T>>();
-                per == self.rows && bytes.trailing_zeros() < 9
+                per == self.rows && spread_apart(bytes)
             }
             None => false,
         };
@@ -2111,6 +2114,13 @@ mod tests {
                 };
                 assert_eq!((rows, inner), (shape[1], shape[2]));
                 swapped.take_swapped_rows();
+                // Rows of 512 bytes would share L1 sets: those keep the staging block.
+                let aliased = LocalFft::new(
+                    vec![planner.plan_fft_inverse(rows), planner.plan_fft_inverse(32)],
+                    &[shape[0], rows, 32],
+                    &[1, 2],
+                );
+                assert!(aliased.swappable_rows(2).is_none(), "{shape:?}: rows of 32");
                 let staging = plain.scratch_len(false, 2);
                 let scratch = swapped.scratch_len(false, 2);
                 assert!(

@@ -9,6 +9,14 @@ use std::sync::Arc;
 /// costs a division, which a short row's copy does not hide.
 const GRID_MIN_ROW: usize = 32;
 
+/// Whether rows `bytes` apart fall in different L1 sets: `bytes` is no multiple of 512. A
+/// column FFT's pass works on 16 rows at once; in place on rows a power of two apart (a
+/// 128³ plane's, 2 KiB) they all share a set and its 12 ways, which a staging block or a
+/// plane buffer avoids (`crate::column`).
+pub(crate) fn spread_apart(bytes: usize) -> bool {
+    bytes.trailing_zeros() < 9
+}
+
 /// Where each row of a fused sweep's block lies ([`redist::runs`]): a run per row, or, when
 /// the rows form a grid in one buffer, the grid's few numbers ([`Grid`]). An exchange within
 /// one rank maps its rows so: a transposed slab on one rank holds no list then (512 KiB at
