@@ -1,9 +1,11 @@
-//! The processor grid over MPI: a Cartesian communicator and one sub-communicator per grid
-//! dimension (seed 000's groups `G^j`).
+//! The processor grid over MPI: a communicator of the whole grid and one sub-communicator per
+//! grid dimension (seed 000's groups `G^j`), split by coordinates as `MPI_Cart_sub` would
+//! (without a topology: `MPI_Cart_create` loads OpenMPI's topo components, 136 KiB of code
+//! per process, for a numbering the grid computes itself).
 
 use crate::error::{RedistError, Result};
 use crate::grid::GridShape;
-use mpi::topology::{CartesianCommunicator, Communicator, SimpleCommunicator};
+use mpi::topology::{Color, Communicator, SimpleCommunicator};
 
 /// An r-dimensional processor grid over an MPI communicator.
 ///
@@ -21,8 +23,8 @@ use mpi::topology::{CartesianCommunicator, Communicator, SimpleCommunicator};
 /// ```
 pub struct ProcessGrid {
     shape: GridShape,
-    cart: CartesianCommunicator,
-    groups: Vec<CartesianCommunicator>,
+    cart: SimpleCommunicator,
+    groups: Vec<SimpleCommunicator>,
     rank: usize,
 }
 
@@ -47,21 +49,25 @@ impl ProcessGrid {
                 ranks: size,
             });
         }
-        let dims: Vec<i32> = shape.dims().iter().map(|&d| d as i32).collect();
-        let periods = vec![false; dims.len()];
-        let cart = comm
-            .create_cartesian_communicator(&dims, &periods, false)
-            .ok_or(RedistError::Mpi {
-                call: "MPI_Cart_create",
-                code: -1,
-            })?;
-        let groups = (0..dims.len())
-            .map(|j| {
-                let retain: Vec<bool> = (0..dims.len()).map(|k| k == j).collect();
-                cart.subgroup(&retain)
-            })
-            .collect();
+        // The parent's numbering, as `MPI_Cart_create` without reordering keeps it.
+        let cart = comm.duplicate();
         let rank = cart.rank() as usize;
+        let coords = shape.coords_of(rank);
+        // Group `j`: the ranks whose other coordinates are this rank's, numbered by
+        // coordinate `j` (`MPI_Cart_sub`'s order); the color is the rank with coordinate
+        // `j` zeroed, the same on every member.
+        let groups = (0..shape.dims().len())
+            .map(|j| {
+                let mut base = coords.clone();
+                base[j] = 0;
+                let color = Color::with_value(shape.rank_of(&base) as i32);
+                cart.split_by_color_with_key(color, coords[j] as i32)
+                    .ok_or(RedistError::Mpi {
+                        call: "MPI_Comm_split",
+                        code: -1,
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             shape,
             cart,
@@ -85,13 +91,13 @@ impl ProcessGrid {
         self.shape.coords_of(self.rank)
     }
 
-    /// The Cartesian communicator of the whole grid.
-    pub fn communicator(&self) -> &CartesianCommunicator {
+    /// The communicator of the whole grid (the parent's ranks, duplicated).
+    pub fn communicator(&self) -> &SimpleCommunicator {
         &self.cart
     }
 
     /// The communicator of this process's group along grid dimension `dim`.
-    pub fn group(&self, dim: usize) -> &CartesianCommunicator {
+    pub fn group(&self, dim: usize) -> &SimpleCommunicator {
         &self.groups[dim]
     }
 
