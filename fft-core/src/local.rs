@@ -1752,9 +1752,9 @@ impl<T: Real> PlaneKernel<T> {
     ///   250×256×243). Rows a power of two apart (128³: 256 KiB) would all share one set;
     ///   they keep the buffer.
     pub(crate) fn fit_to(&mut self, scatter: Option<&RunMap>) {
-        let Some((_, _)) = self.swapped_across() else {
+        if self.swapped_across().is_none() {
             return;
-        };
+        }
         let along_rows = match &self.op {
             PlaneOp::Ffts(sweeps) => sweeps[..sweeps.len() - 1].iter().all(|s| !s.is_strided()),
             PlaneOp::Steps(_) => false,
@@ -2140,9 +2140,7 @@ mod tests {
                 }
                 let mut workers: Vec<_> = (0..2).map(|_| AlignedBuf::new(scratch)).collect();
                 swapped.run(&mut got, None, 0.5, &mut workers);
-                let error = (got.iter().zip(&want))
-                    .map(|(g, w)| (g - w).norm())
-                    .fold(0.0, f64::max);
+                let error = max_diff(&got, &want);
                 assert!(error < 1e-12, "{shape:?}: error {error}");
             }
         });
@@ -2164,18 +2162,7 @@ mod tests {
         };
         let x: Vec<Complex<f64>> = bytemuck::cast_slice(&data(2 * count * inner, 7)).to_vec();
         let (along, down) = (ffts.plan_fft_forward(inner), ffts.plan_fft_forward(rows));
-        let mut want = x.clone();
-        want.chunks_exact_mut(inner).for_each(|l| along.process(l));
-        for p in 0..planes {
-            for k in 0..inner {
-                let at = |i: usize| (p * rows + i) * inner + k;
-                let mut column: Vec<_> = (0..rows).map(|i| want[at(i)]).collect();
-                down.process(&mut column);
-                for (i, v) in column.into_iter().enumerate() {
-                    want[at(i)] = v;
-                }
-            }
-        }
+        let want = plane_ffts(&x, (planes, rows, inner), &*along, &*down, 1.0);
         // A transposed slab's rows: plane `o`'s row `i` at row `i · planes + o` (rows 1 728
         // bytes apart), or 64 rows apart (36 864 bytes, a multiple of 4 KiB).
         for (spacing, spread) in [(planes, true), (64, false)] {
@@ -2209,9 +2196,7 @@ mod tests {
             // SAFETY: the map names every row once, within `block`.
             unsafe { kernel.run_mapped(src, PlaneEnd::Rows(to), 1.0, &mut workers, &all) };
             let got = read_rows(&runs, &block, &[], inner);
-            let error = (got.iter().zip(&want))
-                .map(|(g, w)| (g - w).norm())
-                .fold(0.0, f64::max);
+            let error = max_diff(&got, &want);
             assert!(error < 1e-10, "spacing {spacing}: error {error}");
         }
         // Writing a block, a swapping kernel needs no plane buffer.
@@ -2348,6 +2333,39 @@ mod tests {
             .collect()
     }
 
+    /// The largest distance between corresponding elements.
+    fn max_diff(got: &[Complex<f64>], want: &[Complex<f64>]) -> f64 {
+        assert_eq!(got.len(), want.len());
+        got.iter()
+            .zip(want)
+            .map(|(a, b)| (a - b).norm())
+            .fold(0.0, f64::max)
+    }
+
+    /// `x` as `planes` planes of `rows` rows of `inner`: `along` each row, then `down` each
+    /// column of every plane, times `scale` (rustfft line by line).
+    fn plane_ffts(
+        x: &[Complex<f64>],
+        (planes, rows, inner): (usize, usize, usize),
+        along: &dyn Fft<f64>,
+        down: &dyn Fft<f64>,
+        scale: f64,
+    ) -> Vec<Complex<f64>> {
+        let mut want = x.to_vec();
+        want.chunks_exact_mut(inner).for_each(|l| along.process(l));
+        for p in 0..planes {
+            for k in 0..inner {
+                let at = |i: usize| (p * rows + i) * inner + k;
+                let mut column: Vec<_> = (0..rows).map(|i| want[at(i)]).collect();
+                down.process(&mut column);
+                for (i, v) in column.into_iter().enumerate() {
+                    want[at(i)] = v * scale;
+                }
+            }
+        }
+        want
+    }
+
     #[test]
     fn plane_kernels_write_and_read_rows_where_the_map_says() {
         let (planes, rows, inner) = (5, 6, 8);
@@ -2477,26 +2495,11 @@ mod tests {
                 false => (ffts.plan_fft_forward(inner), ffts.plan_fft_forward(rows)),
                 true => (ffts.plan_fft_inverse(inner), ffts.plan_fft_inverse(rows)),
             };
-            let mut want = x.to_vec();
-            want.chunks_exact_mut(inner).for_each(|l| along.process(l));
-            for p in 0..planes {
-                for k in 0..inner {
-                    let at = |i: usize| (p * rows + i) * inner + k;
-                    let mut column: Vec<_> = (0..rows).map(|i| want[at(i)]).collect();
-                    down.process(&mut column);
-                    for (i, v) in column.into_iter().enumerate() {
-                        want[at(i)] = v * scale;
-                    }
-                }
-            }
+            let want = plane_ffts(x, (planes, rows, inner), &*along, &*down, scale);
             (want, along, down)
         };
         let close = |got: &[Complex<f64>], want: &[Complex<f64>], what: &str| {
-            let error = got
-                .iter()
-                .zip(want)
-                .map(|(a, b)| (a - b).norm())
-                .fold(0.0, f64::max);
+            let error = max_diff(got, want);
             assert!(error < 1e-12, "{what}: error {error}");
         };
         for inverse in [false, true] {
@@ -2595,11 +2598,7 @@ mod tests {
             // SAFETY: the map names every row once, within `block` and `message`.
             unsafe { kernel.run_mapped(src, PlaneEnd::Rows(to), 0.5, &mut workers(), &all) };
             let got = read_rows(&runs, &block, &message, inner);
-            let error = got
-                .iter()
-                .zip(&want)
-                .map(|(a, b)| (a - b).norm())
-                .fold(0.0, f64::max);
+            let error = max_diff(&got, &want);
             assert!(error < 1e-12, "r2c to rows, {rows} rows: error {error}");
 
             // And back: the c2r kernel from the same rows gives x again (times 0.5 · n ·
