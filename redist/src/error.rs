@@ -92,7 +92,7 @@ pub enum RedistError {
         actual: usize,
     },
     /// A message is longer than MPI's 32-bit element counts allow. [`crate::Exchange`] and
-    /// [`crate::redistribution::Redistribution`] split such messages into chunks and never
+    /// [`crate::cyclic::run::Redistribution`] split such messages into chunks and never
     /// return it; [`crate::thakur::redistribute`] (the paper's methods, one message per peer)
     /// returns it for arrays of more than `i32::MAX` items.
     #[error("a message of {elements} elements exceeds MPI's count limit of {limit}")]
@@ -101,12 +101,6 @@ pub enum RedistError {
         elements: usize,
         /// The limit.
         limit: usize,
-    },
-    /// An unknown exchange method name.
-    #[error("unknown exchange method '{name}' (expected one of: alltoallv, pairwise)")]
-    UnknownMethod {
-        /// The name given.
-        name: String,
     },
     /// A malformed grid specification such as `4x0` or `2xb`.
     #[error("malformed grid '{spec}': {reason}")]
@@ -139,7 +133,7 @@ pub enum RedistError {
         /// What is wrong with it.
         reason: String,
     },
-    /// An unknown redistribution schedule or Thakur method name.
+    /// An unknown name of an option (exchange method, schedule, Thakur method, ...).
     #[error("unknown {what} '{name}' (expected one of: {expected})")]
     UnknownName {
         /// What kind of name (schedule, method).
@@ -147,7 +141,7 @@ pub enum RedistError {
         /// The name given.
         name: String,
         /// The accepted names.
-        expected: &'static str,
+        expected: String,
     },
     /// An MPI call returned an error code.
     #[error("MPI call {call} failed with error code {code}")]

@@ -9,60 +9,31 @@ use crate::element::Element;
 use crate::error::{RedistError, Result};
 use crate::pack::CopyPlan;
 use crate::plan::{ExchangePlan, RankExchange};
+use crate::transport::{null_request, PeerCounts};
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
-use std::ffi::c_void;
 use std::fmt;
-use std::str::FromStr;
 use std::time::Instant;
 
-/// How the messages of an exchange travel. Every method gives identical results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Method {
-    /// One `MPI_Alltoallv` in the group communicator.
-    #[default]
-    Alltoallv,
-    /// The seed's pairwise schedule: at step `i` send to `(me + i) % n` and receive from
-    /// `(me - i) % n` with nonblocking calls, then wait.
-    Pairwise,
-}
+pub use crate::transport::{chunk_count, message_chunks, MPI_MAX_COUNT};
 
-impl Method {
-    /// Every method, for tests and sweeps.
-    pub const ALL: [Method; 2] = [Method::Alltoallv, Method::Pairwise];
-
-    /// The method's name as the command line spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Alltoallv => "alltoallv",
-            Method::Pairwise => "pairwise",
-        }
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Method {
-    type Err = RedistError;
-
+crate::names::named_enum! {
+    /// How the messages of an exchange travel. Every method gives identical results.
+    ///
     /// ```
     /// use redist::exchange::Method;
     /// assert_eq!("pairwise".parse::<Method>().unwrap(), Method::Pairwise);
     /// assert!("smoke-signals".parse::<Method>().is_err());
     /// ```
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "alltoallv" | "alltoall" => Ok(Method::Alltoallv),
-            "pairwise" | "p2p" => Ok(Method::Pairwise),
-            _ => Err(RedistError::UnknownMethod {
-                name: s.to_string(),
-            }),
-        }
+    #[derive(Default)]
+    pub enum Method ("exchange method") {
+        /// One `MPI_Alltoallv` in the group communicator.
+        #[default]
+        Alltoallv = "alltoallv" | "alltoall",
+        /// The seed's pairwise schedule: at step `i` send to `(me + i) % n` and receive from
+        /// `(me - i) % n` with nonblocking calls, then wait.
+        Pairwise = "pairwise" | "p2p",
     }
 }
 
@@ -145,18 +116,11 @@ pub struct Messages {
     own_copy: CopyPlan,
     own_src_offset: usize,
     own_dst_offset: usize,
-    /// Per group member: elements sent to it and their offset in the send buffer (0 for
-    /// this rank's own part, which is copied directly).
-    send_counts: Vec<usize>,
-    send_displs: Vec<usize>,
-    /// Per group member: elements received from it and their offset in the receive buffer.
-    recv_counts: Vec<usize>,
-    recv_displs: Vec<usize>,
-    /// The same counts as `i32` for `MPI_Alltoallv`; empty when the exchange is chunked.
-    send_counts_i32: Vec<i32>,
-    send_displs_i32: Vec<i32>,
-    recv_counts_i32: Vec<i32>,
-    recv_displs_i32: Vec<i32>,
+    /// Per group member: what is sent to it and received from it (zero for this rank's own
+    /// part, which is copied directly).
+    counts: PeerCounts,
+    /// Whether the messages go pairwise in chunks (see [`Exchange::with_max_count`]).
+    chunked: bool,
 }
 
 impl fmt::Debug for Messages {
@@ -170,8 +134,8 @@ impl fmt::Debug for Messages {
 }
 
 impl Messages {
-    /// Prepares the messages of `part`; `chunked` and `max_count` as in [`Exchange`].
-    fn new(part: RankExchange, chunked: bool, max_count: usize) -> Self {
+    /// Prepares the messages of `part`; `chunked` as in [`Exchange`].
+    fn new(part: RankExchange, chunked: bool) -> Self {
         let pack_plans = part.pack_plans();
         let unpack_plans = part.unpack_plans();
         let pack_src_offsets = part
@@ -196,26 +160,18 @@ impl Messages {
                 .map(|p| if p.peer == me { 0 } else { f(p) })
                 .collect()
         };
-        let send_counts = counts(&|p| p.send_box.len());
-        let send_displs = counts(&|p| p.send_offset);
-        let recv_counts = counts(&|p| p.recv_box.len());
-        let recv_displs = counts(&|p| p.recv_offset);
-        let as_i32 = |v: &[usize]| {
-            if chunked {
-                Vec::new()
-            } else {
-                to_i32s(v, max_count).unwrap_or_default()
-            }
-        };
+        let counts = PeerCounts::new(
+            counts(&|p| p.send_box.len()),
+            counts(&|p| p.send_offset),
+            counts(&|p| p.recv_box.len()),
+            counts(&|p| p.recv_offset),
+        );
+        // Unchunked, every count and displacement is below the largest block of any rank,
+        // hence below `max_count`: they fit MPI's int.
+        debug_assert!(chunked || counts.fits_alltoallv());
         Self {
-            send_counts_i32: as_i32(&send_counts),
-            send_displs_i32: as_i32(&send_displs),
-            recv_counts_i32: as_i32(&recv_counts),
-            recv_displs_i32: as_i32(&recv_displs),
-            send_counts,
-            send_displs,
-            recv_counts,
-            recv_displs,
+            counts,
+            chunked,
             part,
             pack_plans,
             pack_src_offsets,
@@ -242,15 +198,9 @@ impl Messages {
         &self.part
     }
 
-    /// Most chunks of `max_count` elements one message has.
+    /// Most requests one pairwise step needs with chunks of `max_count` elements.
     fn most_chunks(&self, max_count: usize) -> usize {
-        let most = |v: &[usize]| {
-            v.iter()
-                .map(|&c| chunk_count(c, max_count))
-                .max()
-                .unwrap_or(0)
-        };
-        most(&self.send_counts) + most(&self.recv_counts)
+        self.counts.most_chunks(max_count)
     }
 
     /// Packs the messages of every other peer from the source block into `send`.
@@ -292,141 +242,6 @@ impl fmt::Debug for Exchange {
     }
 }
 
-/// The largest element count MPI's 32-bit `int` counts can express.
-pub const MPI_MAX_COUNT: usize = i32::MAX as usize;
-
-/// Splits a message of `count` elements into consecutive chunks of at most `limit` elements
-/// (`limit` ≥ 1), each given as `(offset, length)` in elements from the message start. A
-/// message of zero elements has no chunks. The lengths always fit in an `i32` when
-/// `limit <= MPI_MAX_COUNT`, and they add up to `count`: nothing is truncated.
-///
-/// ```
-/// use redist::exchange::{message_chunks, MPI_MAX_COUNT};
-/// let big = MPI_MAX_COUNT + 10;
-/// let chunks: Vec<_> = message_chunks(big, MPI_MAX_COUNT).collect();
-/// assert_eq!(chunks, vec![(0, MPI_MAX_COUNT), (MPI_MAX_COUNT, 10)]);
-/// assert_eq!(message_chunks(0, 5).count(), 0);
-/// ```
-pub fn message_chunks(count: usize, limit: usize) -> impl Iterator<Item = (usize, usize)> {
-    let limit = limit.max(1);
-    (0..count.div_ceil(limit)).map(move |i| {
-        let offset = i * limit;
-        (offset, limit.min(count - offset))
-    })
-}
-
-/// Number of chunks [`message_chunks`] makes of `count` elements.
-pub fn chunk_count(count: usize, limit: usize) -> usize {
-    count.div_ceil(limit.max(1))
-}
-
-/// One step of a pairwise exchange whose messages go in chunks (see [`chunked_sendrecv`]).
-#[derive(Debug, Clone)]
-pub(crate) struct ChunkedStep {
-    /// The communicator.
-    pub comm: ffi::MPI_Comm,
-    /// The message tag.
-    pub tag: i32,
-    /// Largest element count of one MPI message.
-    pub max_count: usize,
-    /// The rank sent to.
-    pub to: usize,
-    /// The elements of the send buffer sent (empty: nothing).
-    pub send: std::ops::Range<usize>,
-    /// The rank received from.
-    pub from: usize,
-    /// Where the received elements go in the receive buffer (empty: nothing).
-    pub recv: std::ops::Range<usize>,
-}
-
-/// Sends `send[step.send]` to `step.to` and receives `recv[step.recv]` from `step.from` as
-/// consecutive chunks of at most `step.max_count` elements ([`message_chunks`]; chunks of one
-/// pair share a tag, and MPI keeps their order), then waits for all of them. `requests` must
-/// have room for the chunks of both messages so that nothing is allocated. The pairwise
-/// schedule of [`Exchange`] and the redistribution schedules
-/// ([`crate::redistribution::Redistribution`]) share it, so the two agree on how a message
-/// longer than MPI's `int` counts travels.
-pub(crate) fn chunked_sendrecv<T: Element>(
-    step: ChunkedStep,
-    send: &[T],
-    recv: &mut [T],
-    requests: &mut Vec<ffi::MPI_Request>,
-) -> Result<()> {
-    assert!(step.send.end <= send.len() && step.recv.end <= recv.len());
-    let datatype = T::mpi_datatype();
-    requests.clear();
-    let result = (|| -> Result<()> {
-        for (offset, len) in message_chunks(step.recv.len(), step.max_count) {
-            let mut request = null_request();
-            // SAFETY: the chunk lies inside `recv` (asserted above); the request completes in
-            // MPI_Waitall below before the buffer is touched again.
-            check_mpi("MPI_Irecv", unsafe {
-                ffi::MPI_Irecv(
-                    recv.as_mut_ptr().add(step.recv.start + offset) as *mut c_void,
-                    len as i32,
-                    datatype,
-                    step.from as i32,
-                    step.tag,
-                    step.comm,
-                    &mut request,
-                )
-            })?;
-            requests.push(request);
-        }
-        for (offset, len) in message_chunks(step.send.len(), step.max_count) {
-            let mut request = null_request();
-            // SAFETY: as above, inside `send`.
-            check_mpi("MPI_Isend", unsafe {
-                ffi::MPI_Isend(
-                    send.as_ptr().add(step.send.start + offset) as *const c_void,
-                    len as i32,
-                    datatype,
-                    step.to as i32,
-                    step.tag,
-                    step.comm,
-                    &mut request,
-                )
-            })?;
-            requests.push(request);
-        }
-        Ok(())
-    })();
-    if requests.is_empty() {
-        return result;
-    }
-    // SAFETY: every request was started above; waiting completes them all (also after an
-    // error, so no transfer outlives the buffers).
-    let code = unsafe {
-        ffi::MPI_Waitall(
-            requests.len() as i32,
-            requests.as_mut_ptr(),
-            ffi::RSMPI_STATUSES_IGNORE,
-        )
-    };
-    result?;
-    check_mpi("MPI_Waitall", code)
-}
-
-/// `MPI_REQUEST_NULL`.
-fn null_request() -> ffi::MPI_Request {
-    // SAFETY: reading a constant the MPI library initializes at load time.
-    unsafe { ffi::RSMPI_REQUEST_NULL }
-}
-
-/// The `i32` counts for `MPI_Alltoallv`, or `None` if one does not fit under `limit`.
-fn to_i32s(values: &[usize], limit: usize) -> Option<Vec<i32>> {
-    values
-        .iter()
-        .map(|&v| {
-            if v <= limit {
-                i32::try_from(v).ok()
-            } else {
-                None
-            }
-        })
-        .collect()
-}
-
 fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()> {
     if actual < expected {
         return Err(RedistError::BufferLength {
@@ -436,14 +251,6 @@ fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()>
         });
     }
     Ok(())
-}
-
-fn check_mpi(call: &'static str, code: i32) -> Result<()> {
-    if code == ffi::MPI_SUCCESS as i32 {
-        Ok(())
-    } else {
-        Err(RedistError::Mpi { call, code })
-    }
 }
 
 impl Exchange {
@@ -489,7 +296,7 @@ impl Exchange {
         let part = plan.for_rank(grid.rank());
         let comm = grid.duplicate_group(plan.grid_dim());
         let group_size = part.peers.len();
-        let whole = Messages::new(part, chunked, max_count);
+        let whole = Messages::new(part, chunked);
         let requests = vec![null_request(); whole.most_chunks(max_count)];
         Ok(Self {
             axes: (plan.from_axis(), plan.to_axis()),
@@ -515,7 +322,7 @@ impl Exchange {
     /// buffer offsets: e.g. receive offsets that point into a [`crate::window::GroupWindow`],
     /// so that [`Exchange::unpack_piece`] reads the peers' messages where they wrote them.
     pub fn messages(&self, part: RankExchange) -> Messages {
-        Messages::new(part, self.chunked, self.max_count)
+        Messages::new(part, self.chunked)
     }
 
     /// Piece `k` of this exchange cut along `axis` into runs of `size` indices (see
@@ -525,11 +332,7 @@ impl Exchange {
     /// must move the same pieces in the same order (the piece count must come from global
     /// arguments).
     pub fn piece(&self, axis: usize, size: usize, k: usize) -> Messages {
-        Messages::new(
-            self.whole.part.piece(axis, size, k),
-            self.chunked,
-            self.max_count,
-        )
+        Messages::new(self.whole.part.piece(axis, size, k), self.chunked)
     }
 
     /// The axis this exchange gathers (split before, local after) and the one it scatters
@@ -712,25 +515,9 @@ fn move_messages<T: Element>(
     let m = messages;
     check_len("send", m.part.send_len, send.len())?;
     check_len("receive", m.part.recv_len, recv.len())?;
-    let datatype = T::mpi_datatype();
     let comm = comm.as_raw();
-    if method == Method::Alltoallv && !m.send_counts_i32.is_empty() {
-        // SAFETY: counts and displacements lie inside the buffers (lengths checked above
-        // against send_len/recv_len, which are the sums of the counts).
-        let code = unsafe {
-            ffi::MPI_Alltoallv(
-                send.as_ptr() as *const c_void,
-                m.send_counts_i32.as_ptr(),
-                m.send_displs_i32.as_ptr(),
-                datatype,
-                recv.as_mut_ptr() as *mut c_void,
-                m.recv_counts_i32.as_ptr(),
-                m.recv_displs_i32.as_ptr(),
-                datatype,
-                comm,
-            )
-        };
-        return check_mpi("MPI_Alltoallv", code);
+    if method == Method::Alltoallv && !m.chunked {
+        return m.counts.alltoallv(comm, send, recv);
     }
     // Pairwise schedule; each message goes as chunks of at most max_count elements.
     let n = group_size;
@@ -738,16 +525,12 @@ fn move_messages<T: Element>(
     for step in 1..n {
         let to = (me + step) % n;
         let from = (me + n - step) % n;
-        chunked_sendrecv(
-            ChunkedStep {
-                comm,
-                tag: 7,
-                max_count,
-                to,
-                send: m.send_displs[to]..m.send_displs[to] + m.send_counts[to],
-                from,
-                recv: m.recv_displs[from]..m.recv_displs[from] + m.recv_counts[from],
-            },
+        m.counts.exchange_with(
+            comm,
+            PAIRWISE_TAG,
+            max_count,
+            to,
+            from,
             send,
             recv,
             requests,
@@ -756,53 +539,5 @@ fn move_messages<T: Element>(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn check(count: usize, limit: usize) {
-        let chunks: Vec<_> = message_chunks(count, limit).collect();
-        assert_eq!(chunks.len(), chunk_count(count, limit));
-        let mut next = 0;
-        for &(offset, len) in &chunks {
-            assert_eq!(offset, next, "chunks are consecutive");
-            assert!(len >= 1 && len <= limit.max(1), "{count} {limit}: {len}");
-            assert!(i32::try_from(len).is_ok());
-            next += len;
-        }
-        assert_eq!(next, count, "nothing truncated: {count} {limit}");
-    }
-
-    #[test]
-    fn chunks_near_and_above_the_mpi_count_limit() {
-        let m = MPI_MAX_COUNT;
-        for count in [0, 1, m - 1, m, m + 1, 2 * m, 2 * m + 1, 3 * m + 5, 1 << 40] {
-            check(count, m);
-        }
-        assert_eq!(chunk_count(m, m), 1);
-        assert_eq!(chunk_count(m + 1, m), 2);
-        assert_eq!(
-            message_chunks(2 * m + 3, m).collect::<Vec<_>>(),
-            vec![(0, m), (m, m), (2 * m, 3)]
-        );
-        // Block lengths of Complex<f64> messages of 40 GiB and 1 TiB.
-        check(40 << 30 >> 4, m);
-        check(1 << 36, m);
-    }
-
-    #[test]
-    fn chunks_with_small_limits() {
-        for count in 0..50 {
-            for limit in 0..9 {
-                check(count, limit);
-            }
-        }
-    }
-
-    #[test]
-    fn i32_counts_only_when_every_value_fits() {
-        assert_eq!(to_i32s(&[1, 2, 3], 3), Some(vec![1, 2, 3]));
-        assert_eq!(to_i32s(&[1, 4], 3), None);
-        assert_eq!(to_i32s(&[MPI_MAX_COUNT + 1], usize::MAX), None);
-    }
-}
+/// The message tag of the pairwise schedule.
+const PAIRWISE_TAG: i32 = 7;

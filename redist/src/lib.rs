@@ -10,10 +10,12 @@
 //!   peer what to send and where it lands), [`chain::plan_chain`] (several exchanges), and the
 //!   strided copy kernels of [`pack`];
 //! * block-cyclic distributions and general redistribution (seeds 001-003): [`dist`]
-//!   (per-axis maps and [`dist::DistArray`]), [`redistribute::RedistPlan`] (pure),
-//!   [`redistribution::Redistribution`] (MPI schedules) and [`thakur`] (cyclic(x) → cyclic(y));
+//!   (per-axis maps and [`dist::DistArray`]), [`cyclic::plan::RedistPlan`] (pure),
+//!   [`cyclic::run::Redistribution`] (MPI schedules) and [`thakur`] (cyclic(x) → cyclic(y));
 //! * MPI: [`comm::ProcessGrid`] (Cartesian communicator plus one sub-communicator per grid
-//!   dimension) and [`exchange::Exchange`] (pack, `MPI_Alltoallv` or pairwise, unpack).
+//!   dimension), [`exchange::Exchange`] (pack, move, unpack) and [`transport`], the one layer
+//!   that moves messages for both (`MPI_Alltoallv`, pairwise steps, chunks past MPI's 32-bit
+//!   counts, shared-memory windows).
 //!
 //! ```
 //! use redist::{grid::GridShape, layout::{Layout, MemoryOrder}, plan::ExchangePlan};
@@ -31,21 +33,34 @@
 pub mod alloc;
 pub mod chain;
 pub mod comm;
+pub mod cyclic;
 pub mod dist;
 pub mod element;
 pub mod error;
 pub mod exchange;
 pub mod grid;
 pub mod layout;
-mod p2p;
+mod names;
 pub mod pack;
 pub mod plan;
-pub mod redistribute;
-pub mod redistribution;
 pub mod runs;
 pub mod split;
 pub mod thakur;
-pub mod window;
+pub mod transport;
+
+/// The shared-memory windows, at their former path.
+pub use transport::window;
+
+/// Planning of block-cyclic redistributions, at its former path ([`cyclic::plan`]).
+#[doc(hidden)]
+pub mod redistribute {
+    pub use crate::cyclic::copy::{CopyMap, RankRedist, Transfer};
+    pub use crate::cyclic::plan::*;
+}
+
+/// Running block-cyclic redistributions, at its former path ([`cyclic::run`]).
+#[doc(hidden)]
+pub use cyclic::run as redistribution;
 
 pub use comm::ProcessGrid;
 pub use element::Element;

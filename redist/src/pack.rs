@@ -7,6 +7,7 @@
 //! in cache-sized tiles (a blocked transpose). Execution allocates nothing and runs in
 //! parallel with rayon over independent pieces of the destination.
 
+use crate::transport::SendPtr;
 use rayon::prelude::*;
 
 /// One loop of a copy: extent and the strides (in elements) on both sides.
@@ -145,8 +146,9 @@ impl CopyPlan {
             dst_offset + self.dst_span <= dst.len(),
             "copy destination out of bounds"
         );
-        let src_ptr = SyncConstPtr(unsafe { src.as_ptr().add(src_offset) });
-        let dst_ptr = SyncMutPtr(unsafe { dst.as_mut_ptr().add(dst_offset) });
+        // In bounds: the offsets plus the spans fit the buffers (asserted above).
+        let src_ptr = SendPtr::from_const(src.as_ptr().wrapping_add(src_offset));
+        let dst_ptr = SendPtr::new(dst.as_mut_ptr().wrapping_add(dst_offset));
         let outer_count: usize = self.outer.iter().map(|d| d.extent).product();
         let chunk = self.slow_chunk(outer_count);
         let pieces_per_outer = self.slow.extent.div_ceil(chunk);
@@ -287,28 +289,6 @@ pub fn prefetch_run<E>(ptr: *const E, bytes: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (ptr, bytes);
-}
-
-#[derive(Clone, Copy)]
-struct SyncConstPtr<T>(*const T);
-// SAFETY: used only for reads of a shared slice borrowed for the whole parallel loop.
-unsafe impl<T: Sync> Sync for SyncConstPtr<T> {}
-unsafe impl<T: Sync> Send for SyncConstPtr<T> {}
-impl<T> SyncConstPtr<T> {
-    /// A method (not a field access) so closures capture the whole `Sync` wrapper.
-    fn get(&self) -> *const T {
-        self.0
-    }
-}
-#[derive(Clone, Copy)]
-struct SyncMutPtr<T>(*mut T);
-// SAFETY: each parallel piece writes a disjoint set of elements (see `CopyPlan::run`).
-unsafe impl<T: Send> Sync for SyncMutPtr<T> {}
-unsafe impl<T: Send> Send for SyncMutPtr<T> {}
-impl<T> SyncMutPtr<T> {
-    fn get(&self) -> *mut T {
-        self.0
-    }
 }
 
 /// Compact strides of a box of `extent` stored in memory order `order` (logical axes, slowest

@@ -21,7 +21,7 @@
 //! Receives are [`Receive::Sync`] (wait for every message, then unpack) or
 //! [`Receive::Async`] (unpack each message as `MPI_Waitany` reports it). Local storage is the
 //! block-cyclic local layout of [`crate::dist`]; all methods give identical results, equal to
-//! the general planner's ([`crate::redistribute::RedistPlan`]).
+//! the general planner's ([`crate::cyclic::plan::RedistPlan`]).
 //!
 //! ```
 //! use redist::thakur::{simulate, ThakurMethod};
@@ -43,48 +43,33 @@
 use crate::dist::{AxisDist, AxisMap, DistArray};
 use crate::element::Element;
 use crate::error::{RedistError, Result};
-use crate::p2p::{irecv, isend, wait_all, wait_any};
-use mpi::ffi;
+use crate::transport::p2p::{irecv, isend, wait_all, wait_any};
+use crate::transport::{null_request, MPI_MAX_COUNT};
 use mpi::topology::Communicator;
-use std::fmt;
-use std::str::FromStr;
 
-/// Thakur et al.'s redistribution methods (seed 002).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ThakurMethod {
-    /// `x = k·y` (Fig. 2).
-    KyToY,
-    /// `y = k·x` (Fig. 5).
-    XToKx,
-    /// Two phases through cyclic(gcd(x, y)) (Fig. 8).
-    Gcd,
-    /// Two phases through cyclic(lcm(x, y)) (Fig. 8).
-    Lcm,
-    /// Element-wise address calculation (§5.1).
-    General,
+crate::names::named_enum! {
+    /// Thakur et al.'s redistribution methods (seed 002).
+    ///
+    /// ```
+    /// use redist::thakur::ThakurMethod;
+    /// assert_eq!("LCM".parse::<ThakurMethod>().unwrap(), ThakurMethod::Lcm);
+    /// assert_eq!("ky-to-y".parse::<ThakurMethod>().unwrap(), ThakurMethod::KyToY);
+    /// ```
+    pub enum ThakurMethod ("Thakur method") {
+        /// `x = k·y` (Fig. 2).
+        KyToY = "ky_to_y",
+        /// `y = k·x` (Fig. 5).
+        XToKx = "x_to_kx",
+        /// Two phases through cyclic(gcd(x, y)) (Fig. 8).
+        Gcd = "gcd",
+        /// Two phases through cyclic(lcm(x, y)) (Fig. 8).
+        Lcm = "lcm",
+        /// Element-wise address calculation (§5.1).
+        General = "general",
+    }
 }
 
 impl ThakurMethod {
-    /// Every method.
-    pub const ALL: [ThakurMethod; 5] = [
-        ThakurMethod::KyToY,
-        ThakurMethod::XToKx,
-        ThakurMethod::Gcd,
-        ThakurMethod::Lcm,
-        ThakurMethod::General,
-    ];
-
-    /// The paper's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ThakurMethod::KyToY => "ky_to_y",
-            ThakurMethod::XToKx => "x_to_kx",
-            ThakurMethod::Gcd => "gcd",
-            ThakurMethod::Lcm => "lcm",
-            ThakurMethod::General => "general",
-        }
-    }
-
     /// Whether the method applies to cyclic(x) → cyclic(y).
     pub fn applies(self, x: usize, y: usize) -> bool {
         match self {
@@ -95,78 +80,19 @@ impl ThakurMethod {
     }
 }
 
-impl fmt::Display for ThakurMethod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ThakurMethod {
-    type Err = RedistError;
-
-    /// ```
-    /// use redist::thakur::ThakurMethod;
-    /// assert_eq!("LCM".parse::<ThakurMethod>().unwrap(), ThakurMethod::Lcm);
-    /// ```
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-            "ky_to_y" => Ok(ThakurMethod::KyToY),
-            "x_to_kx" => Ok(ThakurMethod::XToKx),
-            "gcd" => Ok(ThakurMethod::Gcd),
-            "lcm" => Ok(ThakurMethod::Lcm),
-            "general" => Ok(ThakurMethod::General),
-            _ => Err(RedistError::UnknownName {
-                what: "Thakur method",
-                name: s.to_string(),
-                expected: "ky_to_y, x_to_kx, gcd, lcm, general",
-            }),
-        }
-    }
-}
-
-/// Synchronous or asynchronous receive (seed 002 §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Receive {
-    /// Wait for every message, then unpack.
-    Sync,
-    /// Unpack each message as it arrives.
-    Async,
-}
-
-impl Receive {
-    /// The name the command line uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Receive::Sync => "sync",
-            Receive::Async => "async",
-        }
-    }
-}
-
-impl fmt::Display for Receive {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Receive {
-    type Err = RedistError;
-
+crate::names::named_enum! {
+    /// Synchronous or asynchronous receive (seed 002 §3).
+    ///
     /// ```
     /// use redist::thakur::Receive;
     /// assert_eq!("async".parse::<Receive>().unwrap(), Receive::Async);
     /// assert!("later".parse::<Receive>().is_err());
     /// ```
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "sync" | "synchronous" => Ok(Receive::Sync),
-            "async" | "asynchronous" => Ok(Receive::Async),
-            _ => Err(RedistError::UnknownName {
-                what: "receive mode",
-                name: s.to_string(),
-                expected: "sync, async",
-            }),
-        }
+    pub enum Receive ("receive mode") {
+        /// Wait for every message, then unpack.
+        Sync = "sync" | "synchronous",
+        /// Unpack each message as it arrives.
+        Async = "async" | "asynchronous",
     }
 }
 
@@ -486,11 +412,11 @@ pub fn redistribute<T: Element, C: Communicator>(
     dst: &mut [T],
 ) -> Result<()> {
     let (procs, p) = (comm.size() as usize, comm.rank() as usize);
-    if n > crate::exchange::MPI_MAX_COUNT {
+    if n > MPI_MAX_COUNT {
         // One message per peer with an int count; decided from `n`, so every rank agrees.
         return Err(RedistError::CountOverflow {
             elements: n,
-            limit: crate::exchange::MPI_MAX_COUNT,
+            limit: MPI_MAX_COUNT,
         });
     }
     let phases = plan_phases(method, n, procs, x, y, p)?;
@@ -699,10 +625,10 @@ pub fn redistribute_axis<T: Element, C: Communicator>(
         });
     }
     let n = from.shape()[plan.axis];
-    if from.global_len() > crate::exchange::MPI_MAX_COUNT {
+    if from.global_len() > MPI_MAX_COUNT {
         return Err(RedistError::CountOverflow {
             elements: from.global_len(),
-            limit: crate::exchange::MPI_MAX_COUNT,
+            limit: MPI_MAX_COUNT,
         });
     }
     let coords = from.coords_of(rank);
@@ -782,7 +708,7 @@ fn exchange<T: Element, C: Communicator>(
     for q in (0..procs).filter(|&q| q != me) {
         let len = runs_len(&ph.recvs[q]);
         if len > 0 {
-            let mut r = unsafe { ffi::RSMPI_REQUEST_NULL };
+            let mut r = null_request();
             // SAFETY: the message lies in `recv`, which outlives the wait below.
             unsafe {
                 irecv(
@@ -806,7 +732,7 @@ fn exchange<T: Element, C: Communicator>(
         if q == me {
             unpack(&ph.recvs[q], lines, ph.dst_len, out, dst);
         } else if len > 0 {
-            let mut r = unsafe { ffi::RSMPI_REQUEST_NULL };
+            let mut r = null_request();
             // SAFETY: `send` is not touched until the Waitall below.
             unsafe { isend(out.as_ptr(), len, q, TAG, raw, &mut r)? };
             sreq.push(r);
@@ -850,8 +776,8 @@ fn exchange<T: Element, C: Communicator>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cyclic::plan::RedistPlan;
     use crate::dist::DistArray;
-    use crate::redistribute::RedistPlan;
     use proptest::prelude::*;
 
     proptest! {

@@ -2,9 +2,9 @@
 //! and Thakur's cyclic(x) → cyclic(y) methods under real MPI on 1..=8 ranks, for every
 //! schedule, checked exactly with index-valued data on every rank.
 use mpi::topology::Communicator;
+use redist::cyclic::plan::RedistPlan;
+use redist::cyclic::run::{Redistribution, Schedule};
 use redist::dist::{AxisDist, AxisMap, DistArray};
-use redist::redistribute::RedistPlan;
-use redist::redistribution::{Redistribution, Schedule};
 use redist::thakur::{self, Receive, ThakurMethod};
 use redist::StageTimes;
 
@@ -95,8 +95,8 @@ fn redistribution_body() {
             let src = index_block(src_d, rank);
             let want = index_block(dst_d, rank);
             for schedule in Schedule::ALL {
-                for packet in [redist::redistribution::DEFAULT_PACKET, 5] {
-                    if packet != redist::redistribution::DEFAULT_PACKET
+                for packet in [redist::cyclic::run::DEFAULT_PACKET, 5] {
+                    if packet != redist::cyclic::run::DEFAULT_PACKET
                         && schedule != Schedule::Pipelined
                     {
                         continue;

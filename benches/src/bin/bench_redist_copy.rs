@@ -6,8 +6,8 @@
 //! Usage: `bench_redist_copy [--case 3] [--rank 0] [--reps 30]` (cases as in
 //! scripts/bench-redist-scalapack: 1, 2, 3).
 
+use redist::cyclic::plan::RedistPlan;
 use redist::dist::DistArray;
-use redist::redistribute::RedistPlan;
 use std::time::Instant;
 
 fn arg(name: &str, default: usize) -> usize {

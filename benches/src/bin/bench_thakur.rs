@@ -17,9 +17,9 @@
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
+use redist::cyclic::plan::RedistPlan;
+use redist::cyclic::run::{Redistribution, Schedule};
 use redist::dist::{AxisDist, AxisMap, DistArray};
-use redist::redistribute::RedistPlan;
-use redist::redistribution::{Redistribution, Schedule};
 use redist::thakur::{self, Receive, ThakurMethod};
 use redist::StageTimes;
 use std::time::Instant;

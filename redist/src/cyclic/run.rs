@@ -26,87 +26,43 @@
 //! send each message as consecutive chunks, and the pipelined schedule's packets are at most
 //! the limit.
 
+use super::copy::{RankRedist, Transfer};
+use super::plan::RedistPlan;
 use crate::element::Element;
 use crate::error::{RedistError, Result};
-use crate::exchange::{
-    chunk_count, chunked_sendrecv, message_chunks, ChunkedStep, StageTimes, MPI_MAX_COUNT,
-};
-use crate::p2p::{check, irecv, isend, wait_all, wait_any};
-use crate::redistribute::{RankRedist, RedistPlan};
+use crate::exchange::StageTimes;
+use crate::transport::p2p::{irecv, isend, wait_all, wait_any};
+use crate::transport::window::{on_one_node, SharedSegment};
+use crate::transport::{check_mpi, SendPtr};
+use crate::transport::{chunk_count, message_chunks, null_request, PeerCounts, MPI_MAX_COUNT};
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use std::ffi::c_void;
 use std::fmt;
-use std::str::FromStr;
 use std::time::Instant;
 
-/// How the messages of a redistribution travel. See the module documentation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Schedule {
-    /// One `MPI_Alltoallv`.
-    #[default]
-    Alltoallv,
-    /// Synchronous caterpillar pairs (seed 001, Fig. 2).
-    Caterpillar,
-    /// Receives posted first, unpack in arrival order (`MPI_Waitany`).
-    Async,
-    /// Caterpillar in fixed-size packets, pack and unpack overlapped with communication.
-    Pipelined,
-    /// Pack straight into the receivers' buffers in a shared-memory window (one node only;
-    /// otherwise `Alltoallv`).
-    Shared,
-}
-
-impl Schedule {
-    /// Every schedule, for tests and sweeps.
-    pub const ALL: [Schedule; 5] = [
-        Schedule::Alltoallv,
-        Schedule::Caterpillar,
-        Schedule::Async,
-        Schedule::Pipelined,
-        Schedule::Shared,
-    ];
-
-    /// The name the command line uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Schedule::Alltoallv => "alltoallv",
-            Schedule::Caterpillar => "caterpillar",
-            Schedule::Async => "async",
-            Schedule::Pipelined => "pipelined",
-            Schedule::Shared => "shared",
-        }
-    }
-}
-
-impl fmt::Display for Schedule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Schedule {
-    type Err = RedistError;
-
+crate::names::named_enum! {
+    /// How the messages of a redistribution travel. See the module documentation.
+    ///
     /// ```
-    /// use redist::redistribution::Schedule;
+    /// use redist::cyclic::run::Schedule;
     /// assert_eq!("caterpillar".parse::<Schedule>().unwrap(), Schedule::Caterpillar);
     /// assert!("telepathy".parse::<Schedule>().is_err());
     /// ```
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "alltoallv" | "alltoall" => Ok(Schedule::Alltoallv),
-            "caterpillar" | "sync" | "synchronous" => Ok(Schedule::Caterpillar),
-            "async" | "asynchronous" => Ok(Schedule::Async),
-            "pipelined" | "pipeline" => Ok(Schedule::Pipelined),
-            "shared" | "shm" => Ok(Schedule::Shared),
-            _ => Err(RedistError::UnknownName {
-                what: "schedule",
-                name: s.to_string(),
-                expected: "alltoallv, caterpillar, async, pipelined, shared",
-            }),
-        }
+    #[derive(Default)]
+    pub enum Schedule ("schedule") {
+        /// One `MPI_Alltoallv`.
+        #[default]
+        Alltoallv = "alltoallv" | "alltoall",
+        /// Synchronous caterpillar pairs (seed 001, Fig. 2).
+        Caterpillar = "caterpillar" | "sync" | "synchronous",
+        /// Receives posted first, unpack in arrival order (`MPI_Waitany`).
+        Async = "async" | "asynchronous",
+        /// Caterpillar in fixed-size packets, pack and unpack overlapped with communication.
+        Pipelined = "pipelined" | "pipeline",
+        /// Pack straight into the receivers' buffers in a shared-memory window (one node only;
+        /// otherwise `Alltoallv`).
+        Shared = "shared" | "shm",
     }
 }
 
@@ -119,8 +75,8 @@ const TAG: i32 = 71;
 ///
 /// ```no_run
 /// use redist::dist::DistArray;
-/// use redist::redistribute::RedistPlan;
-/// use redist::redistribution::{Redistribution, Schedule};
+/// use redist::cyclic::plan::RedistPlan;
+/// use redist::cyclic::run::{Redistribution, Schedule};
 /// use redist::StageTimes;
 /// use mpi::topology::Communicator;
 /// let universe = mpi::initialize().unwrap();
@@ -141,17 +97,8 @@ pub struct Redistribution {
     comm: SimpleCommunicator,
     size: usize,
     packet: usize,
-    /// Per peer: elements sent, and their offset in the send buffer (0 for the own part).
-    send_counts: Vec<usize>,
-    send_displs: Vec<usize>,
-    /// Per peer: elements received, and their offset in the receive buffer.
-    recv_counts: Vec<usize>,
-    recv_displs: Vec<usize>,
-    /// The same as `i32` for `MPI_Alltoallv` (unused when chunked).
-    send_counts_i32: Vec<i32>,
-    send_displs_i32: Vec<i32>,
-    recv_counts_i32: Vec<i32>,
-    recv_displs_i32: Vec<i32>,
+    /// Per peer: what is sent and received (zero for the own part).
+    counts: PeerCounts,
     /// Largest local array of any rank, either side (bounds every count and offset).
     biggest: usize,
     /// Largest element count of one MPI message.
@@ -177,50 +124,30 @@ struct SharedWindow {
     /// buffer, in elements.
     remote_offset: Vec<usize>,
     /// The window, once allocated (at the first call, when the element size is known).
-    win: Option<ffi::MPI_Win>,
+    segment: Option<SharedSegment>,
     /// Element size the window was allocated for (it serves any size up to this one).
     elem_size: usize,
     /// Per send, the start of the receiver's buffer.
-    peer_bases: Vec<*mut c_void>,
+    peer_bases: Vec<SendPtr<u8>>,
     /// Per send, the message's start in the receiver's buffer, for elements of
     /// `targets_elem` bytes.
-    targets: Vec<*mut c_void>,
+    targets: Vec<SendPtr<u8>>,
     targets_elem: usize,
-    /// This rank's receive buffer in the window.
-    own_base: *mut c_void,
 }
 
 impl SharedWindow {
     fn set_targets(&mut self, elem_size: usize) {
-        for ((t, &base), &offset) in self
+        for ((t, base), &offset) in self
             .targets
             .iter_mut()
             .zip(&self.peer_bases)
             .zip(&self.remote_offset)
         {
-            // SAFETY: inside the peer's part of the window (offset + message <= its recv_len
-            // elements of at most `self.elem_size` bytes).
-            *t = unsafe { (base as *mut u8).add(offset * elem_size) } as *mut c_void;
+            // In bounds: offset + message <= the peer's recv_len elements of at most
+            // `self.elem_size` bytes.
+            *t = SendPtr::new(base.get().wrapping_add(offset * elem_size));
         }
         self.targets_elem = elem_size;
-    }
-}
-
-impl Drop for Redistribution {
-    fn drop(&mut self) {
-        if let Some(win) = self.shared.as_mut().and_then(|s| s.win.take()) {
-            free_window(win);
-        }
-    }
-}
-
-fn free_window(mut win: ffi::MPI_Win) {
-    // SAFETY: the window was created and locked by `Redistribution::shared_window`; freeing
-    // is collective, as is dropping a redistribution (every rank holds one). Errors are
-    // ignored: nothing can be done about them in a destructor.
-    unsafe {
-        ffi::MPI_Win_unlock_all(win);
-        ffi::MPI_Win_free(&mut win);
     }
 }
 
@@ -233,11 +160,6 @@ impl fmt::Debug for Redistribution {
             .field("recvs", &self.part.recvs.len())
             .finish()
     }
-}
-
-/// `v` as `i32`s (0 where a value does not fit: only used when nothing is chunked).
-fn as_i32(v: &[usize]) -> Vec<i32> {
-    v.iter().map(|&x| i32::try_from(x).unwrap_or(0)).collect()
 }
 
 fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()> {
@@ -273,25 +195,15 @@ fn shared_layout(
     comm: &SimpleCommunicator,
     plan: &RedistPlan,
     part: &RankRedist,
-) -> Result<Option<SharedWindow>> {
-    use mpi::collective::{CommunicatorCollectives, SystemOperation};
-    let node = comm.split_shared(comm.rank());
-    let local = i32::from(node.size() == comm.size());
-    let mut all = 0i32;
-    comm.all_reduce_into(&local, &mut all, SystemOperation::min());
-    if all == 0 {
-        return Ok(None);
-    }
-    let remote_offset = remote_offsets(plan, part);
-    Ok(Some(SharedWindow {
-        remote_offset,
-        win: None,
+) -> Option<SharedWindow> {
+    on_one_node(comm).then(|| SharedWindow {
+        remote_offset: remote_offsets(plan, part),
+        segment: None,
         elem_size: 0,
-        peer_bases: vec![std::ptr::null_mut(); part.sends.len()],
-        targets: vec![std::ptr::null_mut(); part.sends.len()],
+        peer_bases: vec![SendPtr::null(); part.sends.len()],
+        targets: vec![SendPtr::null(); part.sends.len()],
         targets_elem: 0,
-        own_base: std::ptr::null_mut(),
-    }))
+    })
 }
 
 impl Redistribution {
@@ -314,10 +226,8 @@ impl Redistribution {
             .unwrap_or(0);
         let rank = comm.rank() as usize;
         let part = plan.for_rank(rank);
-        let mut send_counts = vec![0; size];
-        let mut send_displs = vec![0; size];
-        let mut recv_counts = vec![0; size];
-        let mut recv_displs = vec![0; size];
+        let (mut send_counts, mut send_displs) = (vec![0; size], vec![0; size]);
+        let (mut recv_counts, mut recv_displs) = (vec![0; size], vec![0; size]);
         let mut send_of_peer = vec![usize::MAX; size];
         let mut recv_of_peer = vec![usize::MAX; size];
         for (i, t) in part.sends.iter().enumerate() {
@@ -332,7 +242,7 @@ impl Redistribution {
         }
         let comm = comm.duplicate();
         let shared = if schedule == Schedule::Shared {
-            shared_layout(&comm, plan, &part)?
+            shared_layout(&comm, plan, &part)
         } else {
             None
         };
@@ -342,14 +252,7 @@ impl Redistribution {
             comm,
             size,
             packet: DEFAULT_PACKET,
-            send_counts_i32: as_i32(&send_counts),
-            send_displs_i32: as_i32(&send_displs),
-            recv_counts_i32: as_i32(&recv_counts),
-            recv_displs_i32: as_i32(&recv_displs),
-            send_counts,
-            send_displs,
-            recv_counts,
-            recv_displs,
+            counts: PeerCounts::new(send_counts, send_displs, recv_counts, recv_displs),
             biggest,
             max_count: MPI_MAX_COUNT,
             step_requests: Vec::new(),
@@ -399,21 +302,20 @@ impl Redistribution {
 
     fn size_requests(&mut self) {
         let (packet, limit) = (self.packet(), self.max_count);
-        let most = |ts: &[crate::redistribute::Transfer], per: usize| {
+        let most = |ts: &[Transfer], per: usize| {
             ts.iter()
                 .map(|t| chunk_count(t.map.len(), per))
                 .max()
                 .unwrap_or(0)
         };
-        let total = |ts: &[crate::redistribute::Transfer]| -> usize {
-            ts.iter().map(|t| chunk_count(t.map.len(), limit)).sum()
-        };
+        let total =
+            |ts: &[Transfer]| -> usize { ts.iter().map(|t| chunk_count(t.map.len(), limit)).sum() };
         let (part_r, part_s) = (&self.part.recvs, &self.part.sends);
         let recvs = total(part_r).max(most(part_r, packet));
         let sends = total(part_s).max(most(part_s, packet));
-        self.requests = vec![unsafe { ffi::RSMPI_REQUEST_NULL }; recvs];
+        self.requests = vec![null_request(); recvs];
         self.request_owner = vec![0; recvs];
-        self.send_requests = vec![unsafe { ffi::RSMPI_REQUEST_NULL }; sends];
+        self.send_requests = vec![null_request(); sends];
         self.step_requests = Vec::with_capacity(most(part_r, limit) + most(part_s, limit));
         self.chunks_left = vec![0; part_r.len()];
     }
@@ -522,21 +424,7 @@ impl Redistribution {
                 self.step(d, send, recv)?;
             }
         } else if self.size > 1 {
-            // SAFETY: counts and displacements lie inside the buffers (lengths checked).
-            let code = unsafe {
-                ffi::MPI_Alltoallv(
-                    send.as_ptr() as *const c_void,
-                    self.send_counts_i32.as_ptr(),
-                    self.send_displs_i32.as_ptr(),
-                    T::mpi_datatype(),
-                    recv.as_mut_ptr() as *mut c_void,
-                    self.recv_counts_i32.as_ptr(),
-                    self.recv_displs_i32.as_ptr(),
-                    T::mpi_datatype(),
-                    self.comm.as_raw(),
-                )
-            };
-            check("MPI_Alltoallv", code)?;
+            self.counts.alltoallv(self.comm.as_raw(), send, recv)?;
         }
         let t2 = Instant::now();
         self.part.unpack_all_and_own(src, recv, dst);
@@ -550,26 +438,23 @@ impl Redistribution {
     /// first call, or when a call uses a larger element type than the window holds).
     fn shared_window(&mut self, elem_size: usize) -> Result<()> {
         let sh = self.shared.as_mut().expect("the shared schedule");
-        if sh.win.is_some() && sh.elem_size >= elem_size {
+        if sh.segment.is_some() && sh.elem_size >= elem_size {
             if sh.targets_elem != elem_size {
                 sh.set_targets(elem_size);
             }
             return Ok(());
         }
-        if let Some(win) = sh.win.take() {
-            free_window(win);
-        }
+        // Free the smaller window first (collective, like the allocation).
+        sh.segment = None;
         let bytes = (self.part.recv_len * elem_size).max(1);
         // Collective over this rank's duplicated communicator: every rank runs the same
         // schedule and the same element type.
-        let (win, base) = crate::window::allocate_locked(&self.comm, bytes, elem_size)?;
-        sh.win = Some(win);
-        sh.elem_size = elem_size;
-        sh.own_base = base;
+        let segment = SharedSegment::new(&self.comm, bytes, elem_size)?;
         for (i, t) in self.part.sends.iter().enumerate() {
-            let peer_base = crate::window::shared_base(win, t.peer)?;
-            sh.peer_bases[i] = peer_base;
+            sh.peer_bases[i] = SendPtr::new(segment.base_of(t.peer)?);
         }
+        sh.segment = Some(segment);
+        sh.elem_size = elem_size;
         sh.set_targets(elem_size);
         Ok(())
     }
@@ -582,35 +467,31 @@ impl Redistribution {
     ) -> Result<()> {
         self.shared_window(std::mem::size_of::<T>())?;
         let sh = self.shared.as_ref().expect("the shared schedule");
-        let win = sh.win.expect("allocated above");
-        let comm = self.comm.as_raw();
+        let segment = sh.segment.as_ref().expect("allocated above");
         let t0 = Instant::now();
         // Every rank has finished reading its buffer (the previous call's unpack).
-        // SAFETY: collective over the duplicated communicator.
-        unsafe { check("MPI_Barrier", ffi::MPI_Barrier(comm))? };
+        // SAFETY: a plain collective call on the duplicated communicator.
+        check_mpi("MPI_Barrier", unsafe {
+            ffi::MPI_Barrier(self.comm.as_raw())
+        })?;
         let t1 = Instant::now();
         // SAFETY: `targets` hold this rank's disjoint message regions in the receivers'
-        // buffers, each `map.len()` elements of `T` (the window holds at least
-        // `recv_len` elements of `T` per rank); nobody reads them until the barrier below.
+        // buffers, each `map.len()` elements of `T` (the window holds at least `recv_len`
+        // elements of `T` per rank); nobody reads them until the synchronization below.
         unsafe {
             let targets =
                 std::slice::from_raw_parts(sh.targets.as_ptr() as *const *mut T, sh.targets.len());
             self.part.pack_all_to(src, targets);
         }
         let t2 = Instant::now();
-        // SAFETY: window synchronisation of the unified model: make the stores visible,
-        // wait for every rank's stores, and see them.
-        unsafe {
-            check("MPI_Win_sync", ffi::MPI_Win_sync(win))?;
-            check("MPI_Barrier", ffi::MPI_Barrier(comm))?;
-            check("MPI_Win_sync", ffi::MPI_Win_sync(win))?;
-        }
+        // Make the stores visible, wait for every rank's stores, and see them.
+        segment.sync(&self.comm)?;
         let t3 = Instant::now();
         // SAFETY: this rank's part of the window holds `recv_len` elements of `T`, written
-        // by the other ranks before the barrier and not written again until the next call's
-        // first barrier.
+        // by the other ranks before the synchronization and not written again until the
+        // next call's first barrier.
         let recv =
-            unsafe { std::slice::from_raw_parts(sh.own_base as *const T, self.part.recv_len) };
+            unsafe { std::slice::from_raw_parts(segment.own() as *const T, self.part.recv_len) };
         self.part.unpack_all_and_own(src, recv, dst);
         times.comm += (t1 - t0).as_secs_f64() + (t3 - t2).as_secs_f64();
         times.pack += (t2 - t1).as_secs_f64();
@@ -625,17 +506,13 @@ impl Redistribution {
         if peer == self.part.rank {
             return Ok(());
         }
-        let (s, r) = (self.send_displs[peer], self.recv_displs[peer]);
-        chunked_sendrecv(
-            ChunkedStep {
-                comm: self.comm.as_raw(),
-                tag: TAG,
-                max_count: self.max_count,
-                to: peer,
-                send: s..s + self.send_counts[peer],
-                from: peer,
-                recv: r..r + self.recv_counts[peer],
-            },
+        let comm = self.comm.as_raw();
+        self.counts.exchange_with(
+            comm,
+            TAG,
+            self.max_count,
+            peer,
+            peer,
             send,
             recv,
             &mut self.step_requests,

@@ -1,0 +1,389 @@
+//! How one rank's messages of a [`RedistPlan`](super::plan::RedistPlan) map onto its local
+//! arrays, and the copy kernels that pack and unpack them: per message a [`CopyMap`] (rows of
+//! contiguous runs), per rank a [`RankRedist`] whose copies walk each local array once in
+//! memory order.
+
+use super::plan::{Interval, Message};
+
+#[derive(Clone, Copy)]
+pub(crate) enum Side {
+    Src,
+    Dst,
+}
+
+/// How one message maps onto one side's local array: per outer axis the local offsets
+/// (already multiplied by the axis stride) of each message index, and for the last axis the
+/// contiguous runs. Rows of the message (one per outer multi-index) are `inner` long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyMap {
+    /// Per outer axis (all but the last), local offset of each message index.
+    outer: Vec<Vec<usize>>,
+    /// Runs of the last axis: (local start, message start within the row, length).
+    runs: Vec<(usize, usize, usize)>,
+    /// Elements per message row.
+    inner: usize,
+    /// Number of message rows.
+    rows: usize,
+    /// Elements in the message.
+    pub(crate) len: usize,
+}
+
+impl CopyMap {
+    pub(crate) fn new(m: &Message<'_>, local_shape: &[usize], side: Side, merge: bool) -> Self {
+        let d = local_shape.len();
+        let mut strides = vec![1; d];
+        for a in (0..d - 1).rev() {
+            strides[a] = strides[a + 1] * local_shape[a + 1];
+        }
+        let pick = |iv: &Interval| match side {
+            Side::Src => iv.src,
+            Side::Dst => iv.dst,
+        };
+        let outer: Vec<Vec<usize>> = (0..d - 1)
+            .map(|a| {
+                let stride = strides[a];
+                m.axes[a]
+                    .iter()
+                    .flat_map(|iv| (pick(iv)..pick(iv) + iv.len).map(move |l| l * stride))
+                    .collect()
+            })
+            .collect();
+        // Runs of the last axis. The message side is always contiguous, so with `merge` a run
+        // that continues the previous one in local memory joins it (e.g. cyclic(11) blocks of
+        // one process, consecutive locally but not on the other side): fewer, longer copies.
+        let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(m.axes[d - 1].len());
+        let mut pos = 0;
+        for iv in m.axes[d - 1] {
+            match runs.last_mut() {
+                Some(last) if merge && last.0 + last.2 == pick(iv) => last.2 += iv.len,
+                _ => runs.push((pick(iv), pos, iv.len)),
+            }
+            pos += iv.len;
+        }
+        let rows = outer.iter().map(Vec::len).product();
+        Self {
+            outer,
+            runs,
+            inner: pos,
+            rows,
+            len: rows * pos,
+        }
+    }
+
+    /// Elements in the message.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the message is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of contiguous runs copied per message row (a measure of fragmentation).
+    pub fn runs_per_row(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Local offset of the start of message row `row`.
+    #[inline]
+    fn row_base(&self, mut row: usize) -> usize {
+        let mut base = 0;
+        for offs in self.outer.iter().rev() {
+            base += offs[row % offs.len()];
+            row /= offs.len();
+        }
+        base
+    }
+
+    /// Copies message elements `range` (message order) between the local array and `msg`
+    /// (which holds the message starting at index 0). `pack` = local → message.
+    #[inline]
+    fn copy_range<T: Copy>(
+        &self,
+        range: std::ops::Range<usize>,
+        local: *mut T,
+        local_len: usize,
+        msg: *mut T,
+        pack: bool,
+    ) {
+        if range.is_empty() {
+            return;
+        }
+        let (mut row, mut col) = (range.start / self.inner, range.start % self.inner);
+        let mut left = range.len();
+        let mut run = self.runs.partition_point(|r| r.1 + r.2 <= col);
+        let mut base = self.row_base(row);
+        let mut msg_pos = range.start;
+        while left > 0 {
+            let (lstart, mstart, rlen) = self.runs[run];
+            let skip = col - mstart;
+            let n = (rlen - skip).min(left);
+            let l = base + lstart + skip;
+            assert!(l + n <= local_len);
+            // SAFETY: `l + n` checked against the local length; `msg_pos + n` is inside the
+            // message, which the callers check against their buffers.
+            unsafe {
+                if pack {
+                    std::ptr::copy_nonoverlapping(local.add(l), msg.add(msg_pos), n);
+                } else {
+                    std::ptr::copy_nonoverlapping(msg.add(msg_pos), local.add(l), n);
+                }
+            }
+            left -= n;
+            msg_pos += n;
+            col += n;
+            if col == mstart + rlen {
+                run += 1;
+                if run == self.runs.len() {
+                    run = 0;
+                    col = 0;
+                    row += 1;
+                    if left > 0 {
+                        base = self.row_base(row);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Packs message elements `range` from `local` into `msg[..range.len()]`.
+    pub fn pack_range<T: Copy>(&self, range: std::ops::Range<usize>, local: &[T], msg: &mut [T]) {
+        assert!(range.end <= self.len && msg.len() >= range.len());
+        let shift = range.start;
+        // The kernel addresses the message from its start; offset the pointer back.
+        let msg_ptr = msg.as_mut_ptr().wrapping_sub(shift);
+        self.copy_range(range, local.as_ptr() as *mut T, local.len(), msg_ptr, true);
+    }
+
+    /// Unpacks message elements `range` from `msg[..range.len()]` into `local`.
+    pub fn unpack_range<T: Copy>(&self, range: std::ops::Range<usize>, msg: &[T], local: &mut [T]) {
+        assert!(range.end <= self.len && msg.len() >= range.len());
+        let shift = range.start;
+        let msg_ptr = (msg.as_ptr() as *mut T).wrapping_sub(shift);
+        self.copy_range(range, local.as_mut_ptr(), local.len(), msg_ptr, false);
+    }
+}
+
+/// One message row (or one row of the own part) in a copy order over the local array: the
+/// row's start in the local array, its start in the message buffer (for the own part: in the
+/// source array) and which transfer it belongs to ([`OWN`] for the own part).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowCopy {
+    local: usize,
+    buf: usize,
+    transfer: usize,
+}
+
+/// Whether a rank's part keeps row tables ([`row_order`]); tests force both ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowTables {
+    /// When the table is small against the array.
+    Auto,
+    /// Always (tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Always,
+    /// Never (tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Never,
+}
+
+/// `RowCopy::transfer` of the own part.
+const OWN: usize = usize::MAX;
+
+/// Largest row table, in entries per local element: above it (messages of rows shorter than
+/// 8 elements on average) the whole-message copies go message by message, without a table.
+const ROW_TABLE_DENSITY: usize = 8;
+
+/// Every row of every transfer (and of the own part, given as (this side's map, the other
+/// side's map)), sorted by the row's start in the local array, so that copying all messages
+/// walks the local array once in memory order: the rows that several messages share (e.g.
+/// runs of 11 from two senders interleaved in one destination row) are completed while in
+/// cache, instead of each message touching every cache line of a large array in turn. Empty
+/// (message-by-message order) when the table would be large against the array.
+pub(crate) fn row_order(
+    transfers: &[Transfer],
+    own: Option<(&CopyMap, &CopyMap)>,
+    local_len: usize,
+    tables: RowTables,
+) -> Vec<RowCopy> {
+    let rows: usize =
+        transfers.iter().map(|t| t.map.rows).sum::<usize>() + own.map_or(0, |(m, _)| m.rows);
+    let dense = rows.saturating_mul(ROW_TABLE_DENSITY) > local_len.max(1);
+    if rows == 0 || tables == RowTables::Never || (dense && tables == RowTables::Auto) {
+        return Vec::new();
+    }
+    let mut table = Vec::with_capacity(rows);
+    for (i, t) in transfers.iter().enumerate() {
+        for row in 0..t.map.rows {
+            table.push(RowCopy {
+                local: t.map.row_base(row),
+                buf: t.offset + row * t.map.inner,
+                transfer: i,
+            });
+        }
+    }
+    if let Some((here, other)) = own {
+        for row in 0..here.rows {
+            table.push(RowCopy {
+                local: here.row_base(row),
+                buf: other.row_base(row),
+                transfer: OWN,
+            });
+        }
+    }
+    // Stable: rows that start together keep transfer order.
+    table.sort_by_key(|r| r.local);
+    table
+}
+
+/// Copies one message row between `local[base..]` and `msg[pos..]` run by run.
+#[inline(always)]
+fn copy_row<T: Copy>(
+    runs: &[(usize, usize, usize)],
+    local: &mut [T],
+    base: usize,
+    msg: &[T],
+    pos: usize,
+) {
+    for &(l, m, n) in runs {
+        local[base + l..base + l + n].copy_from_slice(&msg[pos + m..pos + m + n]);
+    }
+}
+
+/// Copies a rank's own part straight from the source to the destination array.
+fn copy_direct<T: Copy>(src_map: &CopyMap, dst_map: &CopyMap, src: &[T], dst: &mut [T]) {
+    for row in 0..src_map.rows {
+        let (sb, db) = (src_map.row_base(row), dst_map.row_base(row));
+        for (s, d) in src_map.runs.iter().zip(&dst_map.runs) {
+            dst[db + d.0..db + d.0 + d.2].copy_from_slice(&src[sb + s.0..sb + s.0 + s.2]);
+        }
+    }
+}
+
+/// One message of a rank: the peer, where it sits in the send or receive buffer, and how it
+/// maps onto the local array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transfer {
+    /// The other rank.
+    pub peer: usize,
+    /// Offset in the send (or receive) buffer.
+    pub offset: usize,
+    /// The copy map onto this rank's local array.
+    pub map: CopyMap,
+}
+
+/// One rank's part of a [`RedistPlan`]: its messages in peer order and its own part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankRedist {
+    /// The rank.
+    pub rank: usize,
+    /// Elements of its source array.
+    pub src_len: usize,
+    /// Elements of its destination array.
+    pub dst_len: usize,
+    /// Messages to other ranks (non-empty ones), by increasing peer.
+    pub sends: Vec<Transfer>,
+    /// Messages from other ranks (non-empty ones), by increasing peer.
+    pub recvs: Vec<Transfer>,
+    /// Its own part: source map and destination map, copied directly.
+    pub own: Option<(CopyMap, CopyMap)>,
+    /// Length of the send buffer.
+    pub send_len: usize,
+    /// Length of the receive buffer.
+    pub recv_len: usize,
+    /// Rows of all sends in source memory order (empty: message by message).
+    pub(crate) pack_rows: Vec<RowCopy>,
+    /// Rows of all receives and the own part in destination memory order (empty: message by
+    /// message).
+    pub(crate) unpack_rows: Vec<RowCopy>,
+}
+
+impl RankRedist {
+    /// Packs every outgoing message into `send` at its offset, walking the source array once
+    /// in memory order (row by row over all messages) when the plan keeps a row table.
+    pub fn pack_all<T: Copy>(&self, src: &[T], send: &mut [T]) {
+        if self.pack_rows.is_empty() {
+            for t in &self.sends {
+                t.map
+                    .pack_range(0..t.map.len, src, &mut send[t.offset..t.offset + t.map.len]);
+            }
+            return;
+        }
+        for r in &self.pack_rows {
+            for &(l, m, n) in &self.sends[r.transfer].map.runs {
+                send[r.buf + m..r.buf + m + n].copy_from_slice(&src[r.local + l..r.local + l + n]);
+            }
+        }
+    }
+
+    /// Packs every outgoing message straight to where it is read: message `i` of
+    /// [`RankRedist::sends`] starts at `out[i]` (in the same row order as
+    /// [`RankRedist::pack_all`]).
+    ///
+    /// # Safety
+    /// Each `out[i]` must be valid for writes of `sends[i].map.len()` elements, and no two of
+    /// these regions, nor `src`, may overlap, nor be accessed by anything else meanwhile.
+    pub unsafe fn pack_all_to<T: Copy>(&self, src: &[T], out: &[*mut T]) {
+        assert_eq!(out.len(), self.sends.len());
+        // SAFETY (both loops): the caller guarantees each region; one slice at a time.
+        let msg =
+            |i: usize| unsafe { std::slice::from_raw_parts_mut(out[i], self.sends[i].map.len) };
+        if self.pack_rows.is_empty() {
+            for (i, t) in self.sends.iter().enumerate() {
+                t.map.pack_range(0..t.map.len, src, msg(i));
+            }
+            return;
+        }
+        for r in &self.pack_rows {
+            let t = &self.sends[r.transfer];
+            let (out, pos) = (msg(r.transfer), r.buf - t.offset);
+            for &(l, m, n) in &t.map.runs {
+                out[pos + m..pos + m + n].copy_from_slice(&src[r.local + l..r.local + l + n]);
+            }
+        }
+    }
+
+    /// Unpacks every incoming message from `recv` at its offset (not the own part).
+    pub fn unpack_all<T: Copy>(&self, recv: &[T], dst: &mut [T]) {
+        if self.unpack_rows.is_empty() {
+            for t in &self.recvs {
+                t.map
+                    .unpack_range(0..t.map.len, &recv[t.offset..t.offset + t.map.len], dst);
+            }
+            return;
+        }
+        for r in self.unpack_rows.iter().filter(|r| r.transfer != OWN) {
+            copy_row(&self.recvs[r.transfer].map.runs, dst, r.local, recv, r.buf);
+        }
+    }
+
+    /// Copies the own part from `src` and unpacks every incoming message from `recv`: the
+    /// same as [`RankRedist::copy_own`] then [`RankRedist::unpack_all`], but walking the
+    /// destination array once in memory order when the plan keeps a row table.
+    pub fn unpack_all_and_own<T: Copy>(&self, src: &[T], recv: &[T], dst: &mut [T]) {
+        if self.unpack_rows.is_empty() {
+            self.copy_own(src, dst);
+            self.unpack_all(recv, dst);
+            return;
+        }
+        for r in &self.unpack_rows {
+            if r.transfer == OWN {
+                let (s, d) = self.own.as_ref().expect("own rows come from the own part");
+                for (a, b) in s.runs.iter().zip(&d.runs) {
+                    dst[r.local + b.0..r.local + b.0 + b.2]
+                        .copy_from_slice(&src[r.buf + a.0..r.buf + a.0 + a.2]);
+                }
+            } else {
+                copy_row(&self.recvs[r.transfer].map.runs, dst, r.local, recv, r.buf);
+            }
+        }
+    }
+
+    /// Copies the own part from `src` to `dst`.
+    pub fn copy_own<T: Copy>(&self, src: &[T], dst: &mut [T]) {
+        if let Some((s, d)) = &self.own {
+            copy_direct(s, d, src, dst);
+        }
+    }
+}
