@@ -39,7 +39,7 @@ pub enum Command {
 )]
 pub struct RunArgs {
     /// Global shape, comma-separated (axis 0 slowest, C order), e.g. 64,64,64.
-    #[arg(long, value_parser = parse_shape)]
+    #[arg(long, value_parser = parse_shape, allow_hyphen_values = true)]
     pub shape: Option<ShapeArg>,
     /// Processor grid: `auto`, a grid rank R (balanced dimensions), or dimensions AxB...
     #[arg(long, default_value = "auto")]
@@ -106,7 +106,24 @@ pub struct RunArgs {
     /// ortho (1/sqrt(N) both ways). N counts elements (logical sizes for r2r axes).
     #[arg(long, default_value = "backward")]
     pub normalization: fft_core::Normalization,
+    /// Threads per rank. Default: the cores this rank may use divided by the ranks sharing
+    /// them on its node (RAYON_NUM_THREADS, if set, capped at those cores).
+    #[arg(long, value_parser = parse_threads)]
+    pub threads: Option<usize>,
 }
+
+/// Parses `--threads`: 1 to [`MAX_THREADS`].
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "expected a number of threads from 1 to {MAX_THREADS}, got '{s}'"
+        )),
+    }
+}
+
+/// The most threads per rank `--threads` accepts.
+pub const MAX_THREADS: usize = 1024;
 
 /// Parses `--batch`: at least one field.
 pub fn parse_batch(s: &str) -> Result<usize, String> {
@@ -129,6 +146,14 @@ pub fn parse_shape(s: &str) -> Result<ShapeArg, String> {
         match p.parse::<usize>() {
             Ok(0) => return Err(format!("axis lengths must be at least 1, got 0 in '{s}'")),
             Ok(n) => shape.push(n),
+            Err(_)
+                if p.strip_prefix('-')
+                    .is_some_and(|d| d.parse::<u128>().is_ok()) =>
+            {
+                return Err(format!(
+                    "axis length {p} in '{s}' is negative; axis lengths must be at least 1"
+                ))
+            }
             Err(_) => {
                 return Err(format!(
                     "'{p}' is not a positive integer; expected a shape such as 64,64,64"
@@ -178,16 +203,38 @@ impl Cli {
     }
 }
 
-/// A clap usage error as one line: `dfft: error: <clap's first line> (see --help)`.
+/// A clap usage error as one line: `dfft: error: <clap's message> (see --help)`. clap's
+/// message spans several lines (the missing arguments' names, the accepted values, a "similar
+/// argument" tip); they are joined, and only the usage summary and the pointer to --help are
+/// left out.
 pub fn one_line_error(e: &clap::Error) -> String {
-    let rendered = e.render().to_string();
-    let first = rendered
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("invalid arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    format!("dfft: error: {first} (see --help)")
+    format!(
+        "dfft: error: {} (see --help)",
+        join_clap_message(&e.render().to_string())
+    )
+}
+
+/// The lines of a rendered clap error before its `Usage:` block, joined into one line.
+pub fn join_clap_message(rendered: &str) -> String {
+    let mut out = String::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        if !out.is_empty() {
+            out.push_str(if line.starts_with("tip:") { "; " } else { " " });
+        }
+        out.push_str(line);
+    }
+    if out.is_empty() {
+        "invalid arguments".to_string()
+    } else {
+        out
+    }
 }
 
 /// This process's rank as the launcher announced it (OpenMPI, PMIx, Slurm), if any; used to

@@ -40,7 +40,7 @@ bench-redist --shape 256,256,256 --grid 2 --method pairwise --json"
 )]
 pub struct BenchRedistArgs {
     /// Global shape, comma-separated, e.g. 128,128,128.
-    #[arg(long, value_parser = parse_shape)]
+    #[arg(long, value_parser = parse_shape, allow_hyphen_values = true)]
     pub shape: ShapeArg,
     /// Processor grid: `auto`, a grid rank R (balanced dimensions), or dimensions AxB...
     #[arg(long, default_value = "1")]
@@ -60,6 +60,10 @@ pub struct BenchRedistArgs {
     /// Print one JSON object on one line (rank 0) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Threads per rank (default: the cores this rank may use divided by the ranks sharing
+    /// them on its node).
+    #[arg(long, value_parser = crate::args::parse_threads)]
+    pub threads: Option<usize>,
 }
 
 /// Why `dfft bench-redist` failed. Every variant is reached identically on every rank.

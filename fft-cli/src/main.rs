@@ -4,6 +4,21 @@
 mod args;
 mod bench_redist;
 mod calibrate_cmd;
+#[cfg(feature = "fault-injection")]
+mod fault;
+/// Without the `fault-injection` feature (every build users run) no fault can be injected.
+#[cfg(not(feature = "fault-injection"))]
+mod fault {
+    pub fn panic_rank() -> Option<usize> {
+        None
+    }
+    pub fn deliberate_panic(_rank: usize) -> ! {
+        unreachable!("fault injection is compiled out")
+    }
+    pub fn perturbation() -> Option<f64> {
+        None
+    }
+}
 mod kind;
 mod logging;
 mod memory;
@@ -13,6 +28,7 @@ mod redist_cmd;
 mod report;
 mod run;
 mod synthetic;
+mod threads;
 mod transform;
 
 use clap::Parser;
@@ -73,7 +89,18 @@ fn main() {
             }
         };
         redist::comm::abort_on_panic();
+        // INT/TERM/HUP remove the temporary output and exit non-zero; a rank whose launcher
+        // died stops instead of finishing and publishing.
+        npyio::guard::install("dfft", args::launcher_rank().is_some());
         let world = universe.world();
+        let requested = match &cli.command {
+            args::Command::Run(a) => a.threads,
+            args::Command::BenchRedist(a) => a.threads,
+            args::Command::Redist(a) => a.threads,
+            _ => None,
+        };
+        let env = std::env::var("RAYON_NUM_THREADS").ok();
+        threads::configure(threads::choose(&world, requested, env.as_deref()));
         let result = match &cli.command {
             args::Command::Run(run_args) => run::run(&world, run_args).map_err(|e| e.to_string()),
             args::Command::Plan(_) => unreachable!("dfft plan returned before MPI started"),

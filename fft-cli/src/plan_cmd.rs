@@ -16,7 +16,7 @@ override single values.\n\nExamples:\n  dfft plan --shape 512,512,512 --ranks 40
 )]
 pub struct PlanArgs {
     /// Global shape, comma-separated (axis 0 slowest), e.g. 512,512,512.
-    #[arg(long, value_parser = parse_shape)]
+    #[arg(long, value_parser = parse_shape, allow_hyphen_values = true)]
     pub shape: ShapeArg,
     /// Number of MPI ranks P to plan for.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -58,7 +58,7 @@ pub struct PlanArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Bytes per element: 16 for complex f64, 8 for complex f32.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub element_bytes: usize,
     /// Plan with transposed output (the forward result stays in the last pencil).
     #[arg(long)]

@@ -80,6 +80,10 @@ pub struct RedistArgs {
     /// Print one JSON object on one line (rank 0) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Threads per rank (default: the cores this rank may use divided by the ranks sharing
+    /// them on its node).
+    #[arg(long, value_parser = crate::args::parse_threads)]
+    pub threads: Option<usize>,
 }
 
 /// A global shape of any number of axes (one is allowed, unlike `dfft run`).

@@ -225,6 +225,27 @@ pub enum NpyError {
         reason: String,
     },
 
+    /// An existing file that is not a regular file (a device, a FIFO, a directory, ...):
+    /// never read as an input (a FIFO would block) nor replaced by an output.
+    #[error(
+        "{}is a {kind}, not a regular file: only regular files are read or replaced",
+        at(.path)
+    )]
+    NotRegularFile {
+        /// The file concerned.
+        path: PathBuf,
+        /// What it is, e.g. `"FIFO"` or `"character device"`.
+        kind: &'static str,
+    },
+
+    /// The process's launcher (`mpirun`, `srun`) is gone: the job failed, and its output is
+    /// not published.
+    #[error("{}not published: the launcher of this job is gone", at(.path))]
+    LauncherGone {
+        /// The output not published.
+        path: PathBuf,
+    },
+
     /// An MPI call returned an error code.
     #[error(
         "{}{call} failed: {message} (MPI error code {code})",
@@ -306,6 +327,8 @@ impl NpyError {
             | NpyError::InconsistentArguments { path, .. }
             | NpyError::CountTooLarge { path, .. }
             | NpyError::InvalidPath { path, .. }
+            | NpyError::NotRegularFile { path, .. }
+            | NpyError::LauncherGone { path }
             | NpyError::Mpi { path, .. }
             | NpyError::IncompleteTransfer { path, .. } => path,
             NpyError::Remote { .. } => return None,
@@ -340,6 +363,8 @@ impl NpyError {
             | NpyError::InconsistentArguments { path, .. }
             | NpyError::CountTooLarge { path, .. }
             | NpyError::InvalidPath { path, .. }
+            | NpyError::NotRegularFile { path, .. }
+            | NpyError::LauncherGone { path }
             | NpyError::Mpi { path, .. }
             | NpyError::IncompleteTransfer { path, .. } => path,
             NpyError::Remote { .. } => return self,

@@ -9,7 +9,6 @@
 //! See <https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html>.
 
 use std::fmt;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -262,7 +261,8 @@ fn read_header_impl(path: &Path) -> Result<NpyHeader, NpyError> {
             source,
         }
     };
-    let mut file = File::open(path).map_err(io_err("failed to open"))?;
+    // Refuses devices and FIFOs without blocking on them.
+    let mut file = crate::staging::open_input(path)?;
     let file_len = file.metadata().map_err(io_err("failed to stat"))?.len();
 
     // Read the fixed-size preamble first so that a bogus header length cannot

@@ -5,6 +5,11 @@
 //! * [`parallel`]: collective MPI-IO — [`read_block`] and [`write_block`] let
 //!   every rank read or write only its own rectangular block of the array in
 //!   one shared file, without gathering anything on one rank.
+//! * [`staging`]: what makes outputs all-or-nothing (a reserved temporary
+//!   file renamed into place once every rank succeeded; only regular files
+//!   replaced), and [`guard`]: opt-in signal handlers and a launcher watchdog
+//!   for programs, so an interrupted or orphaned job removes its temporaries
+//!   and never publishes.
 //!
 //! Supported element types are little-endian `float32`, `float64`,
 //! `complex64` and `complex128` in C order, i.e. the `.npy` files that numpy
@@ -36,9 +41,12 @@
 #![warn(missing_docs)]
 
 mod error;
+pub mod guard;
 pub mod header;
 pub mod parallel;
+pub mod staging;
 
 pub use error::NpyError;
 pub use header::{encode_header, parse_header, read_header, Dtype, NpyHeader};
 pub use parallel::{read_block, write_block, NpyElement};
+pub use staging::{check_output_target, open_input, remove_staged_files};

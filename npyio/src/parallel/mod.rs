@@ -24,12 +24,18 @@
 //!
 //! # Crash safety of writes
 //!
-//! [`write_block`] writes a temporary file `.<name>.tmp-<16 hex digits>` next
-//! to the target, syncs and closes it, agrees on success across all ranks, and
-//! only then has rank 0 rename it over the target. On any failure the temporary
-//! file is removed and the target is left untouched (not created, or with its
-//! previous contents). A crash mid-write can leave a stale temporary file, never
-//! a half-written target.
+//! [`write_block`] writes a temporary file with a short name beside the target
+//! (see [`crate::staging`]: its whole length reserved first, so a full disk is
+//! an error before any data moves), syncs and closes it, agrees on success
+//! across all ranks, and only then has rank 0 rename it over the target. On any
+//! failure the temporary file is removed and the target is left untouched (not
+//! created, or with its previous contents). An existing target must be a
+//! regular file. A process killed with SIGKILL can leave a stale temporary
+//! file (never a half-written target); the next write of the same target on
+//! the same host removes it, and [`crate::guard`] removes it on SIGINT/SIGTERM.
+//!
+//! MPI opens files through `/proc/self/fd/N` aliases of descriptors this
+//! process holds, so long paths never reach OpenMPI's fixed-size buffers.
 //!
 //! # Limits
 //!
@@ -46,9 +52,7 @@
 //! it. Communicator operations (allreduce, broadcast) use the communicator's
 //! error handler as usual.
 
-use std::ffi::{CStr, CString, OsString};
-use std::fs::File;
-use std::hash::{BuildHasher, Hasher};
+use std::ffi::{CStr, CString};
 use std::mem::size_of;
 use std::os::raw::c_int;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -63,6 +67,7 @@ use num_complex::Complex;
 
 use crate::error::NpyError;
 use crate::header::{checked_product, encode_header, Dtype, NpyHeader};
+use crate::staging::{mpi_name, open_input_as, Staged};
 
 mod mpiio;
 
@@ -189,8 +194,15 @@ pub fn read_block<T: NpyElement, C: Communicator>(
     let (plan, mpi_path) = agree(comm, local.map_err(|e| e.with_path(path)))?;
     let mpi_path = broadcast_c_path(comm, mpi_path);
 
+    // Every rank opens rank 0's file itself (refusing anything but a regular
+    // file, without blocking on a FIFO) and MPI opens that descriptor's alias.
+    let absolute = Path::new(std::ffi::OsStr::from_bytes(mpi_path.as_bytes()));
+    let input = agree(
+        comm,
+        open_input_as(absolute, path).and_then(|f| mpi_name(&f, absolute).map(|name| (f, name))),
+    )?;
     let amode = ffi::MPI_MODE_RDONLY as c_int;
-    let file = agree(comm, MpiFile::open(comm, path, &mpi_path, amode))?;
+    let file = agree(comm, MpiFile::open(comm, path, &input.1, amode))?;
 
     // From here on every rank makes the same sequence of collective calls
     // whatever happens locally; local failures only shrink the transfer to
@@ -261,8 +273,6 @@ pub fn write_block<T: NpyElement, C: Communicator>(
             "NpyElement size mismatch"
         )
     };
-    let rank = comm.rank();
-
     let local_desc = shape_descriptor(T::DTYPE, global_shape);
     let root_desc = broadcast_from(comm, 0, &local_desc);
     let local = (|| {
@@ -291,36 +301,14 @@ pub fn write_block<T: NpyElement, C: Communicator>(
             value: header_bytes.len() as u64,
         })?;
         let plan = BlockPlan::new(global_shape, starts, counts, data.len())?;
-        let tmp_path = if rank == 0 {
-            temporary_path(path)?
-        } else {
-            CString::default()
-        };
-        Ok((plan, header_bytes, file_len, tmp_path))
+        Ok((plan, header_bytes, file_len))
     })();
-    let (plan, header_bytes, file_len, tmp_path) =
-        agree(comm, local.map_err(|e| e.with_path(path)))?;
-    let tmp_path = broadcast_c_path(comm, tmp_path);
+    let (plan, header_bytes, file_len) = agree(comm, local.map_err(|e| e.with_path(path)))?;
 
-    let written = agree(
-        comm,
-        write_temporary(comm, path, &tmp_path, &plan, &header_bytes, file_len, data),
-    );
-
-    // Rank 0 moves the temporary file into place or removes it; the final
-    // agreement makes every rank return the same outcome, and only after the
-    // temporary file is gone.
-    let tmp = Path::new(std::ffi::OsStr::from_bytes(tmp_path.as_bytes()));
-    let finished = if rank != 0 {
-        Ok(())
-    } else if written.is_ok() {
-        commit_temporary(tmp, path)
-    } else {
-        remove_if_exists(tmp);
-        Ok(())
-    };
-    let finished = agree(comm, finished);
-    written.and(finished)
+    let staged = Staged::create(comm, path, file_len)?;
+    let written = agree(comm, staged.mpi_name())
+        .and_then(|name| write_temporary(comm, path, &name, &plan, &header_bytes, file_len, data));
+    staged.finish(comm, written)
 }
 
 /// Creates, fills, syncs and closes the temporary file. Collective; returns
@@ -328,14 +316,15 @@ pub fn write_block<T: NpyElement, C: Communicator>(
 fn write_temporary<T: NpyElement, C: Communicator>(
     comm: &C,
     path: &Path,
-    tmp_path: &CStr,
+    mpi_name: &CStr,
     plan: &BlockPlan,
     header_bytes: &[u8],
     file_len: u64,
     data: &[T],
 ) -> Result<(), NpyError> {
-    let amode = (ffi::MPI_MODE_CREATE | ffi::MPI_MODE_WRONLY | ffi::MPI_MODE_EXCL) as c_int;
-    let file = agree(comm, MpiFile::open(comm, path, tmp_path, amode))?;
+    // The temporary file exists already (created and reserved by rank 0).
+    let amode = ffi::MPI_MODE_WRONLY as c_int;
+    let file = agree(comm, MpiFile::open(comm, path, mpi_name, amode))?;
 
     // Same sequence of collective calls on every rank, whatever happens locally.
     let mut outcome = file.set_errors_return(path);
@@ -374,82 +363,6 @@ fn write_temporary<T: NpyElement, C: Communicator>(
     keep_first(&mut outcome, file.sync(path));
     keep_first(&mut outcome, file.close(path));
     outcome
-}
-
-/// `fsync`s the temporary file, renames it to `target` and syncs the
-/// directory; removes the temporary file if any step fails. Rank 0 only.
-fn commit_temporary(tmp: &Path, target: &Path) -> Result<(), NpyError> {
-    let io_err = |action: String| {
-        move |source| NpyError::Io {
-            path: target.to_path_buf(),
-            action,
-            source,
-        }
-    };
-    let result = File::open(tmp)
-        .and_then(|f| f.sync_all())
-        .map_err(io_err(format!(
-            "failed to fsync temporary file {}",
-            tmp.display()
-        )))
-        .and_then(|()| {
-            std::fs::rename(tmp, target).map_err(io_err(format!(
-                "failed to rename temporary file {} to it",
-                tmp.display()
-            )))
-        });
-    if result.is_err() {
-        remove_if_exists(tmp);
-        return result;
-    }
-    // Make the rename itself durable. Best effort: not every file system
-    // supports fsync on directories, and the data is already in place.
-    if let Some(dir) = tmp.parent() {
-        if let Ok(dir) = File::open(dir) {
-            let _ = dir.sync_all();
-        }
-    }
-    Ok(())
-}
-
-/// Best-effort removal of a temporary file that may or may not exist.
-fn remove_if_exists(path: &Path) {
-    // Nothing sensible can be done if this fails: the caller is already
-    // reporting a more important error, and a stale dot-file is harmless.
-    let _ = std::fs::remove_file(path);
-}
-
-/// `<dir>/.<name>.tmp-<16 hex digits>` as an absolute path, for `target`.
-fn temporary_path(target: &Path) -> Result<CString, NpyError> {
-    let invalid = |reason: &str| NpyError::InvalidPath {
-        path: target.to_path_buf(),
-        reason: reason.to_owned(),
-    };
-    let name = target
-        .file_name()
-        .ok_or_else(|| invalid("it does not name a file"))?;
-    let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut tmp_name = OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{:016x}", unique_token()));
-    absolute_c_path(&dir.join(tmp_name))
-}
-
-/// A 64-bit value that differs between calls and processes.
-fn unique_token() -> u64 {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    // `RandomState` is seeded from the operating system's randomness.
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u32(std::process::id());
-    hasher.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    hasher.write_u128(now);
-    hasher.finish()
 }
 
 /// `path` made absolute (without resolving symlinks) as a C string for MPI.
@@ -618,7 +531,10 @@ fn describe_descriptor(desc: &[u64]) -> String {
 /// Returns `local` if every rank succeeded. Otherwise every rank returns an
 /// error: a failing rank its own, the others [`NpyError::Remote`] with the
 /// message of the lowest-numbered failing rank. Collective.
-fn agree<C: Communicator, T>(comm: &C, local: Result<T, NpyError>) -> Result<T, NpyError> {
+pub(crate) fn agree<C: Communicator, T>(
+    comm: &C,
+    local: Result<T, NpyError>,
+) -> Result<T, NpyError> {
     let (rank, size) = (comm.rank(), comm.size());
     let mine = if local.is_ok() { size } else { rank };
     let mut first_failed = size;
@@ -641,7 +557,7 @@ fn agree<C: Communicator, T>(comm: &C, local: Result<T, NpyError>) -> Result<T, 
 }
 
 /// Broadcasts a variable-length slice from `root`; other ranks' `data` is ignored.
-fn broadcast_from<C: Communicator, T: Equivalence + Copy + Default>(
+pub(crate) fn broadcast_from<C: Communicator, T: Equivalence + Copy + Default>(
     comm: &C,
     root: i32,
     data: &[T],
@@ -714,26 +630,6 @@ mod tests {
         );
         // Empty blocks of huge arrays are fine: nothing is described to MPI.
         assert!(BlockPlan::new(&[2, big], &[0, 0], &[0, big], 0).is_ok());
-    }
-
-    #[test]
-    fn temporary_names() {
-        let tmp = temporary_path(Path::new("some/dir/out.npy")).unwrap();
-        let tmp = PathBuf::from(OsString::from_vec(tmp.into_bytes()));
-        assert!(tmp.is_absolute());
-        assert!(tmp.parent().unwrap().ends_with("some/dir"));
-        let name = tmp.file_name().unwrap().to_str().unwrap();
-        let token = name.strip_prefix(".out.npy.tmp-").unwrap();
-        assert_eq!(token.len(), 16);
-        assert!(token.chars().all(|c| c.is_ascii_hexdigit()));
-        assert_ne!(
-            temporary_path(Path::new("out.npy")).unwrap(),
-            temporary_path(Path::new("out.npy")).unwrap()
-        );
-        assert!(matches!(
-            temporary_path(Path::new("/")),
-            Err(NpyError::InvalidPath { .. })
-        ));
     }
 
     #[test]

@@ -1,0 +1,511 @@
+//! `--output` is all-or-nothing (issue 25, items 4-9): a full disk, a device or FIFO as the
+//! target, a signal or a killed launcher in the middle of a run, and a 250-character name
+//! never leave a wrong, partial or foreign file behind, and a failed run reports no output.
+//! Every launch runs under a timeout; a test that needs root (mount, mknod) and does not have
+//! it prints SKIPPED with the reason.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+struct Outcome {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// `dfft args` on `ranks` ranks (0: alone, without mpirun) under the timeout.
+fn dfft(ranks: usize, args: &[&str]) -> Outcome {
+    let mut cmd = if ranks == 0 {
+        Command::new(DFFT)
+    } else {
+        let mut c = mpi_harness::mpirun_command(ranks);
+        c.arg(DFFT);
+        c
+    };
+    cmd.args(args);
+    let (out, timed_out) = mpi_harness::run_command_timed(cmd, TIMEOUT);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !timed_out,
+        "dfft {args:?} on {ranks} rank(s) hung\n{stderr}"
+    );
+    Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    }
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dfft-out-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Temporary files (this version's and the older `.NAME.tmp-HEX` ones).
+fn temporaries(dir: &Path) -> Vec<String> {
+    files_in(dir)
+        .into_iter()
+        .filter(|n| n.contains("tmp"))
+        .collect()
+}
+
+/// The JSON line of a `--json` run.
+fn json(out: &Outcome) -> serde_json::Value {
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON line\n{}\n{}", out.stdout, out.stderr));
+    serde_json::from_str(line).unwrap()
+}
+
+/// A tmpfs of `size` mounted at `dir` for the guard's lifetime.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Result<Tmpfs, String> {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if out.status.success() {
+            Ok(Tmpfs(dir.to_path_buf()))
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// A full disk: the run fails with the file system's message, exits 1, leaves no file, and
+/// its report names no output; an output that fits the same file system is written whole.
+#[test]
+fn a_full_disk_fails_the_run_and_leaves_no_file() {
+    let dir = scratch_dir("full");
+    let small = dir.join("small");
+    let _fs = match Tmpfs::mount(&small, "1m") {
+        Ok(fs) => fs,
+        Err(why) => {
+            eprintln!("SKIPPED: cannot mount a 1 MiB tmpfs (needs root): {why}");
+            return;
+        }
+    };
+    let target = small.join("x.npy");
+    for ranks in [0, 2] {
+        let out = dfft(
+            ranks,
+            &[
+                "run",
+                "--shape",
+                "64,64,64",
+                "--iters",
+                "1",
+                "--warmup",
+                "0",
+                "--json",
+                "--output",
+                target.to_str().unwrap(),
+            ],
+        );
+        let what = format!("4 MiB output on a 1 MiB tmpfs, {ranks} rank(s)");
+        assert_eq!(out.code, 1, "{what}: exit status\n{}", out.stderr);
+        assert_eq!(
+            out.stderr.matches("No space left on device").count(),
+            1,
+            "{what}: one message\n{}",
+            out.stderr
+        );
+        assert!(
+            files_in(&small).is_empty(),
+            "{what}: {:?}",
+            files_in(&small)
+        );
+        assert_eq!(json(&out)["output"], serde_json::Value::Null, "{what}");
+    }
+    // 16³ complex128: 64 KiB, fits.
+    let out = dfft(
+        2,
+        &[
+            "run",
+            "--shape",
+            "16,16,16",
+            "--iters",
+            "1",
+            "--json",
+            "--output",
+            target.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(json(&out)["output"], target.to_str().unwrap());
+    let header = npyio::read_header(&target).unwrap();
+    assert_eq!(header.shape, vec![16, 16, 16]);
+    assert_eq!(files_in(&small), vec!["x.npy".to_string()]);
+    drop(_fs);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// mkfifo(3) / mknod(2) at `path`.
+fn make_node(path: &Path, mode: libc::mode_t, dev: libc::dev_t) -> std::io::Result<()> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    if unsafe { libc::mknod(c.as_ptr(), mode, dev) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Devices, FIFOs and directories are never replaced by an output, and a FIFO is never read
+/// as an input (with no writer, it would block forever).
+#[test]
+fn devices_and_fifos_are_refused_as_outputs_and_inputs() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch_dir("special");
+    let fifo = dir.join("fifo.npy");
+    make_node(&fifo, libc::S_IFIFO | 0o600, 0).unwrap();
+    let mut targets = vec![(fifo.clone(), "FIFO")];
+    // A device node of our own (the null device's numbers), never the system's /dev/null.
+    let device = dir.join("null.npy");
+    match make_node(&device, libc::S_IFCHR | 0o600, libc::makedev(1, 3)) {
+        Ok(()) => targets.push((device.clone(), "character device")),
+        Err(e) => eprintln!("SKIPPED (character device case only): mknod needs root: {e}"),
+    }
+    targets.push((dir.join("subdir"), "directory"));
+    std::fs::create_dir(dir.join("subdir")).unwrap();
+    for (target, kind) in &targets {
+        for ranks in [0, 2] {
+            let out = dfft(
+                ranks,
+                &[
+                    "run",
+                    "--shape",
+                    "8,6",
+                    "--iters",
+                    "1",
+                    "--output",
+                    target.to_str().unwrap(),
+                ],
+            );
+            let needle = format!(
+                "{}: is a {kind}, not a regular file: only regular files are read or replaced",
+                target.display()
+            );
+            assert_eq!(out.code, 1, "{needle}\n{}", out.stderr);
+            assert_eq!(out.stderr.matches(&needle).count(), 1, "{}", out.stderr);
+            assert!(
+                !out.stderr.contains("dfft run: shape"),
+                "refused before the run"
+            );
+        }
+    }
+    let meta = std::fs::metadata(&fifo).unwrap();
+    assert!(meta.file_type().is_fifo(), "the FIFO is still a FIFO");
+    if targets.iter().any(|(_, k)| *k == "character device") {
+        assert!(std::fs::metadata(&device)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+    let start = Instant::now();
+    let out = dfft(
+        2,
+        &["run", "--iters", "1", "--input", fifo.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is a FIFO, not a regular file"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "no wait on the FIFO"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+        if after.split_whitespace().nth(1).and_then(|s| s.parse().ok()) == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn dfft_ranks(mpirun: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut todo = vec![mpirun];
+    while let Some(p) = todo.pop() {
+        for c in children(p) {
+            todo.push(c);
+            let exe = std::fs::read_link(format!("/proc/{c}/exe")).unwrap_or_default();
+            if exe.file_name() == Path::new(DFFT).file_name() {
+                all.push(c);
+            }
+        }
+    }
+    all
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on a process this test started.
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+/// Starts `dfft run` writing a 32 MiB `target`, alone (`ranks` 0) or under mpirun.
+fn start_writer(ranks: usize, target: &Path, iters: &str) -> Child {
+    let mut cmd = if ranks == 0 {
+        Command::new(DFFT)
+    } else {
+        let mut c = mpi_harness::mpirun_command(ranks);
+        c.arg(DFFT);
+        c
+    };
+    cmd.args([
+        "run",
+        "--shape",
+        "128,128,128",
+        "--iters",
+        iters,
+        "--warmup",
+        "0",
+        "--output",
+        target.to_str().unwrap(),
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .process_group(0);
+    cmd.spawn().expect("dfft starts")
+}
+
+/// Waits for `child` up to `limit`; kills its group and fails if it does not end.
+fn wait_or_kill(child: &mut Child, limit: Duration, what: &str) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            // SAFETY: kill(2) on the process group this test started.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Starts a writer and sends `sig` to it (`ranks` 0) or to its last rank as soon as the
+/// temporary output file appears. Returns the exit status, or `None` if the write finished
+/// before the signal could be sent.
+fn signal_during_write(ranks: usize, dir: &Path, sig: i32) -> Option<std::process::ExitStatus> {
+    let target = dir.join("out.npy");
+    let mut child = start_writer(ranks, &target, "1");
+    let start = Instant::now();
+    let victim = loop {
+        if !temporaries(dir).is_empty() {
+            break if ranks == 0 {
+                child.id()
+            } else {
+                *dfft_ranks(child.id()).last().expect("ranks running")
+            };
+        }
+        if child.try_wait().unwrap().is_some() || start.elapsed() > TIMEOUT {
+            break 0;
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    };
+    if victim == 0 {
+        let _ = wait_or_kill(&mut child, TIMEOUT, "writer");
+        let _ = std::fs::remove_file(&target);
+        return None;
+    }
+    signal(victim, sig);
+    let status = wait_or_kill(&mut child, TIMEOUT, "signalled writer");
+    if status.success() {
+        // The rename won the race: the output is complete; try again.
+        let _ = std::fs::remove_file(&target);
+        return None;
+    }
+    Some(status)
+}
+
+/// SIGINT or SIGTERM while the output is being written (to a singleton run, or to one rank
+/// of two): the run exits non-zero and leaves neither the output nor its temporary file.
+#[test]
+fn a_signal_during_the_write_removes_the_temporary_file() {
+    let dir = scratch_dir("signal");
+    for (ranks, sig) in [(0, libc::SIGTERM), (0, libc::SIGINT), (2, libc::SIGTERM)] {
+        let what = format!("signal {sig} during the write, {ranks} rank(s)");
+        let status = (0..5)
+            .find_map(|_| signal_during_write(ranks, &dir, sig))
+            .unwrap_or_else(|| panic!("{what}: the write always finished first"));
+        assert!(!status.success(), "{what}: {status}");
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(files_in(&dir).is_empty(), "{what}: {:?}", files_in(&dir));
+        eprintln!("{what}: exit {status}, nothing left");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A writer killed with SIGKILL (no handler can run) leaves its temporary file; the next run
+/// writing the same target removes it, since its owner no longer runs.
+#[test]
+fn a_stale_temporary_of_a_killed_writer_is_removed_by_the_next_run() {
+    let dir = scratch_dir("stale");
+    let left = (0..5).find_map(|_| {
+        signal_during_write(0, &dir, libc::SIGKILL)?;
+        let t = temporaries(&dir);
+        (!t.is_empty()).then_some(t)
+    });
+    let left = left.expect("SIGKILL during the write leaves a temporary file");
+    assert_eq!(left.len(), 1, "{left:?}");
+    let target = dir.join("out.npy");
+    let out = dfft(
+        0,
+        &[
+            "run",
+            "--shape",
+            "8,6",
+            "--iters",
+            "1",
+            "--output",
+            target.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        files_in(&dir),
+        vec!["out.npy".to_string()],
+        "stale {left:?} removed"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// SIGKILL to mpirun while the ranks write the output (the moment a killed job used to
+/// publish it anyway): the ranks notice that their launcher is gone, stop within seconds and
+/// leave neither the output nor its temporary file. Three tries, for the race's sake.
+#[test]
+fn a_killed_mpirun_never_publishes() {
+    let dir = scratch_dir("mpirun");
+    let target = dir.join("out.npy");
+    for attempt in 0..3 {
+        let mut child = start_writer(2, &target, "1");
+        let start = Instant::now();
+        let mut ranks = Vec::new();
+        while temporaries(&dir).is_empty() && start.elapsed() < TIMEOUT {
+            if ranks.len() < 2 {
+                ranks = dfft_ranks(child.id());
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        signal(child.id(), libc::SIGKILL);
+        let _ = child.wait();
+        let killed = Instant::now();
+        assert_eq!(ranks.len(), 2, "both ranks seen");
+        while ranks.iter().any(|&p| alive(p)) && killed.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left: Vec<u32> = ranks.iter().copied().filter(|&p| alive(p)).collect();
+        for &p in &left {
+            signal(p, libc::SIGKILL);
+        }
+        assert!(
+            left.is_empty(),
+            "ranks still running 10 s after mpirun died: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(
+            files_in(&dir).is_empty(),
+            "try {attempt}: {:?} after mpirun was killed during the write",
+            files_in(&dir)
+        );
+        eprintln!(
+            "try {attempt}: ranks ended {:?} after mpirun was killed",
+            killed.elapsed()
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A 250-character file name (legal: NAME_MAX is 255) is written and read back on 2 ranks;
+/// OpenMPI's shared-file-pointer components used to abort on it.
+#[test]
+fn a_250_character_output_name_works() {
+    let dir = scratch_dir("long");
+    let name = format!("{}.npy", "n".repeat(246));
+    assert_eq!(name.len(), 250);
+    let target = dir.join(&name);
+    let out = dfft(
+        2,
+        &[
+            "run",
+            "--shape",
+            "8,6",
+            "--iters",
+            "1",
+            "--json",
+            "--output",
+            target.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(json(&out)["output"], target.to_str().unwrap());
+    assert_eq!(npyio::read_header(&target).unwrap().shape, vec![8, 6]);
+    let out = dfft(
+        2,
+        &["run", "--iters", "1", "--input", target.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        files_in(&dir),
+        vec![name],
+        "no temporary or lock files left"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
