@@ -514,6 +514,11 @@ impl AxisMethod {
                 ),
             })
         };
+        if !from.is_plain() || !to.is_plain() {
+            return bad(
+                "grids on ranks 0.., first blocks on process 0 and C-order local arrays".into(),
+            );
+        }
         if from.shape() != to.shape() {
             return bad("one global shape".into());
         }

@@ -5,6 +5,17 @@
 
 use super::plan::{Interval, Message};
 
+/// How a [`CopyMap`] cuts the fastest message axis into runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runs {
+    /// Runs that continue each other in local memory join (a message).
+    Merged,
+    /// One run per interval (the own part, paired with the other side run by run).
+    PerInterval,
+    /// One run per element (the own part when either side's fastest axis is strided).
+    PerElement,
+}
+
 #[derive(Clone, Copy)]
 pub(crate) enum Side {
     Src,
@@ -29,18 +40,24 @@ pub struct CopyMap {
 }
 
 impl CopyMap {
-    pub(crate) fn new(m: &Message<'_>, local_shape: &[usize], side: Side, merge: bool) -> Self {
-        let d = local_shape.len();
-        let mut strides = vec![1; d];
-        for a in (0..d - 1).rev() {
-            strides[a] = strides[a + 1] * local_shape[a + 1];
-        }
+    /// The map of message `m` onto a local array of `strides`, the message laid out in
+    /// `order` (axes, slowest first), its fastest axis cut into `runs` (along a strided
+    /// fastest axis every element is a run).
+    pub(crate) fn new(
+        m: &Message<'_>,
+        strides: &[usize],
+        order: &[usize],
+        side: Side,
+        runs_of: Runs,
+    ) -> Self {
+        let d = strides.len();
         let pick = |iv: &Interval| match side {
             Side::Src => iv.src,
             Side::Dst => iv.dst,
         };
-        let outer: Vec<Vec<usize>> = (0..d - 1)
-            .map(|a| {
+        let outer: Vec<Vec<usize>> = order[..d - 1]
+            .iter()
+            .map(|&a| {
                 let stride = strides[a];
                 m.axes[a]
                     .iter()
@@ -48,14 +65,25 @@ impl CopyMap {
                     .collect()
             })
             .collect();
-        // Runs of the last axis. The message side is always contiguous, so with `merge` a run
-        // that continues the previous one in local memory joins it (e.g. cyclic(11) blocks of
-        // one process, consecutive locally but not on the other side): fewer, longer copies.
-        let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(m.axes[d - 1].len());
+        let fast = order[d - 1];
+        let stride = strides[fast];
+        // Runs of the fastest axis. The message side is always contiguous, so a run that
+        // continues the previous one in local memory joins it (e.g. cyclic(11) blocks of one
+        // process, consecutive locally but not on the other side): fewer, longer copies.
+        let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(m.axes[fast].len());
         let mut pos = 0;
-        for iv in m.axes[d - 1] {
+        for iv in m.axes[fast] {
+            if stride != 1 || runs_of == Runs::PerElement {
+                for l in pick(iv)..pick(iv) + iv.len {
+                    runs.push((l * stride, pos, 1));
+                    pos += 1;
+                }
+                continue;
+            }
             match runs.last_mut() {
-                Some(last) if merge && last.0 + last.2 == pick(iv) => last.2 += iv.len,
+                Some(last) if runs_of == Runs::Merged && last.0 + last.2 == pick(iv) => {
+                    last.2 += iv.len
+                }
                 _ => runs.push((pick(iv), pos, iv.len)),
             }
             pos += iv.len;

@@ -37,7 +37,7 @@
 //! }
 //! ```
 
-use super::copy::{row_order, CopyMap, RankRedist, RowTables, Side, Transfer};
+use super::copy::{row_order, CopyMap, RankRedist, RowTables, Runs, Side, Transfer};
 use crate::dist::{AxisMap, DistArray};
 use crate::error::{RedistError, Result};
 
@@ -89,7 +89,33 @@ impl AxisOverlap {
     /// ```
     pub fn new(from: &AxisMap, to: &AxisMap) -> Self {
         assert_eq!(from.len(), to.len(), "axis lengths differ");
-        let len = from.len();
+        Self::window(from, 0, to, 0, from.len())
+    }
+
+    /// Scans the window of `len` indices starting at `from_start` on the source axis and at
+    /// `to_start` on the destination axis (window index `k` is global index `from_start + k`
+    /// of the source and `to_start + k` of the destination), one joint period when both
+    /// patterns are regular. The intervals hold local indices of the whole axes.
+    ///
+    /// ```
+    /// use redist::dist::{AxisDist, AxisMap};
+    /// use redist::cyclic::plan::{AxisOverlap, Interval};
+    /// let a = AxisMap::new(AxisDist::BlockCyclic(2), 10, 2).unwrap();
+    /// let b = AxisMap::new(AxisDist::BlockCyclic(3), 9, 1).unwrap();
+    /// // a[3..7] → b[1..5]: global 3 is process 1's local 1, 4..6 process 0's local 2..4.
+    /// let o = AxisOverlap::window(&a, 3, &b, 1, 4);
+    /// assert_eq!(o.intervals(1, 0), &[Interval { src: 1, dst: 1, len: 1 },
+    ///                                 Interval { src: 2, dst: 4, len: 1 }]);
+    /// assert_eq!(o.intervals(0, 0), &[Interval { src: 2, dst: 2, len: 2 }]);
+    /// ```
+    pub fn window(
+        from: &AxisMap,
+        from_start: usize,
+        to: &AxisMap,
+        to_start: usize,
+        len: usize,
+    ) -> Self {
+        assert!(from_start + len <= from.len() && to_start + len <= to.len());
         let (sp, dp) = (from.procs(), to.procs());
         let mut pairs = vec![Vec::new(); sp * dp];
         // The period of the joint pattern, when both are regular and it is shorter than M.
@@ -98,26 +124,33 @@ impl AxisOverlap {
             _ => None,
         };
         let scan_end = period.unwrap_or(len);
-        let mut g = 0;
-        while g < scan_end {
-            let (ls, ld) = (from.locate(g), to.locate(g));
-            let end = block_end(from, g).min(block_end(to, g)).min(scan_end);
+        let mut k = 0;
+        while k < scan_end {
+            let (ga, gb) = (from_start + k, to_start + k);
+            let (ls, ld) = (from.locate(ga), to.locate(gb));
+            let end = (block_end(from, ga) - from_start)
+                .min(block_end(to, gb) - to_start)
+                .min(scan_end);
             push_merged(
                 &mut pairs[ls.process * dp + ld.process],
                 Interval {
-                    src: from.local_index(g),
-                    dst: to.local_index(g),
-                    len: end - g,
+                    src: from.local_index(ga),
+                    dst: to.local_index(gb),
+                    len: end - k,
                 },
             );
-            g = end;
+            k = end;
         }
         if let Some(period) = period {
             // Each period holds period/T full blocks of every process on either side.
             let (ts, td) = (from.period().unwrap(), to.period().unwrap());
             let src_shift = period / ts * from.block_size().unwrap();
             let dst_shift = period / td * to.block_size().unwrap();
-            let src_len: Vec<usize> = (0..sp).map(|s| from.local_len(s)).collect();
+            // Local order is global order, so each source process's part of the window ends
+            // at its count of items below the window's end.
+            let src_len: Vec<usize> = (0..sp)
+                .map(|s| from.local_len_below(s, from_start + len))
+                .collect();
             for s in 0..sp {
                 for d in 0..dp {
                     let base = std::mem::take(&mut pairs[s * dp + d]);
@@ -126,9 +159,9 @@ impl AxisOverlap {
                         for iv in &base {
                             let src = iv.src + k * src_shift;
                             let dst = iv.dst + k * dst_shift;
-                            // Clip at the end of the axis. Local order is global order
-                            // and the shift is one period on both sides, so the items that
-                            // exist are those below the source's local length.
+                            // Clip at the end of the window: the shift is one period on
+                            // both sides, so the items in it are those below the source's
+                            // local end of the window.
                             if src >= src_len[s] {
                                 break 'periods;
                             }
@@ -228,6 +261,9 @@ pub struct RedistPlan {
     to: DistArray,
     ranks: usize,
     axes: Vec<AxisOverlap>,
+    /// The axes in the order messages are laid out, slowest first (the source's storage
+    /// order, so that packing reads runs of its contiguous axis).
+    msg_order: Vec<usize>,
 }
 
 impl RedistPlan {
@@ -243,28 +279,83 @@ impl RedistPlan {
                 ),
             });
         }
-        for (name, d) in [("source", from), ("destination", to)] {
-            if d.grid_size() > ranks {
+        let zeros = vec![0; from.shape().len()];
+        Self::section(from, &zeros, to, &zeros, from.shape(), ranks)
+    }
+
+    /// Plans the copy of the section of `extent` starting at `from_start` of `from` onto the
+    /// section of the same extent starting at `to_start` of `to` (ScaLAPACK's submatrices
+    /// `A(IA:IA+M-1, JA:JA+N-1)` and `B(IB:…, JB:…)`, 0-based), over a communicator of
+    /// `ranks` processes; everything else of `to` keeps its values. An extent may be 0 (then
+    /// nothing moves).
+    ///
+    /// ```
+    /// use redist::dist::DistArray;
+    /// use redist::cyclic::plan::RedistPlan;
+    /// let a = DistArray::parse_spec("grid=2x2,dist=cyclic(2),cyclic(3)", &[9, 8]).unwrap();
+    /// let b = DistArray::parse_spec("grid=1x3,first=0x2,dist=cyclic(4),cyclic(1)", &[6, 6]).unwrap();
+    /// // a[2..7, 1..5] → b[1..6, 2..6]
+    /// let plan = RedistPlan::section(&a, &[2, 1], &b, &[1, 2], &[5, 4], 4).unwrap();
+    /// let total: usize = (0..4).flat_map(|s| (0..4).map(move |d| (s, d)))
+    ///     .filter_map(|(s, d)| plan.message(s, d).map(|m| m.len())).sum();
+    /// assert_eq!(total, 20);
+    /// ```
+    pub fn section(
+        from: &DistArray,
+        from_start: &[usize],
+        to: &DistArray,
+        to_start: &[usize],
+        extent: &[usize],
+        ranks: usize,
+    ) -> Result<Self> {
+        let d = extent.len();
+        if from.shape().len() != d || to.shape().len() != d {
+            return Err(RedistError::DistMismatch {
+                what: format!(
+                    "a {d}-dimensional section of arrays of shapes {:?} and {:?}",
+                    from.shape(),
+                    to.shape()
+                ),
+            });
+        }
+        for (name, array, start) in [("source", from, from_start), ("destination", to, to_start)] {
+            let outside = start.len() != d
+                || (0..d).any(|a| {
+                    start[a]
+                        .checked_add(extent[a])
+                        .map_or(true, |end| end > array.shape()[a])
+                });
+            if outside {
+                return Err(RedistError::DistMismatch {
+                    what: format!(
+                        "the {name} section at {start:?} of extent {extent:?} lies outside its \
+                         array of shape {:?}",
+                        array.shape()
+                    ),
+                });
+            }
+            if array.ranks_needed() > ranks {
                 return Err(RedistError::BadDistribution {
                     reason: format!(
                         "the {name} grid {:?} needs {} processes but the communicator has {ranks}",
-                        d.grid(),
-                        d.grid_size()
+                        array.grid(),
+                        array.ranks_needed()
                     ),
                 });
             }
         }
-        let axes = from
-            .axis_maps()
-            .iter()
-            .zip(to.axis_maps())
-            .map(|(a, b)| AxisOverlap::new(a, b))
+        let axes = (0..d)
+            .map(|a| {
+                let (fm, tm) = (&from.axis_maps()[a], &to.axis_maps()[a]);
+                AxisOverlap::window(fm, from_start[a], tm, to_start[a], extent[a])
+            })
             .collect();
         Ok(Self {
             from: from.clone(),
             to: to.clone(),
             ranks,
             axes,
+            msg_order: from.storage_order(),
         })
     }
 
@@ -318,8 +409,17 @@ impl RedistPlan {
     }
 
     fn for_rank_with(&self, rank: usize, tables: RowTables) -> RankRedist {
-        let src_shape = self.from.local_shape(rank);
-        let dst_shape = self.to.local_shape(rank);
+        let src_strides = self.from.local_strides(rank);
+        let dst_strides = self.to.local_strides(rank);
+        let order = &self.msg_order;
+        let fast = order[order.len() - 1];
+        // The own part pairs source and destination runs one to one: element runs on both
+        // sides when either side's fastest message axis is strided.
+        let own_runs = if src_strides[fast] != 1 || dst_strides[fast] != 1 {
+            Runs::PerElement
+        } else {
+            Runs::PerInterval
+        };
         let mut sends = Vec::new();
         let mut recvs = Vec::new();
         let mut own = None;
@@ -328,11 +428,11 @@ impl RedistPlan {
             if let Some(m) = self.message(rank, peer) {
                 if peer == rank {
                     // The direct copy pairs source and destination runs one to one.
-                    let src = CopyMap::new(&m, &src_shape, Side::Src, false);
-                    let dst = CopyMap::new(&m, &dst_shape, Side::Dst, false);
+                    let src = CopyMap::new(&m, &src_strides, order, Side::Src, own_runs);
+                    let dst = CopyMap::new(&m, &dst_strides, order, Side::Dst, own_runs);
                     own = Some((src, dst));
                 } else {
-                    let map = CopyMap::new(&m, &src_shape, Side::Src, true);
+                    let map = CopyMap::new(&m, &src_strides, order, Side::Src, Runs::Merged);
                     let len = map.len;
                     sends.push(Transfer {
                         peer,
@@ -346,7 +446,7 @@ impl RedistPlan {
                 continue;
             }
             if let Some(m) = self.message(peer, rank) {
-                let map = CopyMap::new(&m, &dst_shape, Side::Dst, true);
+                let map = CopyMap::new(&m, &dst_strides, order, Side::Dst, Runs::Merged);
                 let len = map.len;
                 recvs.push(Transfer {
                     peer,
@@ -356,8 +456,8 @@ impl RedistPlan {
                 recv_len += len;
             }
         }
-        let src_len: usize = src_shape.iter().product();
-        let dst_len: usize = dst_shape.iter().product();
+        let src_len = self.from.local_len(rank);
+        let dst_len = self.to.local_len(rank);
         let pack_rows = row_order(&sends, None, src_len, tables);
         let unpack_rows = row_order(&recvs, own.as_ref().map(|(s, d)| (d, s)), dst_len, tables);
         RankRedist {
@@ -381,13 +481,29 @@ impl RedistPlan {
     }
 
     fn simulate_with<T: Copy + Default>(&self, src: &[Vec<T>], tables: RowTables) -> Vec<Vec<T>> {
+        let mut dst: Vec<Vec<T>> = (0..self.ranks)
+            .map(|r| vec![T::default(); self.to.local_len(r)])
+            .collect();
+        self.simulate_into_with(src, &mut dst, tables);
+        dst
+    }
+
+    /// [`RedistPlan::simulate`] into existing destination arrays `dst[r]` (what lies outside
+    /// the destination section keeps its values).
+    pub fn simulate_into<T: Copy + Default>(&self, src: &[Vec<T>], dst: &mut [Vec<T>]) {
+        self.simulate_into_with(src, dst, RowTables::Auto)
+    }
+
+    fn simulate_into_with<T: Copy + Default>(
+        &self,
+        src: &[Vec<T>],
+        dst: &mut [Vec<T>],
+        tables: RowTables,
+    ) {
         assert_eq!(src.len(), self.ranks);
+        assert_eq!(dst.len(), self.ranks);
         let parts: Vec<RankRedist> = (0..self.ranks)
             .map(|r| self.for_rank_with(r, tables))
-            .collect();
-        let mut dst: Vec<Vec<T>> = parts
-            .iter()
-            .map(|p| vec![T::default(); p.dst_len])
             .collect();
         let sendbufs: Vec<Vec<T>> = parts
             .iter()
@@ -408,7 +524,6 @@ impl RedistPlan {
             }
             p.unpack_all_and_own(&src[p.rank], &recv, &mut dst[p.rank]);
         }
-        dst
     }
 }
 
@@ -454,6 +569,105 @@ mod tests {
                 };
                 DistArray::new(shape.clone(), grid, order, dists).unwrap()
             })
+    }
+
+    /// `plain` with random first processes, storage, leading dimension and ranks.
+    fn generalize(
+        plain: DistArray,
+        ranks: usize,
+        (firsts, col, pad, shuffle): (Vec<usize>, bool, usize, u64),
+    ) -> DistArray {
+        use crate::dist::Storage;
+        let firsts = plain
+            .grid()
+            .iter()
+            .zip(&firsts)
+            .map(|(&g, &f)| f % g)
+            .collect();
+        let a = plain.with_first_procs(firsts).unwrap();
+        let storage = if col {
+            Storage::ColumnMajor
+        } else {
+            Storage::RowMajor
+        };
+        let d = a.shape().len();
+        let fast = if col { 0 } else { d - 1 };
+        let lead = (0..ranks).map(|r| a.local_shape(r)[fast]).max().unwrap() + pad;
+        let a = a.with_storage(storage, (d > 1).then_some(lead)).unwrap();
+        let mut pool: Vec<usize> = (0..ranks).collect();
+        let mut s = shuffle;
+        for i in (1..pool.len()).rev() {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            pool.swap(i, (s >> 33) as usize % (i + 1));
+        }
+        pool.truncate(a.grid_size());
+        a.with_ranks(pool).unwrap()
+    }
+
+    fn any_general(shape: Vec<usize>, ranks: usize) -> impl Strategy<Value = DistArray> {
+        (
+            any_array(shape.clone(), ranks),
+            prop::collection::vec(0usize..4, shape.len()),
+            any::<bool>(),
+            0usize..3,
+            any::<u64>(),
+        )
+            .prop_map(move |(a, f, col, pad, shuffle)| generalize(a, ranks, (f, col, pad, shuffle)))
+    }
+
+    /// The section copy checked element by element: every destination element in the section
+    /// holds its source element's global index, every other one its old value.
+    fn check_section(
+        from: &DistArray,
+        from_start: &[usize],
+        to: &DistArray,
+        to_start: &[usize],
+        extent: &[usize],
+        ranks: usize,
+    ) -> std::result::Result<(), TestCaseError> {
+        let plan = RedistPlan::section(from, from_start, to, to_start, extent, ranks).unwrap();
+        let src = index_blocks(from, ranks);
+        let old: Vec<Vec<u64>> = index_blocks(to, ranks)
+            .into_iter()
+            .map(|v| v.into_iter().map(|x| x ^ (1 << 60)).collect())
+            .collect();
+        let mut want = old.clone();
+        let d = extent.len();
+        let total: usize = extent.iter().product();
+        for lin in 0..total {
+            let (mut k, mut rest) = (vec![0; d], lin);
+            for a in (0..d).rev() {
+                k[a] = rest % extent[a];
+                rest /= extent[a];
+            }
+            let ga: Vec<usize> = (0..d).map(|a| from_start[a] + k[a]).collect();
+            let gb: Vec<usize> = (0..d).map(|a| to_start[a] + k[a]).collect();
+            let value = ga
+                .iter()
+                .zip(from.shape())
+                .fold(0u64, |acc, (&i, &n)| acc * n as u64 + i as u64);
+            let (rank, off) = to.owner(&gb);
+            want[rank][off] = value;
+        }
+        for tables in [RowTables::Auto, RowTables::Always, RowTables::Never] {
+            let mut got = old.clone();
+            plan.simulate_into_with(&src, &mut got, tables);
+            prop_assert_eq!(
+                &got,
+                &want,
+                "{} {:?} -> {} {:?} extent {:?} on {} ranks ({:?})",
+                from.spec(),
+                from_start,
+                to.spec(),
+                to_start,
+                extent,
+                ranks,
+                tables
+            );
+        }
+        Ok(())
     }
 
     fn index_blocks(a: &DistArray, ranks: usize) -> Vec<Vec<u64>> {
@@ -510,6 +724,42 @@ mod tests {
                     any_array(shape.clone(), ranks), any_array(shape, ranks)))
         ) {
             check(&from, &to, ranks)?;
+        }
+
+        /// General distributions (first processes, column-major storage with padding, grids
+        /// on shuffled ranks) and random sections of both.
+        #[test]
+        fn random_sections_of_general_arrays(
+            (ranks, from, to, fs, ts, extent) in (
+                prop::collection::vec(1usize..12, 1..4),
+                prop::collection::vec(1usize..12, 3),
+                1usize..13,
+            ).prop_flat_map(|(shape_a, shape_b, ranks)| {
+                let d = shape_a.len();
+                let shape_b = shape_b[..d].to_vec();
+                (
+                    Just(ranks),
+                    any_general(shape_a.clone(), ranks),
+                    any_general(shape_b.clone(), ranks),
+                    Just(shape_a),
+                    Just(shape_b),
+                    prop::collection::vec((0usize..100, 0usize..100, 0usize..100), d),
+                )
+            }).prop_map(|(ranks, from, to, sa, sb, seeds)| {
+                // An extent that fits both, and starts that keep it inside.
+                let mut ext = Vec::new();
+                let (mut fs, mut ts) = (Vec::new(), Vec::new());
+                for (a, &(e, f, t)) in seeds.iter().enumerate() {
+                    let most = sa[a].min(sb[a]);
+                    let e = e % (most + 1);
+                    ext.push(e);
+                    fs.push(f % (sa[a] - e + 1));
+                    ts.push(t % (sb[a] - e + 1));
+                }
+                (ranks, from, to, fs, ts, ext)
+            })
+        ) {
+            check_section(&from, &fs, &to, &ts, &extent, ranks)?;
         }
 
         #[test]

@@ -220,11 +220,16 @@ impl Redistribution {
             });
         }
         // Every rank checks the largest local array of either side, so all agree.
+        // Elements held, not the padded lengths: leading dimensions are each rank's own,
+        // and every count and offset is at most the elements a rank holds.
+        let held = |a: &crate::dist::DistArray, r| a.local_shape(r).iter().product::<usize>();
         let biggest = (0..size)
-            .map(|r| plan.from().local_len(r).max(plan.to().local_len(r)))
+            .map(|r| held(plan.from(), r).max(held(plan.to(), r)))
             .max()
             .unwrap_or(0);
         let rank = comm.rank() as usize;
+        plan.from().check_lead(rank)?;
+        plan.to().check_lead(rank)?;
         let part = plan.for_rank(rank);
         let (mut send_counts, mut send_displs) = (vec![0; size], vec![0; size]);
         let (mut recv_counts, mut recv_displs) = (vec![0; size], vec![0; size]);
