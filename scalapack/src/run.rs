@@ -36,6 +36,8 @@ pub(crate) struct Args<T> {
 struct Entry {
     /// Every process's record (the key: equal on every process of the union context).
     key: Vec<i32>,
+    /// Bytes of the submatrix (the same on every process: what bounds the kept buffers).
+    bytes: usize,
     call: Call,
     redist: Redistribution,
     /// Message buffers, in 16-byte units (any element type fits).
@@ -43,14 +45,25 @@ struct Entry {
     recv: Vec<[u64; 2]>,
 }
 
-/// Plans kept per process (the oldest goes first). Every process of a union context sees the
-/// same sequence of keys for it, so all of them find or make a plan together (making one is
-/// collective: it duplicates the communicator).
-const KEPT: usize = 16;
+/// The plans kept for one set of processes (the union context's members, by rank in
+/// `MPI_COMM_WORLD`, in its order). Every member takes part in every call on that set, in the
+/// same order, so all of them find, make and drop plans together: making one and dropping one
+/// are collective (a communicator and a shared window).
+struct Group {
+    members: Vec<i32>,
+    /// Oldest first.
+    entries: Vec<Entry>,
+}
+
+/// Plans kept per set of processes, and the most submatrix bytes they may cover together
+/// (their windows and buffers stay allocated).
+const KEPT: usize = 8;
+const KEPT_BYTES: usize = 1 << 31;
 
 thread_local! {
     /// Never dropped: the communicators inside must not be freed after `MPI_Finalize`.
-    static CACHE: RefCell<ManuallyDrop<Vec<Entry>>> = const { RefCell::new(ManuallyDrop::new(Vec::new())) };
+    static CACHE: RefCell<ManuallyDrop<Vec<Group>>> =
+        const { RefCell::new(ManuallyDrop::new(Vec::new())) };
 }
 
 /// Runs one call; on bad arguments prints the error (on the first process of the union
@@ -66,10 +79,9 @@ pub(crate) fn mr2d<T: Element>(name: &str, args: Args<T>) {
         Err(_) => "internal error (a panic; see above)".to_string(),
     };
     eprintln!("dfft_scalapack {name}: {message}");
-    let comm = blacs::communicator(args.gcontext).unwrap_or_else(|_| {
-        // SAFETY: reading a constant the MPI library initializes at load time.
-        unsafe { ffi::RSMPI_COMM_WORLD }
-    });
+    // SAFETY: reading a constant the MPI library initializes at load time.
+    let world = unsafe { ffi::RSMPI_COMM_WORLD };
+    let comm = blacs::communicator(args.gcontext).unwrap_or(world);
     // SAFETY: MPI_Abort on a live communicator; it does not return.
     unsafe { ffi::MPI_Abort(comm, 1) };
 }
@@ -129,25 +141,44 @@ fn call<T: Element>(args: &Args<T>) -> Result<(), String> {
             comm,
         )
     })?;
+    let members: Vec<i32> = key
+        .chunks(RECORD_LEN)
+        .map(|r| Record::from_ints(r).world)
+        .collect();
     CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
-        let found = cache.iter().position(|e| e.key == key);
-        let index = match found {
-            Some(i) => i,
+        let g = match cache.iter().position(|g| g.members == members) {
+            Some(g) => g,
             None => {
-                let entry = plan(comm, me as usize, key)?;
-                if cache.len() == KEPT {
-                    cache.remove(0);
-                }
-                cache.push(entry);
+                cache.push(Group {
+                    members,
+                    entries: Vec::new(),
+                });
                 cache.len() - 1
             }
         };
-        execute(&mut cache[index], args, me as usize)
+        let group = &mut cache[g];
+        let index = match group.entries.iter().position(|e| e.key == key) {
+            Some(i) => i,
+            None => {
+                let entry = plan::<T>(comm, me as usize, key)?;
+                // Make room (the same decision on every member: counts and global sizes).
+                while !group.entries.is_empty()
+                    && (group.entries.len() == KEPT
+                        || group.entries.iter().map(|e| e.bytes).sum::<usize>() + entry.bytes
+                            > KEPT_BYTES)
+                {
+                    group.entries.remove(0);
+                }
+                group.entries.push(entry);
+                group.entries.len() - 1
+            }
+        };
+        execute(&mut group.entries[index], args, me as usize)
     })
 }
 
-fn plan(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Entry, String> {
+fn plan<T>(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Entry, String> {
     let records: Vec<Record> = key.chunks(RECORD_LEN).map(Record::from_ints).collect();
     let call = resolve(&records, me).map_err(|e| e.to_string())?;
     let plan = RedistPlan::section(
@@ -170,8 +201,10 @@ fn plan(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Entry, String> 
         (elements * std::mem::size_of::<num_complex::Complex<f64>>()).div_ceil(16)
     };
     let (send, recv) = (redist.send_len(), redist.recv_len());
+    let bytes = call.extent[0] * call.extent[1] * std::mem::size_of::<T>();
     Ok(Entry {
         key,
+        bytes,
         call,
         send: vec![[0; 2]; units(send)],
         recv: vec![[0; 2]; units(recv)],

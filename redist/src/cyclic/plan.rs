@@ -320,10 +320,9 @@ impl RedistPlan {
         }
         for (name, array, start) in [("source", from, from_start), ("destination", to, to_start)] {
             let outside = start.len() != d
-                || (0..d).any(|a| {
-                    start[a]
-                        .checked_add(extent[a])
-                        .map_or(true, |end| end > array.shape()[a])
+                || (0..d).any(|a| match start[a].checked_add(extent[a]) {
+                    Some(end) => end > array.shape()[a],
+                    None => true,
                 });
             if outside {
                 return Err(RedistError::DistMismatch {

@@ -562,11 +562,11 @@ mod tests {
                 prop_assert!(a.check_lead(r).is_ok());
             }
             // Index-valued fill agrees with global_of; padding stays untouched.
-            for r in 0..2 * size {
+            for (r, seen) in seen.iter().enumerate() {
                 let mut buf = vec![u64::MAX; a.local_len(r)];
                 a.fill_index_valued(r, &mut buf, |g| g);
                 for (off, &g) in buf.iter().enumerate() {
-                    if !seen[r][off] {
+                    if !seen[off] {
                         prop_assert_eq!(g, u64::MAX);
                         continue;
                     }

@@ -185,7 +185,7 @@ impl DistArray {
     pub fn spec(&self) -> String {
         let mut spec = format!(
             "grid={},order={}",
-            join_x(&self.grid()),
+            join_x(self.grid()),
             match self.order() {
                 GridOrder::Row => "row",
                 GridOrder::Column => "col",
