@@ -22,6 +22,8 @@
 //! and run by [`redist::cyclic::run::Redistribution`]. Plans of the last 16 distinct calls
 //! are kept, so a repeated call only gathers, packs, moves and unpacks.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod blacs;
 pub mod desc;
 mod run;
@@ -49,9 +51,11 @@ macro_rules! entry_points {
                 b: *mut $t, ib: *const c_int, jb: *const c_int, descb: *const c_int,
                 gcontext: *const c_int,
             ) {
+                // SAFETY: the Fortran interface passes every integer by reference.
+                let (m, n, ia, ja, ib, jb, gcontext) =
+                    unsafe { (*m, *n, *ia, *ja, *ib, *jb, *gcontext) };
                 mr2d($gemr, Args {
-                    m: *m, n: *n, a, ia: *ia, ja: *ja, desca, b, ib: *ib, jb: *jb, descb,
-                    gcontext: *gcontext, trapezoid: None,
+                    m, n, a, ia, ja, desca, b, ib, jb, descb, gcontext, trapezoid: None,
                 });
             }
         )+
@@ -87,9 +91,12 @@ macro_rules! entry_points {
                 b: *mut $t, ib: *const c_int, jb: *const c_int, descb: *const c_int,
                 gcontext: *const c_int,
             ) {
+                // SAFETY: the Fortran interface passes every argument by reference.
+                let (m, n, ia, ja, ib, jb, gcontext, uplo, diag) =
+                    unsafe { (*m, *n, *ia, *ja, *ib, *jb, *gcontext, *uplo as u8, *diag as u8) };
                 mr2d($trmr, Args {
-                    m: *m, n: *n, a, ia: *ia, ja: *ja, desca, b, ib: *ib, jb: *jb, descb,
-                    gcontext: *gcontext, trapezoid: Some((*uplo as u8, *diag as u8)),
+                    m, n, a, ia, ja, desca, b, ib, jb, descb, gcontext,
+                    trapezoid: Some((uplo, diag)),
                 });
             }
         )+
@@ -106,9 +113,11 @@ macro_rules! entry_points {
                 b: *mut $t, ib: c_int, jb: c_int, descb: *const c_int,
                 gcontext: c_int,
             ) {
+                // SAFETY: `uplo` and `diag` point to one character each.
+                let (uplo, diag) = unsafe { (*uplo as u8, *diag as u8) };
                 mr2d($trmr, Args {
                     m, n, a, ia, ja, desca, b, ib, jb, descb, gcontext,
-                    trapezoid: Some((*uplo as u8, *diag as u8)),
+                    trapezoid: Some((uplo, diag)),
                 });
             }
         )+

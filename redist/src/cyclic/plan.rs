@@ -817,6 +817,34 @@ mod tests {
     }
 
     #[test]
+    fn period_scan_stays_short_for_windows_and_first_processes() {
+        let a = AxisMap::new(AxisDist::BlockCyclic(36), 9000, 2)
+            .unwrap()
+            .with_first(1)
+            .unwrap();
+        let b = AxisMap::new(AxisDist::BlockCyclic(128), 8500, 3)
+            .unwrap()
+            .with_first(2)
+            .unwrap();
+        let o = AxisOverlap::window(&a, 101, &b, 7, 8000);
+        assert_eq!(o.scanned(), 1152); // lcm(36·2, 128·3)
+                                       // Every window index once, at the right local indices.
+        let mut seen = vec![false; 8000];
+        for s in 0..2 {
+            for d in 0..3 {
+                for iv in o.intervals(s, d) {
+                    for k in 0..iv.len {
+                        let g = a.global_index(s, iv.src + k);
+                        assert_eq!(b.global_index(d, iv.dst + k), g - 101 + 7);
+                        assert!(!std::mem::replace(&mut seen[g - 101], true));
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&x| x));
+    }
+
+    #[test]
     fn mismatched_shapes_and_oversized_grids_are_errors() {
         let a = DistArray::parse_spec("grid=2,dist=block", &[10]).unwrap();
         let b = DistArray::parse_spec("grid=2,dist=block", &[11]).unwrap();
