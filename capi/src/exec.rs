@@ -1,0 +1,258 @@
+//! `dfft_forward` and `dfft_backward`: the caller's pointers checked, the verdict agreed over
+//! the plan's ranks (so a bad buffer on one rank never leaves the others waiting), then the
+//! Rust plan run on slices of the blocks.
+
+use crate::plan::{DfftPlan, Transform};
+use crate::status::{
+    guard, Failure, Outcome, DFFT_ERROR_BAD_BUFFER, DFFT_ERROR_IN_PLACE, DFFT_ERROR_OTHER_RANK,
+    DFFT_SUCCESS,
+};
+use mpi::collective::{CommunicatorCollectives, SystemOperation};
+use mpi::topology::Communicator;
+use num_complex::Complex;
+use std::ffi::{c_int, c_void};
+use std::mem::{align_of, size_of};
+
+/// One of the caller's buffers: where, how many elements, of what size and alignment.
+#[derive(Debug, Clone, Copy)]
+struct Buffer {
+    ptr: *mut c_void,
+    len: usize,
+    size: usize,
+    align: usize,
+    name: &'static str,
+}
+
+impl Buffer {
+    fn of<E>(ptr: *mut c_void, len: usize, name: &'static str) -> Self {
+        Self {
+            ptr,
+            len,
+            size: size_of::<E>(),
+            align: align_of::<E>(),
+            name,
+        }
+    }
+
+    fn bytes(&self) -> std::ops::Range<usize> {
+        let start = self.ptr as usize;
+        start..start + self.len * self.size
+    }
+
+    fn check(&self) -> Outcome {
+        if self.len == 0 {
+            return Ok(());
+        }
+        if self.ptr.is_null() {
+            return Err(Failure::null(&format!(
+                "{} (this rank's block has {} elements)",
+                self.name, self.len
+            )));
+        }
+        if self.ptr as usize % self.align != 0 {
+            return Err(Failure::new(
+                DFFT_ERROR_BAD_BUFFER,
+                format!(
+                    "{} = {:p} is not aligned to {} bytes (its element type's alignment)",
+                    self.name, self.ptr, self.align
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The buffer as a slice.
+    ///
+    /// # Safety
+    /// [`Buffer::check`] passed, and the caller's block holds `len` initialized elements of
+    /// `E` that nothing else accesses during the call.
+    unsafe fn read<'a, E>(&self) -> &'a [E] {
+        debug_assert_eq!(size_of::<E>(), self.size);
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: non-NULL, aligned (checked), `len` elements by the API's contract.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const E, self.len) }
+    }
+
+    /// The buffer as a mutable slice (same contract as [`Buffer::read`]).
+    unsafe fn write<'a, E>(&self) -> &'a mut [E] {
+        debug_assert_eq!(size_of::<E>(), self.size);
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: as in `read`; the buffers do not overlap (checked), so this is the only
+        // view of these bytes.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut E, self.len) }
+    }
+}
+
+/// The checks of one rank's pair of buffers.
+fn check_pair(input: &Buffer, output: &Buffer) -> Outcome {
+    input.check()?;
+    output.check()?;
+    if input.len > 0 && output.len > 0 {
+        if input.ptr == output.ptr {
+            return Err(Failure::new(
+                DFFT_ERROR_IN_PLACE,
+                format!(
+                    "input == output = {:p}: in-place transforms are not supported yet; pass two buffers",
+                    input.ptr
+                ),
+            ));
+        }
+        let (a, b) = (input.bytes(), output.bytes());
+        if a.start < b.end && b.start < a.end {
+            return Err(Failure::new(
+                DFFT_ERROR_BAD_BUFFER,
+                format!(
+                    "input ({:p}, {} bytes) and output ({:p}, {} bytes) overlap",
+                    input.ptr,
+                    a.len(),
+                    output.ptr,
+                    b.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl DfftPlan {
+    /// The caller's buffers of one direction, typed by the plan's kind and precision.
+    fn buffers(&self, forward: bool, src: *mut c_void, dst: *mut c_void) -> (Buffer, Buffer) {
+        let (input_len, output_len) = self.counts();
+        let (src_len, dst_len) = if forward {
+            (input_len, output_len)
+        } else {
+            (output_len, input_len)
+        };
+        macro_rules! typed {
+            ($s:ty, $d:ty) => {
+                (
+                    Buffer::of::<$s>(src, src_len, "input"),
+                    Buffer::of::<$d>(dst, dst_len, "output"),
+                )
+            };
+        }
+        match (&self.transform, forward) {
+            (Transform::C2c64(_), _) => typed!(Complex<f64>, Complex<f64>),
+            (Transform::C2c32(_), _) => typed!(Complex<f32>, Complex<f32>),
+            (Transform::R2c64(_), true) => typed!(f64, Complex<f64>),
+            (Transform::R2c64(_), false) => typed!(Complex<f64>, f64),
+            (Transform::R2c32(_), true) => typed!(f32, Complex<f32>),
+            (Transform::R2c32(_), false) => typed!(Complex<f32>, f32),
+            (Transform::R2r64(_), _) => typed!(f64, f64),
+            (Transform::R2r32(_), _) => typed!(f32, f32),
+        }
+    }
+
+    /// The largest code any rank's check returned (`DFFT_SUCCESS` when all passed).
+    fn agree(&self, code: c_int) -> c_int {
+        let comm = crate::plan::each_plan!(&self.transform, p => p.grid().communicator());
+        if comm.size() == 1 {
+            return code;
+        }
+        let mut worst = code;
+        comm.all_reduce_into(&code, &mut worst, SystemOperation::max());
+        worst
+    }
+
+    /// Runs one direction on the caller's pointers.
+    fn run(&mut self, forward: bool, src: *mut c_void, dst: *mut c_void) -> Outcome {
+        let (input, output) = self.buffers(forward, src, dst);
+        let local = check_pair(&input, &output);
+        let code = local.as_ref().err().map_or(DFFT_SUCCESS, |f| f.code);
+        let worst = self.agree(code);
+        local?;
+        if worst != DFFT_SUCCESS {
+            return Err(Failure::new(
+                DFFT_ERROR_OTHER_RANK,
+                format!("another rank's buffers were rejected (its code {worst}); nothing was transformed"),
+            ));
+        }
+        let destroy = self.destroys_input();
+        // SAFETY (every arm): both buffers passed `check_pair` (non-NULL when non-empty,
+        // aligned, not overlapping) and, by the API's contract, hold this rank's block of the
+        // plan's layouts in the element type of the plan's kind and precision, which is what
+        // `buffers` typed them as.
+        macro_rules! go {
+            ($plan:expr, $read:ident, $write:ident) => {
+                unsafe {
+                    if destroy {
+                        $plan.$write(input.write(), output.write())
+                    } else {
+                        $plan.$read(input.read(), output.write())
+                    }
+                }
+            };
+        }
+        let result = match (&mut self.transform, forward) {
+            (Transform::C2c64(p), true) => go!(p, forward, forward_destroying),
+            (Transform::C2c64(p), false) => go!(p, backward, backward_destroying),
+            (Transform::C2c32(p), true) => go!(p, forward, forward_destroying),
+            (Transform::C2c32(p), false) => go!(p, backward, backward_destroying),
+            (Transform::R2c64(p), true) => go!(p, forward, forward_destroying),
+            (Transform::R2c64(p), false) => go!(p, backward, backward_destroying),
+            (Transform::R2c32(p), true) => go!(p, forward, forward_destroying),
+            (Transform::R2c32(p), false) => go!(p, backward, backward_destroying),
+            (Transform::R2r64(p), true) => go!(p, forward, forward_destroying),
+            (Transform::R2r64(p), false) => go!(p, backward, backward_destroying),
+            (Transform::R2r32(p), true) => go!(p, forward, forward_destroying),
+            (Transform::R2r32(p), false) => go!(p, backward, backward_destroying),
+        };
+        Ok(result?)
+    }
+}
+
+/// The plan as `&mut`, or the NULL failure.
+///
+/// # Safety
+/// `plan` is NULL or a live plan from a `dfft_plan_*` constructor, not used concurrently.
+pub(crate) unsafe fn plan_mut<'a>(plan: *mut DfftPlan) -> Outcome<&'a mut DfftPlan> {
+    // SAFETY: the caller's contract.
+    unsafe { plan.as_mut() }.ok_or_else(|| Failure::null("plan"))
+}
+
+/// The forward transform of `input` (this rank's block of the input layout,
+/// `dfft_local_input`) into `output` (its block of the output layout, `dfft_local_output`).
+/// Collective over the plan's communicator. `input` is left alone unless the plan was made
+/// with `DFFT_DESTROY_INPUT`. Element types: c2c `double _Complex` (`float _Complex` for
+/// `dfftf_` plans) in and out; r2c `double` in, `double _Complex` out; r2r `double` in and
+/// out. The buffers must not overlap (`input == output` returns `DFFT_ERROR_IN_PLACE`).
+/// Buffers rejected on any rank make every rank return an error without transforming.
+/// Allocates nothing.
+///
+/// # Safety
+/// `plan` is NULL or a live plan; `input` and `output` point to this rank's blocks of at
+/// least the element counts `dfft_local_size` reports (NULL allowed where that count is 0).
+#[no_mangle]
+pub unsafe extern "C" fn dfft_forward(
+    plan: *mut DfftPlan,
+    input: *mut c_void,
+    output: *mut c_void,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        unsafe { plan_mut(plan) }?.run(true, input, output)
+    })
+}
+
+/// The backward transform of `input` (this rank's block of the output layout) into `output`
+/// (its block of the input layout): the inverse of `dfft_forward` up to the normalization flags.
+/// Collective; the same rules as `dfft_forward` with the roles of the layouts swapped (c2r:
+/// `double _Complex` in, `double` out).
+///
+/// # Safety
+/// As `dfft_forward`.
+#[no_mangle]
+pub unsafe extern "C" fn dfft_backward(
+    plan: *mut DfftPlan,
+    input: *mut c_void,
+    output: *mut c_void,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        unsafe { plan_mut(plan) }?.run(false, input, output)
+    })
+}

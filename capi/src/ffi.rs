@@ -1,0 +1,485 @@
+//! The C entry points that make, query and destroy plans.
+
+use crate::comm::borrow;
+use crate::plan::{dfft_r2r_kind, DfftPlan, Kind, RawRequest};
+use crate::status::{guard, Failure, Outcome};
+use mpi::ffi::MPI_Comm;
+use std::ffi::{c_char, c_int, c_uint};
+
+/// Writes the new plan (or NULL on failure) to `out`.
+///
+/// # Safety
+/// `out` is NULL (refused) or writable.
+pub(crate) unsafe fn make_plan(
+    out: *mut *mut DfftPlan,
+    body: impl FnOnce() -> Outcome<DfftPlan>,
+) -> c_int {
+    if !out.is_null() {
+        // SAFETY: non-NULL and writable by the caller's contract.
+        unsafe { out.write(std::ptr::null_mut()) };
+    }
+    guard(|| {
+        if out.is_null() {
+            return Err(Failure::null("plan (the output argument)"));
+        }
+        let plan = Box::into_raw(Box::new(body()?));
+        // SAFETY: as above.
+        unsafe { out.write(plan) };
+        Ok(())
+    })
+}
+
+/// Reads a C constructor's arguments and makes the plan.
+///
+/// # Safety
+/// As the C constructors.
+#[allow(clippy::too_many_arguments)]
+unsafe fn construct(
+    kind: Kind,
+    single: bool,
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    kinds: *const dfft_r2r_kind,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let raw = RawRequest {
+        d,
+        n,
+        howmany,
+        kinds,
+        grid_rank,
+        grid_dims,
+        flags,
+        fortran: false,
+    };
+    // SAFETY: the caller's contract, passed on.
+    unsafe { make_plan(plan, || raw.read(kind, single)?.plan(&borrow(comm)?)) }
+}
+
+// The constructors are written out one by one: cbindgen reads items, not macro expansions.
+
+/// Plans a complex-to-complex FFT of the C-order global array `n[0] x ... x n[d-1]`
+/// (`d >= 2`), `howmany` fields at a time, over every rank of `comm` (collective; dfft
+/// duplicates what it keeps, `comm` stays the caller's). Grid: `grid_dims` NULL and
+/// `grid_rank` 0 lets dfft's model choose; `grid_rank` r alone asks for a balanced grid of
+/// rank r (`1 <= r < d`); `grid_dims` lists `grid_rank` dimensions explicitly (their product
+/// the size of `comm`); grid dimension j splits axis j. `flags`: any of
+/// `DFFT_TRANSPOSED_OUT`, `DFFT_DESTROY_INPUT`, `DFFT_NORMALIZE_BACKWARD` or
+/// `DFFT_NORMALIZE_ORTHO`, `DFFT_NO_SHARED_MEMORY`. The forward transform is
+/// `exp(-2 pi i k n / N)`. On success `*plan` is the new plan; on failure NULL, and every
+/// rank given the same arguments returns the same code.
+///
+/// # Safety
+/// `n` points to `d` extents, `grid_dims` is NULL or points to `grid_rank` entries, `comm`
+/// is a live communicator and `plan` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn dfft_plan_dft(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let kinds = std::ptr::null();
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        construct(
+            Kind::Dft,
+            false,
+            d,
+            n,
+            howmany,
+            kinds,
+            comm,
+            grid_rank,
+            grid_dims,
+            flags,
+            plan,
+        )
+    }
+}
+
+/// `dfft_plan_dft` in single precision (`float _Complex` data).
+///
+/// # Safety
+/// As `dfft_plan_dft`.
+#[no_mangle]
+pub unsafe extern "C" fn dfftf_plan_dft(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let kinds = std::ptr::null();
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        construct(
+            Kind::Dft,
+            true,
+            d,
+            n,
+            howmany,
+            kinds,
+            comm,
+            grid_rank,
+            grid_dims,
+            flags,
+            plan,
+        )
+    }
+}
+
+/// Plans a real-to-complex forward FFT (and its complex-to-real backward) of the real
+/// C-order global array `n[0] x ... x n[d-1]`: the spectrum has `n[0] x ... x (n[d-1]/2 + 1)`
+/// complex values (numpy's `rfftn`, FFTW's r2c). Otherwise as `dfft_plan_dft`; backward
+/// ignores the imaginary parts of the modes that must be real.
+///
+/// # Safety
+/// As `dfft_plan_dft`.
+#[no_mangle]
+pub unsafe extern "C" fn dfft_plan_dft_r2c(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let kinds = std::ptr::null();
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        construct(
+            Kind::RealToComplex,
+            false,
+            d,
+            n,
+            howmany,
+            kinds,
+            comm,
+            grid_rank,
+            grid_dims,
+            flags,
+            plan,
+        )
+    }
+}
+
+/// `dfft_plan_dft_r2c` in single precision (`float` and `float _Complex` data).
+///
+/// # Safety
+/// As `dfft_plan_dft`.
+#[no_mangle]
+pub unsafe extern "C" fn dfftf_plan_dft_r2c(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let kinds = std::ptr::null();
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        construct(
+            Kind::RealToComplex,
+            true,
+            d,
+            n,
+            howmany,
+            kinds,
+            comm,
+            grid_rank,
+            grid_dims,
+            flags,
+            plan,
+        )
+    }
+}
+
+/// Plans a real-to-real transform with kind `kinds[i]` (`DFFT_REDFT00` .. `DFFT_RODFT11`,
+/// FFTW's numbers and definitions) along axis i of the real C-order global array `n`;
+/// backward applies the inverse kinds, so backward(forward(x)) is x times the product of the
+/// logical sizes (2(n-1) for REDFT00, 2(n+1) for RODFT00, 2n otherwise) without a
+/// normalization flag. Otherwise as `dfft_plan_dft`.
+///
+/// # Safety
+/// `n` and `kinds` point to `d` entries; otherwise as `dfft_plan_dft`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dfft_plan_r2r(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    kinds: *const dfft_r2r_kind,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        construct(
+            Kind::RealToReal,
+            false,
+            d,
+            n,
+            howmany,
+            kinds,
+            comm,
+            grid_rank,
+            grid_dims,
+            flags,
+            plan,
+        )
+    }
+}
+
+/// `dfft_plan_r2r` in single precision (`float` data).
+///
+/// # Safety
+/// As `dfft_plan_r2r`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dfftf_plan_r2r(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    kinds: *const dfft_r2r_kind,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        construct(
+            Kind::RealToReal,
+            true,
+            d,
+            n,
+            howmany,
+            kinds,
+            comm,
+            grid_rank,
+            grid_dims,
+            flags,
+            plan,
+        )
+    }
+}
+
+/// The plan as `&`, or the NULL failure.
+///
+/// # Safety
+/// `plan` is NULL or a live plan.
+pub(crate) unsafe fn plan_ref<'a>(plan: *const DfftPlan) -> Outcome<&'a DfftPlan> {
+    // SAFETY: the caller's contract.
+    unsafe { plan.as_ref() }.ok_or_else(|| Failure::null("plan"))
+}
+
+/// Writes `values` to `out` unless it is NULL.
+///
+/// # Safety
+/// `out` is NULL or points to `values.len()` writable elements.
+pub(crate) unsafe fn write_opt<E: Copy>(out: *mut E, values: &[E]) {
+    if !out.is_null() {
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), out, values.len()) };
+    }
+}
+
+/// This rank's element counts: `*in_count` elements of the forward input (real for r2c and
+/// r2r plans, complex for c2c) and `*out_count` of the forward output, all `howmany` fields
+/// included. Allocate at least these (or use `dfft_alloc_input`/`dfft_alloc_output`). Either
+/// pointer may be NULL. Local; no communication.
+///
+/// # Safety
+/// `plan` is NULL or a live plan; the others NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn dfft_local_size(
+    plan: *const DfftPlan,
+    in_count: *mut isize,
+    out_count: *mut isize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let plan = unsafe { plan_ref(plan) }?;
+        let (input, output) = plan.counts();
+        // SAFETY: the caller's contract (one element each, or NULL).
+        unsafe {
+            write_opt(in_count, &[input as isize]);
+            write_opt(out_count, &[output as isize]);
+        }
+        Ok(())
+    })
+}
+
+/// Writes one layout's block of this rank (`d` entries per array, C order; NULL skips one).
+///
+/// # Safety
+/// As `dfft_local_input`.
+unsafe fn local_block(
+    plan: *const DfftPlan,
+    input: bool,
+    local_n: *mut isize,
+    local_start: *mut isize,
+    strides: *mut isize,
+    fortran: bool,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let mut block = unsafe { plan_ref(plan) }?.block(input);
+        if fortran {
+            block.local_n.reverse();
+            block.start.reverse();
+            block.strides.reverse();
+        }
+        // SAFETY: the caller's contract: each non-NULL array holds `d` entries.
+        unsafe {
+            write_opt(local_n, &block.local_n);
+            write_opt(local_start, &block.start);
+            write_opt(strides, &block.strides);
+        }
+        Ok(())
+    })
+}
+
+/// This rank's block of the forward input (and backward output), one entry per axis in C
+/// order (the global axis order): `local_n[i]` elements along axis i starting at global index
+/// `local_start[i]`, element `(j_0, ..., j_{d-1})` of the block (0-based within it) at
+/// `sum_i j_i * strides[i]` elements from the start of the field. Field f of `howmany` starts
+/// at `f * prod(local_n)`. The input layout is C order with the leading axes split over the
+/// grid, like FFTW-MPI's slabs and pencils. Any array may be NULL. A rank may own nothing
+/// (some `local_n[i] == 0`). Local.
+///
+/// # Safety
+/// `plan` is NULL or a live plan; each non-NULL array has room for `d` entries.
+#[no_mangle]
+pub unsafe extern "C" fn dfft_local_input(
+    plan: *const DfftPlan,
+    local_n: *mut isize,
+    local_start: *mut isize,
+    strides: *mut isize,
+) -> c_int {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { local_block(plan, true, local_n, local_start, strides, false) }
+}
+
+/// This rank's block of the forward output (and backward input), as `dfft_local_input`
+/// describes it: extents along the spectral shape (the last axis `n/2 + 1` for r2c); with
+/// `DFFT_TRANSPOSED_OUT` the strides are not C order's (the memory order of the last
+/// pencil), so index with the strides.
+///
+/// # Safety
+/// As `dfft_local_input`.
+#[no_mangle]
+pub unsafe extern "C" fn dfft_local_output(
+    plan: *const DfftPlan,
+    local_n: *mut isize,
+    local_start: *mut isize,
+    strides: *mut isize,
+) -> c_int {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { local_block(plan, false, local_n, local_start, strides, false) }
+}
+
+/// The processor grid the plan uses: `*grid_rank` dimensions (1 to d-1) written to
+/// `grid_dims` (room for d-1 entries; either pointer may be NULL). Grid dimension j splits
+/// axis j of the input layout. Local.
+///
+/// # Safety
+/// `plan` is NULL or a live plan; `grid_rank` NULL or writable; `grid_dims` NULL or with room
+/// for d-1 entries.
+#[no_mangle]
+pub unsafe extern "C" fn dfft_grid(
+    plan: *const DfftPlan,
+    grid_rank: *mut c_int,
+    grid_dims: *mut c_int,
+) -> c_int {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { grid(plan, grid_rank, grid_dims, false) }
+}
+
+/// `dfft_grid`, optionally in Fortran's order.
+///
+/// # Safety
+/// As `dfft_grid`.
+pub(crate) unsafe fn grid(
+    plan: *const DfftPlan,
+    grid_rank: *mut c_int,
+    grid_dims: *mut c_int,
+    fortran: bool,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let mut dims: Vec<c_int> = unsafe { plan_ref(plan) }?
+            .grid_dims()
+            .into_iter()
+            .map(|g| g as c_int)
+            .collect();
+        if fortran {
+            dims.reverse();
+        }
+        // SAFETY: the caller's contract.
+        unsafe {
+            write_opt(grid_rank, &[dims.len() as c_int]);
+            write_opt(grid_dims, &dims);
+        }
+        Ok(())
+    })
+}
+
+/// Destroys a plan (NULL: nothing to do). Collective over the plan's communicator (it frees
+/// the communicators the plan duplicated); call it on every rank before `MPI_Finalize`.
+///
+/// # Safety
+/// `plan` is NULL or a live plan, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn dfft_destroy(plan: *mut DfftPlan) -> c_int {
+    guard(|| {
+        if !plan.is_null() {
+            // SAFETY: a live plan from `Box::into_raw` in `make_plan`, destroyed once.
+            drop(unsafe { Box::from_raw(plan) });
+        }
+        Ok(())
+    })
+}
+
+/// The library's version, e.g. `"0.1.0"`.
+#[no_mangle]
+pub extern "C" fn dfft_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// Writes one layout's block in Fortran's order (the Fortran module's `dfft_local_*`).
+///
+/// # Safety
+/// As `dfft_local_input`.
+pub(crate) unsafe fn local_block_fortran(
+    plan: *const DfftPlan,
+    input: bool,
+    local_n: *mut isize,
+    local_start: *mut isize,
+    strides: *mut isize,
+) -> c_int {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { local_block(plan, input, local_n, local_start, strides, true) }
+}

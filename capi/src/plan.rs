@@ -1,0 +1,350 @@
+//! `dfft_plan`: the plan handle, its constructors' argument checks, and its queries.
+
+use crate::comm::Borrowed;
+use crate::status::{Failure, Outcome, DFFT_ERROR_BAD_GRID};
+use fft_core::{
+    AxisKind, FftOptions, FftPlan, GridChoice, Normalization, R2rKind, R2rPlan, RealFftPlan,
+};
+use redist::Layout;
+use std::ffi::{c_int, c_uint};
+
+/// Forward output left in the last pencil layout (FFTW's `FFTW_MPI_TRANSPOSED_OUT`); the
+/// backward transform then takes that layout as input (`FFTW_MPI_TRANSPOSED_IN`). Saves the
+/// exchanges back to the input layout; `dfft_local_output` says where each element is.
+pub const DFFT_TRANSPOSED_OUT: c_uint = 1;
+/// The transforms may overwrite their input (FFTW's `FFTW_DESTROY_INPUT`): the plan then
+/// needs less work memory. Without it the input is left alone.
+pub const DFFT_DESTROY_INPUT: c_uint = 2;
+/// Backward scaled by 1/N (numpy's default), so backward(forward(x)) = x. Without a
+/// normalization flag neither direction is scaled (FFTW's convention).
+pub const DFFT_NORMALIZE_BACKWARD: c_uint = 4;
+/// Both directions scaled by 1/sqrt(N) (unitary).
+pub const DFFT_NORMALIZE_ORTHO: c_uint = 8;
+/// Exchanges between ranks on one node use MPI messages only, never a shared-memory window
+/// (a tuning switch; results do not depend on it).
+pub const DFFT_NO_SHARED_MEMORY: c_uint = 16;
+
+const KNOWN_FLAGS: c_uint = DFFT_TRANSPOSED_OUT
+    | DFFT_DESTROY_INPUT
+    | DFFT_NORMALIZE_BACKWARD
+    | DFFT_NORMALIZE_ORTHO
+    | DFFT_NO_SHARED_MEMORY;
+
+/// A real-to-real kind, numbered as FFTW's `fftw_r2r_kind` so that ported code keeps its
+/// values (`FFTW_REDFT10` is `DFFT_REDFT10`). FFTW's `R2HC`, `HC2R` and `DHT` are not offered.
+#[allow(non_camel_case_types)]
+pub type dfft_r2r_kind = c_int;
+/// DCT-I.
+pub const DFFT_REDFT00: dfft_r2r_kind = 3;
+/// DCT-III, the inverse of DCT-II up to 2N.
+pub const DFFT_REDFT01: dfft_r2r_kind = 4;
+/// DCT-II, "the" DCT.
+pub const DFFT_REDFT10: dfft_r2r_kind = 5;
+/// DCT-IV.
+pub const DFFT_REDFT11: dfft_r2r_kind = 6;
+/// DST-I.
+pub const DFFT_RODFT00: dfft_r2r_kind = 7;
+/// DST-III, the inverse of DST-II up to 2N.
+pub const DFFT_RODFT01: dfft_r2r_kind = 8;
+/// DST-II.
+pub const DFFT_RODFT10: dfft_r2r_kind = 9;
+/// DST-IV.
+pub const DFFT_RODFT11: dfft_r2r_kind = 10;
+
+/// An opaque distributed transform made by one of the `dfft_plan_*`/`dfftf_plan_*`
+/// constructors and released by `dfft_destroy`.
+pub struct DfftPlan {
+    pub(crate) transform: Transform,
+}
+
+/// The plan kinds and precisions.
+pub(crate) enum Transform {
+    C2c64(FftPlan<f64>),
+    C2c32(FftPlan<f32>),
+    R2c64(RealFftPlan<f64>),
+    R2c32(RealFftPlan<f32>),
+    R2r64(R2rPlan<f64>),
+    R2r32(R2rPlan<f32>),
+}
+
+/// `$body` with `$plan` bound to the plan inside any [`Transform`] (the accessors every kind
+/// shares).
+macro_rules! each_plan {
+    ($transform:expr, $plan:ident => $body:expr) => {
+        match $transform {
+            Transform::C2c64($plan) => $body,
+            Transform::C2c32($plan) => $body,
+            Transform::R2c64($plan) => $body,
+            Transform::R2c32($plan) => $body,
+            Transform::R2r64($plan) => $body,
+            Transform::R2r32($plan) => $body,
+        }
+    };
+}
+pub(crate) use each_plan;
+
+/// What a constructor makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dft,
+    RealToComplex,
+    RealToReal,
+}
+
+/// A constructor's arguments, read from C and checked: the same on every rank when the
+/// callers pass the same values, so every rank fails alike.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Request {
+    pub(crate) kind: Kind,
+    pub(crate) single: bool,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) options: FftOptions,
+}
+
+/// The raw arguments of a constructor, as the C caller passed them.
+pub(crate) struct RawRequest {
+    pub(crate) d: c_int,
+    pub(crate) n: *const isize,
+    pub(crate) howmany: isize,
+    pub(crate) kinds: *const dfft_r2r_kind,
+    pub(crate) grid_rank: c_int,
+    pub(crate) grid_dims: *const c_int,
+    pub(crate) flags: c_uint,
+    /// Arrays given in Fortran's order (fastest axis first): `n`, `kinds` and `grid_dims`
+    /// are reversed into C order.
+    pub(crate) fortran: bool,
+}
+
+impl RawRequest {
+    /// Reads and checks the arguments.
+    ///
+    /// # Safety
+    /// `n` (and `kinds` for real-to-real, and `grid_dims` when not NULL) must point to `d`
+    /// (`grid_rank`) readable elements when `d` (`grid_rank`) is positive.
+    pub(crate) unsafe fn read(&self, kind: Kind, single: bool) -> Outcome<Request> {
+        let d = usize::try_from(self.d)
+            .ok()
+            .filter(|&d| d >= 2)
+            .ok_or_else(|| {
+                Failure::argument(format!(
+                    "d = {}: a distributed transform needs at least 2 dimensions",
+                    self.d
+                ))
+            })?;
+        // SAFETY: the caller's contract: `n` holds `d` elements (or is NULL, refused inside).
+        let n = unsafe { read_array(self.n, d, "n") }?;
+        let mut shape = Vec::with_capacity(d);
+        for (i, &extent) in n.iter().enumerate() {
+            match usize::try_from(extent) {
+                Ok(e) if e >= 1 => shape.push(e),
+                _ => {
+                    return Err(Failure::argument(format!(
+                        "{} = {extent}: every extent must be at least 1 (n = {n:?})",
+                        self.entry("n", i)
+                    )))
+                }
+            }
+        }
+        let batch = usize::try_from(self.howmany)
+            .ok()
+            .filter(|&b| b >= 1)
+            .ok_or_else(|| {
+                Failure::argument(format!("howmany = {}: must be at least 1", self.howmany))
+            })?;
+        let mut options = options_from_flags(self.flags)?.batch(batch);
+        options.grid = self.grid(d)?;
+        if kind == Kind::RealToReal {
+            // SAFETY: the caller's contract: `kinds` holds `d` elements (or is NULL).
+            let codes = unsafe { read_array(self.kinds, d, "kinds") }?;
+            let mut axes = codes
+                .iter()
+                .enumerate()
+                .map(|(i, &code)| r2r_kind(code).map(AxisKind::R2r).ok_or_else(|| {
+                    Failure::argument(format!(
+                        "{} = {code}: not a real-to-real kind dfft offers (DFFT_REDFT00..DFFT_RODFT11, 3..10)",
+                        self.entry("kinds", i)
+                    ))
+                }))
+                .collect::<Outcome<Vec<_>>>()?;
+            if self.fortran {
+                axes.reverse();
+            }
+            options = options.axes(axes);
+        }
+        if self.fortran {
+            shape.reverse();
+        }
+        Ok(Request {
+            kind,
+            single,
+            shape,
+            options,
+        })
+    }
+
+    /// How the caller names entry `i` of array `name`: `n[1]` in C, `n(2)` in Fortran.
+    fn entry(&self, name: &str, i: usize) -> String {
+        if self.fortran {
+            format!("{name}({})", i + 1)
+        } else {
+            format!("{name}[{i}]")
+        }
+    }
+
+    /// The grid request: `grid_dims` NULL asks for a grid rank (`0`: the model's choice),
+    /// otherwise for the `grid_rank` dimensions listed.
+    fn grid(&self, d: usize) -> Outcome<GridChoice> {
+        let bad = |why: String| Failure::new(DFFT_ERROR_BAD_GRID, why);
+        let rank = usize::try_from(self.grid_rank)
+            .map_err(|_| bad(format!("grid_rank = {}: must be >= 0", self.grid_rank)))?;
+        if self.grid_dims.is_null() {
+            return Ok(match rank {
+                0 => GridChoice::Auto,
+                r => GridChoice::Rank(r),
+            });
+        }
+        if rank == 0 || rank >= d {
+            return Err(bad(format!(
+                "grid_rank = {rank} with explicit grid_dims: a grid of an array of {d} dimensions has 1 to {} dimensions",
+                d - 1
+            )));
+        }
+        // SAFETY: the caller's contract: `grid_dims` holds `grid_rank` elements.
+        let given = unsafe { read_array(self.grid_dims, rank, "grid_dims") }?;
+        let mut dims = Vec::with_capacity(rank);
+        for (i, &g) in given.iter().enumerate() {
+            match usize::try_from(g) {
+                Ok(g) if g >= 1 => dims.push(g),
+                _ => {
+                    return Err(bad(format!(
+                        "{} = {g}: every grid dimension must be at least 1 (grid_dims = {given:?})",
+                        self.entry("grid_dims", i)
+                    )))
+                }
+            }
+        }
+        if self.fortran {
+            dims.reverse();
+        }
+        Ok(GridChoice::Dims(dims))
+    }
+}
+
+/// `len` elements from `ptr`, copied.
+///
+/// # Safety
+/// `ptr` is NULL or points to `len` readable elements.
+unsafe fn read_array<E: Copy>(ptr: *const E, len: usize, what: &str) -> Outcome<Vec<E>> {
+    if ptr.is_null() {
+        return Err(Failure::null(what));
+    }
+    // SAFETY: non-NULL, and `len` elements by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) }.to_vec())
+}
+
+/// The options the flags ask for.
+fn options_from_flags(flags: c_uint) -> Outcome<FftOptions> {
+    let unknown = flags & !KNOWN_FLAGS;
+    if unknown != 0 {
+        return Err(Failure::argument(format!(
+            "flags = {flags:#x}: unknown bits {unknown:#x} (FFTW's planner flags such as FFTW_MEASURE have no dfft equivalent: pass 0)"
+        )));
+    }
+    let normalization = match (
+        flags & DFFT_NORMALIZE_BACKWARD != 0,
+        flags & DFFT_NORMALIZE_ORTHO != 0,
+    ) {
+        (false, false) => Normalization::None,
+        (true, false) => Normalization::Backward,
+        (false, true) => Normalization::Ortho,
+        (true, true) => {
+            return Err(Failure::argument(
+                "flags: DFFT_NORMALIZE_BACKWARD and DFFT_NORMALIZE_ORTHO exclude each other",
+            ))
+        }
+    };
+    Ok(FftOptions::default()
+        .transposed_out(flags & DFFT_TRANSPOSED_OUT != 0)
+        .destroy_input(flags & DFFT_DESTROY_INPUT != 0)
+        .shared_memory(flags & DFFT_NO_SHARED_MEMORY == 0)
+        .normalization(normalization))
+}
+
+/// FFTW's numbering of the kinds dfft offers.
+fn r2r_kind(code: dfft_r2r_kind) -> Option<R2rKind> {
+    Some(match code {
+        DFFT_REDFT00 => R2rKind::Dct1,
+        DFFT_REDFT01 => R2rKind::Dct3,
+        DFFT_REDFT10 => R2rKind::Dct2,
+        DFFT_REDFT11 => R2rKind::Dct4,
+        DFFT_RODFT00 => R2rKind::Dst1,
+        DFFT_RODFT01 => R2rKind::Dst3,
+        DFFT_RODFT10 => R2rKind::Dst2,
+        DFFT_RODFT11 => R2rKind::Dst4,
+        _ => return None,
+    })
+}
+
+impl Request {
+    /// Makes the plan; collective over `comm`.
+    pub(crate) fn plan(self, comm: &Borrowed) -> Outcome<DfftPlan> {
+        let comm = &**comm;
+        let (shape, options) = (&self.shape[..], self.options);
+        let transform = match (self.kind, self.single) {
+            (Kind::Dft, false) => Transform::C2c64(FftPlan::new(comm, shape, options)?),
+            (Kind::Dft, true) => Transform::C2c32(FftPlan::new(comm, shape, options)?),
+            (Kind::RealToComplex, false) => {
+                Transform::R2c64(RealFftPlan::new(comm, shape, options)?)
+            }
+            (Kind::RealToComplex, true) => {
+                Transform::R2c32(RealFftPlan::new(comm, shape, options)?)
+            }
+            (Kind::RealToReal, false) => Transform::R2r64(R2rPlan::new(comm, shape, options)?),
+            (Kind::RealToReal, true) => Transform::R2r32(R2rPlan::new(comm, shape, options)?),
+        };
+        Ok(DfftPlan { transform })
+    }
+}
+
+/// This rank's block of one layout: extents, global offsets and memory strides per axis
+/// (C order), in elements.
+pub(crate) struct Block {
+    pub(crate) local_n: Vec<isize>,
+    pub(crate) start: Vec<isize>,
+    pub(crate) strides: Vec<isize>,
+}
+
+fn signed(v: Vec<usize>) -> Vec<isize> {
+    // Extents, offsets and strides of a block are below the isize extents it came from.
+    v.into_iter().map(|x| x as isize).collect()
+}
+
+impl DfftPlan {
+    /// This rank's block of the forward input (`input`) or output layout.
+    pub(crate) fn block(&self, input: bool) -> Block {
+        each_plan!(&self.transform, p => {
+            let layout: &Layout = if input { p.input_layout() } else { p.output_layout() };
+            let rank = p.rank();
+            Block {
+                local_n: signed(layout.local_shape(rank)),
+                start: signed(layout.global_offsets(rank)),
+                strides: signed(layout.local_strides(rank)),
+            }
+        })
+    }
+
+    /// Elements of this rank's forward input and output (all `howmany` fields).
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        each_plan!(&self.transform, p => (p.input_len(), p.output_len()))
+    }
+
+    /// The processor grid's dimensions.
+    pub(crate) fn grid_dims(&self) -> Vec<usize> {
+        each_plan!(&self.transform, p => p.grid().shape().dims().to_vec())
+    }
+
+    /// Whether the plan may write into its input.
+    pub(crate) fn destroys_input(&self) -> bool {
+        each_plan!(&self.transform, p => p.options().destroy_input)
+    }
+}

@@ -1,0 +1,329 @@
+/*
+ * Every plan kind and precision of the C API against a naive serial reference: c2c, r2c/c2r
+ * and r2r (FFTW's kind definitions) in double and single precision, batches (howmany),
+ * transposed output, normalizations, destroyed inputs, explicit and model-chosen grids,
+ * plan-allocated (shared-memory) blocks and caller-allocated ones.
+ *
+ * Every rank computes the whole global transform naively (O(N * sum n_i)) from the same
+ * deterministic input, then checks its own output block element by element through
+ * dfft_local_output's extents, offsets and strides; then the backward transform must give
+ * the input back (times the product of the logical sizes when unnormalized). Prints one line
+ * per case and exits 1 if any case fails.
+ */
+#include <complex.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dfft.h>
+
+enum kind { C2C, R2C, R2R };
+enum type { F64, F32, C64, C32 };
+
+struct test_case {
+  const char *name;
+  enum kind kind;
+  int single;
+  int d;
+  ptrdiff_t n[4];
+  ptrdiff_t howmany;
+  int grid_rank;
+  int grid_dims[3]; /* used when grid_dims[0] > 0; -1 in grid_dims[0]: {size} */
+  unsigned flags;
+  dfft_r2r_kind kinds[4];
+  int plan_blocks; /* use dfft_alloc_input/output */
+};
+
+static double complex get(enum type t, const void *p, ptrdiff_t i) {
+  switch (t) {
+    case F64: return ((const double *)p)[i];
+    case F32: return ((const float *)p)[i];
+    case C64: return ((const double complex *)p)[i];
+    default: return ((const float complex *)p)[i];
+  }
+}
+
+static void set(enum type t, void *p, ptrdiff_t i, double complex v) {
+  switch (t) {
+    case F64: ((double *)p)[i] = creal(v); break;
+    case F32: ((float *)p)[i] = (float)creal(v); break;
+    case C64: ((double complex *)p)[i] = v; break;
+    default: ((float complex *)p)[i] = (float complex)v; break;
+  }
+}
+
+static size_t type_size(enum type t) {
+  return t == F64 ? sizeof(double) : t == F32 ? sizeof(float) : t == C64 ? sizeof(double complex) : sizeof(float complex);
+}
+
+/* The input value at global linear index g of field f. */
+static double complex input_value(ptrdiff_t g, ptrdiff_t f, int real) {
+  double re = sin(0.7 * g + 1.3 * f + 0.1);
+  return real ? re : re + I * cos(0.37 * g - 0.5 * f);
+}
+
+/* One naive 1-D transform of x (length n) into y: kind 0 is the forward DFT, else FFTW's r2r
+ * kind (applied to the real and imaginary parts alike). */
+static void naive_1d(int kind, ptrdiff_t n, const double complex *x, double complex *y) {
+  for (ptrdiff_t k = 0; k < n; k++) {
+    double complex s = 0;
+    for (ptrdiff_t j = 0; j < n; j++) {
+      double a;
+      switch (kind) {
+        case 0: s += x[j] * cexp(-2 * M_PI * I * (double)(j * k % n) / n); continue;
+        case DFFT_REDFT00:
+          if (j == 0) s += x[0];
+          else if (j == n - 1) s += (k % 2 ? -1.0 : 1.0) * x[j];
+          else s += 2 * x[j] * cos(M_PI * j * k / (n - 1));
+          continue;
+        case DFFT_REDFT10: a = cos(M_PI * (j + 0.5) * k / n); break;
+        case DFFT_REDFT01:
+          if (j == 0) { s += x[0]; continue; }
+          a = cos(M_PI * j * (k + 0.5) / n);
+          break;
+        case DFFT_REDFT11: a = cos(M_PI * (j + 0.5) * (k + 0.5) / n); break;
+        case DFFT_RODFT00: a = sin(M_PI * (j + 1) * (k + 1) / (n + 1)); break;
+        case DFFT_RODFT10: a = sin(M_PI * (j + 0.5) * (k + 1) / n); break;
+        case DFFT_RODFT01:
+          if (j == n - 1) { s += (k % 2 ? -1.0 : 1.0) * x[j]; continue; }
+          a = sin(M_PI * (j + 1) * (k + 0.5) / n);
+          break;
+        default: a = sin(M_PI * (j + 0.5) * (k + 0.5) / n); break; /* RODFT11 */
+      }
+      s += 2 * a * x[j];
+    }
+    y[k] = s;
+  }
+}
+
+static double logical_size(int kind, ptrdiff_t n) {
+  return kind == DFFT_REDFT00 ? 2.0 * (n - 1) : kind == DFFT_RODFT00 ? 2.0 * (n + 1) : kind == 0 ? (double)n : 2.0 * n;
+}
+
+/* Applies naive_1d along every axis of the C-order array a (shape n, d axes). */
+static void naive_nd(double complex *a, int d, const ptrdiff_t *n, const int *kinds) {
+  for (int axis = 0; axis < d; axis++) {
+    ptrdiff_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; i++) outer *= n[i];
+    for (int i = axis + 1; i < d; i++) inner *= n[i];
+    double complex *x = malloc(n[axis] * sizeof *x), *y = malloc(n[axis] * sizeof *y);
+    for (ptrdiff_t o = 0; o < outer; o++)
+      for (ptrdiff_t in = 0; in < inner; in++) {
+        double complex *line = a + o * n[axis] * inner + in;
+        for (ptrdiff_t j = 0; j < n[axis]; j++) x[j] = line[j * inner];
+        naive_1d(kinds[axis], n[axis], x, y);
+        for (ptrdiff_t j = 0; j < n[axis]; j++) line[j * inner] = y[j];
+      }
+    free(x);
+    free(y);
+  }
+}
+
+/* Calls fn(local linear offset, global linear index in shape `global`) for every element of a
+ * block (local extents, offsets, strides). */
+static void each_element(int d, const ptrdiff_t *local_n, const ptrdiff_t *start, const ptrdiff_t *stride,
+                         const ptrdiff_t *global, void (*fn)(ptrdiff_t, ptrdiff_t, void *), void *ctx) {
+  ptrdiff_t count = 1;
+  for (int i = 0; i < d; i++) count *= local_n[i];
+  for (ptrdiff_t e = 0; e < count; e++) {
+    ptrdiff_t rest = e, offset = 0, g = 0, scale = 1;
+    for (int i = d - 1; i >= 0; i--) {
+      ptrdiff_t j = rest % local_n[i];
+      rest /= local_n[i];
+      offset += j * stride[i];
+      g += (start[i] + j) * scale;
+      scale *= global[i];
+    }
+    fn(offset, g, ctx);
+  }
+}
+
+struct visit {
+  enum type type;
+  void *buffer;
+  ptrdiff_t field_offset, field;
+  const double complex *reference; /* the whole field's global array */
+  int real;
+  double scale, max_error, max_ref;
+};
+
+static void fill_input(ptrdiff_t offset, ptrdiff_t g, void *ctx) {
+  struct visit *v = ctx;
+  set(v->type, v->buffer, v->field_offset + offset, input_value(g, v->field, v->real));
+}
+
+static void compare(ptrdiff_t offset, ptrdiff_t g, void *ctx) {
+  struct visit *v = ctx;
+  double complex want = v->scale * v->reference[g];
+  double complex got = get(v->type, v->buffer, v->field_offset + offset);
+  if (cabs(got - want) > v->max_error) v->max_error = cabs(got - want);
+  if (cabs(want) > v->max_ref) v->max_ref = cabs(want);
+}
+
+static int run_case(const struct test_case *c, int rank, int size) {
+  const int d = c->d;
+  int grid_dims[3];
+  const int *dims = NULL;
+  if (c->grid_dims[0] == -1) {
+    grid_dims[0] = size;
+    dims = grid_dims;
+  } else if (c->grid_dims[0] > 0) {
+    memcpy(grid_dims, c->grid_dims, sizeof grid_dims);
+    dims = grid_dims;
+  }
+  dfft_plan *plan;
+  int code;
+  switch (c->kind) {
+    case C2C:
+      code = (c->single ? dfftf_plan_dft : dfft_plan_dft)(d, c->n, c->howmany, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
+      break;
+    case R2C:
+      code = (c->single ? dfftf_plan_dft_r2c : dfft_plan_dft_r2c)(d, c->n, c->howmany, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
+      break;
+    default:
+      code = (c->single ? dfftf_plan_r2r : dfft_plan_r2r)(d, c->n, c->howmany, c->kinds, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
+  }
+  if (code != DFFT_SUCCESS) {
+    fprintf(stderr, "%s: planning failed (%d): %s\n", c->name, code, dfft_error_message(code));
+    return 0;
+  }
+  enum type in_type = c->kind == C2C ? (c->single ? C32 : C64) : (c->single ? F32 : F64);
+  enum type out_type = c->kind == R2R ? in_type : (c->single ? C32 : C64);
+  ptrdiff_t in_count, out_count, in_n[4], in_start[4], in_stride[4], out_n[4], out_start[4], out_stride[4];
+  dfft_local_size(plan, &in_count, &out_count);
+  dfft_local_input(plan, in_n, in_start, in_stride);
+  dfft_local_output(plan, out_n, out_start, out_stride);
+  ptrdiff_t in_field = 1, out_field = 1;
+  for (int i = 0; i < d; i++) {
+    in_field *= in_n[i];
+    out_field *= out_n[i];
+  }
+  if (in_count != in_field * c->howmany || out_count != out_field * c->howmany) {
+    fprintf(stderr, "%s: counts %td/%td do not match the blocks %td/%td x %td\n", c->name, in_count, out_count,
+            in_field, out_field, c->howmany);
+    return 0;
+  }
+
+  void *input, *output, *back;
+  if (c->plan_blocks) {
+    dfft_alloc_input(plan, &input);
+    dfft_alloc_output(plan, &output);
+    dfft_alloc_input(plan, &back);
+  } else {
+    input = malloc(in_count * type_size(in_type) + 1);
+    output = malloc(out_count * type_size(out_type) + 1);
+    back = malloc(in_count * type_size(in_type) + 1);
+  }
+
+  /* The global reference of each field: the input, and its naive transform. */
+  ptrdiff_t total = 1;
+  ptrdiff_t spectral[4];
+  int kinds[4];
+  double roundtrip = 1;
+  for (int i = 0; i < d; i++) {
+    total *= c->n[i];
+    spectral[i] = c->n[i];
+    kinds[i] = c->kind == R2R ? c->kinds[i] : 0;
+    roundtrip *= logical_size(kinds[i], c->n[i]);
+  }
+  if (c->kind == R2C) spectral[d - 1] = c->n[d - 1] / 2 + 1;
+  double forward_scale = 1, back_scale = roundtrip;
+  if (c->flags & DFFT_NORMALIZE_BACKWARD) back_scale = 1;
+  if (c->flags & DFFT_NORMALIZE_ORTHO) {
+    forward_scale = 1 / sqrt(roundtrip);
+    back_scale = 1;
+  }
+  double complex *x = malloc(total * sizeof *x), *y = malloc(total * sizeof *y);
+  double forward_error = 0, back_error = 0;
+  const double tolerance = c->single ? 2e-5 : 1e-11;
+  int real = c->kind != C2C;
+
+  for (int pass = 0; pass < 2; pass++) {
+    /* pass 0 fills every field and transforms; pass 1 refills (DFFT_DESTROY_INPUT) and
+     * runs the backward transform of the forward output. */
+    for (ptrdiff_t f = 0; f < c->howmany; f++) {
+      struct visit v = {in_type, input, f * in_field, f, NULL, real, 1, 0, 0};
+      each_element(d, in_n, in_start, in_stride, c->n, fill_input, &v);
+    }
+    if (pass == 0) {
+      code = dfft_forward(plan, input, output);
+    } else {
+      code = dfft_backward(plan, output, back);
+    }
+    if (code != DFFT_SUCCESS) {
+      fprintf(stderr, "%s: transform failed (%d): %s\n", c->name, code, dfft_error_message(code));
+      return 0;
+    }
+    for (ptrdiff_t f = 0; f < c->howmany; f++) {
+      for (ptrdiff_t g = 0; g < total; g++) x[g] = input_value(g, f, real);
+      struct visit v;
+      if (pass == 0) {
+        memcpy(y, x, total * sizeof *x);
+        naive_nd(y, d, c->n, kinds);
+        /* r2c: the reference's index in the spectral shape (last axis halved). */
+        if (c->kind == R2C) {
+          ptrdiff_t last = c->n[d - 1], half = spectral[d - 1], rows = total / last;
+          for (ptrdiff_t r = 0; r < rows; r++)
+            for (ptrdiff_t k = 0; k < half; k++) y[r * half + k] = y[r * last + k];
+        }
+        v = (struct visit){out_type, output, f * out_field, f, y, real, forward_scale, 0, 0};
+        each_element(d, out_n, out_start, out_stride, spectral, compare, &v);
+        double relative = v.max_error / (v.max_ref > 1 ? v.max_ref : 1);
+        if (relative > forward_error) forward_error = relative;
+      } else {
+        v = (struct visit){in_type, back, f * in_field, f, x, real, back_scale, 0, 0};
+        each_element(d, in_n, in_start, in_stride, c->n, compare, &v);
+        double relative = v.max_error / (back_scale * (v.max_ref > 1 ? v.max_ref : 1));
+        if (relative > back_error) back_error = relative;
+      }
+    }
+  }
+  double errors[2] = {forward_error, back_error}, worst[2];
+  MPI_Allreduce(errors, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  int grid_rank, grid[3];
+  dfft_grid(plan, &grid_rank, grid);
+  int ok = worst[0] < tolerance && worst[1] < tolerance;
+  if (rank == 0) {
+    printf("%-34s ranks=%d grid=", c->name, size);
+    for (int g = 0; g < grid_rank; g++) printf(g ? "x%d" : "%d", grid[g]);
+    printf(" forward_error=%.2e roundtrip_error=%.2e %s\n", worst[0], worst[1], ok ? "ok" : "FAILED");
+  }
+  if (c->plan_blocks) {
+    dfft_free(back);
+    dfft_free(output);
+    dfft_free(input);
+  } else {
+    free(back);
+    free(output);
+    free(input);
+  }
+  free(x);
+  free(y);
+  dfft_destroy(plan);
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const struct test_case cases[] = {
+      {"c2c f64 6x5x4 auto", C2C, 0, 3, {6, 5, 4}, 1, 0, {0}, 0, {0}, 0},
+      {"c2c f64 7x5x6 r2 T B howmany=2", C2C, 0, 3, {7, 5, 6}, 2, 2, {0}, DFFT_TRANSPOSED_OUT | DFFT_NORMALIZE_BACKWARD, {0}, 1},
+      {"c2c f32 9x6 dims={P} ortho", C2C, 1, 2, {9, 6}, 1, 1, {-1}, DFFT_NORMALIZE_ORTHO, {0}, 0},
+      {"c2c f64 3x4x2x5 r2 nosm", C2C, 0, 4, {3, 4, 2, 5}, 1, 2, {0}, DFFT_NO_SHARED_MEMORY, {0}, 0},
+      {"r2c f64 6x5x8 T destroy howmany=2", R2C, 0, 3, {6, 5, 8}, 2, 0, {0}, DFFT_TRANSPOSED_OUT | DFFT_DESTROY_INPUT, {0}, 1},
+      {"r2c f32 5x7x9 r1 B", R2C, 1, 3, {5, 7, 9}, 1, 1, {0}, DFFT_NORMALIZE_BACKWARD, {0}, 0},
+      {"r2r f64 5x6x4 dct2,dst1,dct4", R2R, 0, 3, {5, 6, 4}, 1, 0, {0}, 0, {DFFT_REDFT10, DFFT_RODFT00, DFFT_REDFT11}, 1},
+      {"r2r f32 6x5 dct1,dst2 T", R2R, 1, 2, {6, 5}, 1, 0, {0}, DFFT_TRANSPOSED_OUT, {DFFT_REDFT00, DFFT_RODFT10}, 0},
+      {"r2r f64 4x5x6 dct3,dst3,dst4 B", R2R, 0, 3, {4, 5, 6}, 2, 2, {0}, DFFT_NORMALIZE_BACKWARD, {DFFT_REDFT01, DFFT_RODFT01, DFFT_RODFT11}, 0},
+  };
+  int failed = 0, count = sizeof cases / sizeof cases[0];
+  for (int i = 0; i < count; i++) failed += !run_case(&cases[i], rank, size);
+  if (rank == 0) printf("transforms: %d passed, %d failed\n", count - failed, failed);
+  MPI_Finalize();
+  return failed ? 1 : 0;
+}
