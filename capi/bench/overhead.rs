@@ -24,7 +24,11 @@ fn main() {
         .skip(1)
         .map(|a| a.parse().expect("arguments: n0 n1 n2 [pairs]"))
         .collect();
-    let shape = if args.len() >= 3 { args[..3].to_vec() } else { vec![128, 128, 128] };
+    let shape = if args.len() >= 3 {
+        args[..3].to_vec()
+    } else {
+        vec![128, 128, 128]
+    };
     let pairs = args.get(3).copied().unwrap_or(20);
 
     // Normalized, so that the data stay the same size over the pairs.
@@ -43,11 +47,24 @@ fn main() {
     // output arguments are writable; the blocks come from the plan and hold its counts, and
     // the C input is filled from the Rust one (the same layout: the same options and ranks).
     unsafe {
-        let code = dfft_plan_dft(3, n.as_ptr(), 1, world.as_raw(), 0, null(), DFFT_NORMALIZE_BACKWARD, &mut plan);
+        let code = dfft_plan_dft(
+            3,
+            n.as_ptr(),
+            1,
+            world.as_raw(),
+            0,
+            null(),
+            DFFT_NORMALIZE_BACKWARD,
+            &mut plan,
+        );
         assert_eq!(code, DFFT_SUCCESS, "C plan");
         assert_eq!(dfft_alloc_input(plan, &mut c_in), DFFT_SUCCESS);
         assert_eq!(dfft_alloc_output(plan, &mut c_out), DFFT_SUCCESS);
-        std::ptr::copy_nonoverlapping(rust_in.as_ptr().cast(), c_in.cast::<num_complex::Complex<f64>>(), rust_in.len());
+        std::ptr::copy_nonoverlapping(
+            rust_in.as_ptr().cast(),
+            c_in.cast::<num_complex::Complex<f64>>(),
+            rust_in.len(),
+        );
     }
 
     let slowest = |seconds: f64| {
@@ -61,7 +78,8 @@ fn main() {
         world.barrier();
         let t = mpi::time();
         rust.forward(&rust_in, &mut rust_out).expect("Rust forward");
-        rust.backward(&rust_out, &mut rust_in).expect("Rust backward");
+        rust.backward(&rust_out, &mut rust_in)
+            .expect("Rust backward");
         let rust_time = slowest(mpi::time() - t);
         world.barrier();
         let t = mpi::time();

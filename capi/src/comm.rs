@@ -51,6 +51,17 @@ pub(crate) fn borrow(raw: MPI_Comm) -> Outcome<Borrowed> {
             "the communicator is MPI_COMM_NULL",
         ));
     }
+    // An all-zero handle is no communicator in any MPI (a NULL pointer in Open MPI, whose
+    // MPI_Comm_f2c also returns one for an unknown Fortran handle; 0 in MPICH, whose handles
+    // carry a kind in their high bits). Refused before MPI sees it: with the default error
+    // handler MPI would abort the caller.
+    // SAFETY: MPI_Comm is a pointer or an integer, for which all-zero bytes are a valid value.
+    if raw == unsafe { std::mem::zeroed::<MPI_Comm>() } {
+        return Err(Failure::new(
+            DFFT_ERROR_MPI,
+            "the communicator handle is 0/NULL, not a communicator (from Fortran: an unknown handle)",
+        ));
+    }
     let mut inter = 0;
     // SAFETY: `raw` is a communicator handle the caller passed as live (the C API's
     // contract); MPI_Comm_test_inter writes one int and reports an invalid handle through its

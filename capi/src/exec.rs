@@ -49,7 +49,7 @@ impl Buffer {
                 self.name, self.len
             )));
         }
-        if self.ptr as usize % self.align != 0 {
+        if !(self.ptr as usize).is_multiple_of(self.align) {
             return Err(Failure::new(
                 DFFT_ERROR_BAD_BUFFER,
                 format!(
@@ -172,12 +172,13 @@ impl DfftPlan {
             ));
         }
         let destroy = self.destroys_input();
-        // SAFETY (every arm): both buffers passed `check_pair` (non-NULL when non-empty,
-        // aligned, not overlapping) and, by the API's contract, hold this rank's block of the
-        // plan's layouts in the element type of the plan's kind and precision, which is what
-        // `buffers` typed them as.
+        // One arm per kind, precision and direction.
         macro_rules! go {
             ($plan:expr, $read:ident, $write:ident) => {
+                // SAFETY: both buffers passed `check_pair` (non-NULL when non-empty, aligned,
+                // not overlapping) and, by the API's contract, hold this rank's block of the
+                // plan's layouts in the element type of the plan's kind and precision, which
+                // is what `buffers` typed them as.
                 unsafe {
                     if destroy {
                         $plan.$write(input.write(), output.write())

@@ -16,6 +16,8 @@
 //!   and returned as `DFFT_ERROR_INTERNAL` (in builds with `panic = "unwind"`, the default of
 //!   the release profile), never unwound across the FFI.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod blocks;
 mod comm;
 mod exec;

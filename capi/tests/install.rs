@@ -72,7 +72,8 @@ fn as_user(user: Option<&str>, script: &str) -> Command {
         }
         None => Command::new("env"),
     };
-    cmd.args(["sh", "-c", script]);
+    // What the user has, not cargo's build directories.
+    cmd.env_remove("LD_LIBRARY_PATH").args(["sh", "-c", script]);
     cmd
 }
 
@@ -140,19 +141,81 @@ fn stage_checkout(dir: &Path, target: &Path) -> PathBuf {
     src
 }
 
-fn install() -> Installed {
-    require_tools();
-    let target = target_dir();
+/// The prefix of the temporary trees, followed by the test process's id.
+const TREE: &str = "dfft-install-test-";
+
+/// Removes the trees of earlier runs whose process is gone (each run leaves its own: the
+/// tests share it until the process exits).
+fn remove_stale_trees() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(TREE).and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The newest modification time of the files under `dir`.
+fn newest(dir: &Path) -> std::time::SystemTime {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| {
+            let meta = e.metadata().unwrap();
+            if meta.is_dir() {
+                newest(&e.path())
+            } else {
+                meta.modified().unwrap()
+            }
+        })
+        .max()
+        .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
+}
+
+/// The release artifacts the install copies, present and built after the last change to the
+/// sources they come from (`cargo test` builds the crate's rlib, not libdfft.so or .a).
+fn check_artifacts(target: &Path) {
+    let sources = ["capi/src", "capi/build.rs", "fft-core/src", "redist/src"]
+        .iter()
+        .map(|s| {
+            let path = repo().join(s);
+            if path.is_dir() {
+                newest(&path)
+            } else {
+                std::fs::metadata(&path).unwrap().modified().unwrap()
+            }
+        })
+        .max()
+        .unwrap();
     for artifact in ["libdfft.so", "libdfft.a", "dfft"] {
         let path = target.join("release").join(artifact);
+        let built = std::fs::metadata(&path).and_then(|m| m.modified()).unwrap_or_else(|_| {
+            panic!(
+                "{} is missing: build first (cargo build --release -p dfft-capi -p fft-cli, as scripts/setup does)",
+                path.display()
+            )
+        });
         assert!(
-            path.exists(),
-            "{} is missing: build first (cargo build --release -p dfft-capi -p fft-cli, as scripts/setup does)",
+            artifact == "dfft" || built >= sources,
+            "{} is older than the sources: rebuild it (cargo build --release -p dfft-capi; scripts/setup does)",
             path.display()
         );
     }
+}
+
+fn install() -> Installed {
+    require_tools();
+    let target = target_dir();
+    check_artifacts(&target);
     let user = install_user();
-    let dir = std::env::temp_dir().join(format!("dfft-install-test-{}", std::process::id()));
+    remove_stale_trees();
+    let dir = std::env::temp_dir().join(format!("{TREE}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let (prefix, bin) = (dir.join("prefix"), dir.join("bin"));
@@ -250,7 +313,8 @@ fn installed() -> &'static Installed {
 fn mpirun(program: &str, args: &[&str], ranks: usize, want: &str) -> String {
     let path = installed().bin.join(program);
     let mut cmd = mpirun_command(ranks);
-    cmd.arg(&path).args(args);
+    // The installed libdfft.so through the programs' rpath, not cargo's build directories.
+    cmd.env_remove("LD_LIBRARY_PATH").arg(&path).args(args);
     let out = run_command(cmd, Duration::from_secs(120));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
@@ -302,7 +366,7 @@ fn install_puts_every_file_under_the_prefix_as_the_user() {
     let ldd = run(
         {
             let mut c = Command::new("ldd");
-            c.arg(i.bin.join("poisson"));
+            c.env_remove("LD_LIBRARY_PATH").arg(i.bin.join("poisson"));
             c
         },
         "ldd poisson",
@@ -315,7 +379,8 @@ fn install_puts_every_file_under_the_prefix_as_the_user() {
     let ldd = run(
         {
             let mut c = Command::new("ldd");
-            c.arg(i.bin.join("poisson_static"));
+            c.env_remove("LD_LIBRARY_PATH")
+                .arg(i.bin.join("poisson_static"));
             c
         },
         "ldd poisson_static",

@@ -83,6 +83,8 @@ int main(int argc, char **argv) {
   /* Communicators. */
   expect("MPI_COMM_NULL", dfft_plan_dft(3, n3, 1, MPI_COMM_NULL, 0, NULL, 0, &plan), DFFT_ERROR_MPI,
          "MPI_COMM_NULL");
+  expect("zero communicator", dfft_plan_dft(3, n3, 1, (MPI_Comm)0, 0, NULL, 0, &plan), DFFT_ERROR_MPI,
+         "not a communicator");
 
   /* A good plan on a split communicator (the caller keeps and frees its communicator). */
   MPI_Comm half;

@@ -40,6 +40,14 @@ program r2c_use_mpi
     failures = failures + 1
   end if
 
+  ! An unknown Fortran communicator handle.
+  ierr = dfft_plan_dft_r2c(3, n, 1_c_ptrdiff_t, -5, 0, 0, plan)
+  call dfft_error_message(ierr, message, len(message))
+  if (ierr /= DFFT_ERROR_MPI .or. index(message, 'communicator') == 0) then
+    print '(a, i0, 2a)', 'unknown handle: code ', ierr, ', message: ', trim(message)
+    failures = failures + 1
+  end if
+
   ! The grid split over the slowest axis, n(3), requested in Fortran's order.
   request(1) = nranks
   ierr = dfft_plan_dft_r2c(3, n, 1_c_ptrdiff_t, MPI_COMM_WORLD, 1, 0, plan, request)
