@@ -146,7 +146,10 @@ int main(int argc, char **argv) {
   } else {
     passed++;
   }
+  void *late;
+  expect("alloc before destroy", dfft_alloc_input(plan, &late), DFFT_SUCCESS, "success");
   expect("destroy", dfft_destroy(plan), DFFT_SUCCESS, "success");
+  expect("free after destroy", dfft_free(late), DFFT_SUCCESS, "success");
   expect("destroy NULL", dfft_destroy(NULL), DFFT_SUCCESS, "success");
   MPI_Comm_free(&half);
   free(back);
