@@ -5,7 +5,8 @@
 
 #![allow(dead_code)]
 
-use fft_core::stages::{pipeline, resolve_grid, Stage};
+use fft_core::model::{resolve_grid, MachineProfile};
+use fft_core::stages::{pipeline, Stage};
 use fft_core::{GridChoice, Normalization};
 use redist::chain::plan_chain;
 use redist::{ExchangePlan, GridShape, Layout, MemoryOrder, Method};
@@ -117,7 +118,7 @@ pub fn planners(bytes: &[u8]) {
         ),
     };
     let transposed = b.byte() % 2 == 1;
-    let Ok(grid) = resolve_grid(&shape, ranks, &choice) else {
+    let Ok(grid) = resolve_grid(&shape, ranks, &choice, &MachineProfile::default()) else {
         return;
     };
     assert_eq!(grid.ranks(), ranks, "{shape:?} {choice:?}");

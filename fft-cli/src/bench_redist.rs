@@ -13,7 +13,8 @@
 
 use crate::args::{parse_shape, ShapeArg};
 use clap::Args;
-use fft_core::stages::{pipeline, resolve_grid};
+use fft_core::model::resolve_grid;
+use fft_core::stages::pipeline;
 use fft_core::{FftError, GridChoice};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -224,7 +225,8 @@ fn index_values(layout: &Layout, rank: usize, out: &mut [Complex<f64>], check: b
 pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Result<(), BenchError> {
     let shape = args.shape.0.clone();
     let ranks = world.size() as usize;
-    let grid_shape = resolve_grid(&shape, ranks, &args.grid)?;
+    let machine = crate::machine::load(None)?;
+    let grid_shape = resolve_grid(&shape, ranks, &args.grid, &machine.profile)?;
     let r = grid_shape.rank();
     let pipe = pipeline(&shape, grid_shape.clone(), true)?;
     let grid = ProcessGrid::new(world, grid_shape.clone())?;

@@ -21,6 +21,7 @@ mod fault {
 }
 mod kind;
 mod logging;
+mod machine;
 mod memory;
 mod plan_cmd;
 mod progress;

@@ -1,8 +1,10 @@
 //! `dfft plan`: the complexity model's prediction for every candidate grid, without MPI.
 
 use crate::args::{parse_shape, ShapeArg};
+use crate::machine::LoadedProfile;
 use clap::Args;
-use fft_core::model::{self, Candidate, MachineProfile, Problem};
+use fft_core::model::{self, Candidate, Candidates, MachineProfile, Problem};
+use fft_core::GridChoice;
 use std::path::PathBuf;
 
 /// Arguments of `dfft plan`.
@@ -18,9 +20,13 @@ pub struct PlanArgs {
     /// Global shape, comma-separated (axis 0 slowest), e.g. 512,512,512.
     #[arg(long, value_parser = parse_shape, allow_hyphen_values = true)]
     pub shape: ShapeArg,
-    /// Number of MPI ranks P to plan for.
+    /// Number of MPI ranks P to plan for (at most 2^40).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub ranks: u64,
+    /// Which grids to evaluate: `auto` (every grid rank r < d), a grid rank R (its
+    /// factorizations only) or one grid AxB...
+    #[arg(long, default_value = "auto")]
+    pub grid: GridChoice,
     /// Machine profile (JSON from `dfft calibrate`); default $DFFT_MACHINE, else built-in.
     #[arg(long)]
     pub machine: Option<PathBuf>,
@@ -68,16 +74,9 @@ pub struct PlanArgs {
     pub json: bool,
 }
 
-/// The profile `plan` (and `run`) use: `--machine FILE`, else `$DFFT_MACHINE`, else defaults.
-pub fn load_profile(machine: Option<&PathBuf>) -> fft_core::Result<MachineProfile> {
-    match machine {
-        Some(path) => MachineProfile::from_file(path),
-        None => MachineProfile::from_env(),
-    }
-}
-
-fn profile_from(args: &PlanArgs) -> fft_core::Result<MachineProfile> {
-    let mut p = load_profile(args.machine.as_ref())?;
+fn profile_from(args: &PlanArgs) -> fft_core::Result<LoadedProfile> {
+    let mut loaded = crate::machine::load(args.machine.as_deref())?;
+    let p = &mut loaded.profile;
     let overridden = [
         args.ts.is_some(),
         args.tw.is_some(),
@@ -132,7 +131,7 @@ fn profile_from(args: &PlanArgs) -> fft_core::Result<MachineProfile> {
         p.source = format!("{} (with command-line overrides)", p.source);
     }
     p.validate()?;
-    Ok(p)
+    Ok(loaded)
 }
 
 fn grid_name(dims: &[usize]) -> String {
@@ -143,7 +142,8 @@ fn grid_name(dims: &[usize]) -> String {
 }
 
 /// The table `dfft plan` prints.
-pub fn table(problem: &Problem, profile: &MachineProfile, cands: &[Candidate]) -> String {
+pub fn table(problem: &Problem, loaded: &LoadedProfile, cands: &[Candidate]) -> String {
+    let profile = &loaded.profile;
     let mut s = format!(
         "dfft plan: shape {:?} on {} rank(s), {} B per element, {} output\n",
         problem.shape,
@@ -156,7 +156,7 @@ pub fn table(problem: &Problem, profile: &MachineProfile, cands: &[Candidate]) -
         }
     );
     s.push_str(&format!(
-        "machine: ts {:.2e}/{:.2e} s, tw {:.2e}/{:.2e} s/B (intra/inter node), fft {:.2e} s/(elem·log2 n), copy {:.2e} B/s (runs {:.2e} B/s), {} cores and {} ranks per node, {} thread(s)/rank [{}]\n",
+        "machine: ts {:.2e}/{:.2e} s, tw {:.2e}/{:.2e} s/B (intra/inter node), fft {:.2e} s/(elem·log2 n), copy {:.2e} B/s (runs {:.2e} B/s), {} cores and {} ranks per node, {} thread(s)/rank\nprofile: {}\n",
         profile.ts_intra_s,
         profile.ts_inter_s,
         profile.tw_intra_s_per_byte,
@@ -167,7 +167,7 @@ pub fn table(problem: &Problem, profile: &MachineProfile, cands: &[Candidate]) -
         profile.cores_per_node,
         profile.ranks_per_node,
         profile.threads_per_rank,
-        profile.source
+        loaded.describe()
     ));
     s.push_str(&model::explain(cands));
     s.push_str("\n\nper forward+backward pair; each stage charged for its most loaded rank (or, where ranks share cores, the node's mean rank)\n");
@@ -230,21 +230,28 @@ pub fn json_lines(problem: &Problem, cands: &[Candidate]) -> Vec<String> {
 
 /// Runs `dfft plan`: evaluates every candidate and prints them; no MPI.
 pub fn plan(args: &PlanArgs) -> Result<(), fft_core::FftError> {
-    let profile = profile_from(args)?;
+    let loaded = profile_from(args)?;
+    let profile = &loaded.profile;
+    let ranks = usize::try_from(args.ranks).unwrap_or(usize::MAX);
     let problem = Problem {
         shape: args.shape.0.clone(),
-        ranks: args.ranks as usize,
+        ranks,
         element_bytes: args.element_bytes.max(1),
         transposed_out: args.transposed_out,
     };
-    let cands = model::evaluate(&problem, &profile)?;
+    let which = match &args.grid {
+        GridChoice::Auto => Candidates::All,
+        GridChoice::Rank(r) => Candidates::Rank(*r),
+        GridChoice::Dims(dims) => Candidates::Grid(dims.clone()),
+    };
+    let cands = model::evaluate_among(&problem, profile, &which)?;
     let text = if args.json {
         json_lines(&problem, &cands)
             .into_iter()
             .map(|line| line + "\n")
             .collect()
     } else {
-        table(&problem, &profile, &cands)
+        table(&problem, &loaded, &cands)
     };
     // A reader that stops early (`dfft plan --json | head -1`) closes the pipe: not an error
     // of the plan, so it ends quietly instead of panicking in `println!`.
@@ -283,7 +290,7 @@ impl RunModel {
     ) -> fft_core::Result<(fft_core::FftOptions, RunModel)> {
         use mpi::collective::SystemOperation;
         use mpi::traits::*;
-        let mut profile = load_profile(machine)?;
+        let mut profile = crate::machine::load(machine.map(PathBuf::as_path))?.profile;
         let local = [
             world.split_shared(0).size() as f64,
             rayon::current_num_threads() as f64,
@@ -305,6 +312,7 @@ impl RunModel {
             let grid = model::choose(&problem, &profile)?;
             options.grid = fft_core::GridChoice::Dims(grid.dims().to_vec());
         }
+        options.machine = profile.clone();
         Ok((
             options,
             RunModel {

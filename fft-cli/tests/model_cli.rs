@@ -88,6 +88,151 @@ fn plan_rejects_a_bad_profile() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cores_per_node"));
 }
 
+/// Runs `dfft plan ARGS` and returns (status, stdout, stderr, CPU seconds, peak RSS in bytes)
+/// from the child's own resource usage (wait4), so a loaded machine does not change them.
+fn plan_measured(args: &[&str]) -> (std::process::ExitStatus, String, String, f64, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let child = Command::new(DFFT)
+        .arg("plan")
+        .args(args)
+        .env_remove("DFFT_MACHINE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dfft runs");
+    let pid = child.id() as libc::pid_t;
+    let out = std::thread::spawn(move || {
+        use std::io::Read;
+        let (mut o, mut e) = (String::new(), String::new());
+        let mut child = child;
+        child.stdout.take().unwrap().read_to_string(&mut o).unwrap();
+        child.stderr.take().unwrap().read_to_string(&mut e).unwrap();
+        (o, e)
+    });
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, with pointers to live locals.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(rc, pid, "wait4");
+    let (stdout, stderr) = out.join().unwrap();
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    let cpu = secs(usage.ru_utime) + secs(usage.ru_stime);
+    let rss = usage.ru_maxrss as u64 * 1024; // kilobytes on Linux
+    (
+        std::process::ExitStatus::from_raw(status),
+        stdout,
+        stderr,
+        cpu,
+        rss,
+    )
+}
+
+/// Planning never walks the ranks: every P up to 2^40 (a prime, a power of ten, 2^40 itself
+/// and a count with 6720 divisors) answers in under 1 s of CPU time and 100 MB; beyond 2^40,
+/// and with too many candidate grids, a clear error.
+#[test]
+fn plan_answers_any_rank_count_up_to_2_40_quickly() {
+    for ranks in [
+        "1000000",
+        "100000000",
+        "1000000007",
+        "1000000000000",
+        "1099511627776",
+        "963761198400",
+    ] {
+        let (status, stdout, stderr, cpu, rss) =
+            plan_measured(&["--shape", "1024,1024,1024", "--ranks", ranks, "--json"]);
+        assert!(status.success(), "P = {ranks}: {stderr}");
+        let first: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+        assert_eq!(first["chosen"], true, "{first}");
+        assert!(cpu < 1.0, "P = {ranks}: {cpu:.2} s of CPU time");
+        assert!(rss < 100 << 20, "P = {ranks}: peak RSS {} MB", rss >> 20);
+    }
+    let (status, _, stderr, _, _) =
+        plan_measured(&["--shape", "64,64,64", "--ranks", "1099511627777"]);
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        stderr.contains("at most 1099511627776 ranks") && stderr.contains("1099511627777"),
+        "{stderr}"
+    );
+    let (status, _, stderr, cpu, _) =
+        plan_measured(&["--shape", "64,64,64,64", "--ranks", "963761198400"]);
+    assert_eq!(status.code(), Some(1));
+    assert!(stderr.contains("1843801 candidate grids"), "{stderr}");
+    assert!(cpu < 1.0, "refusing took {cpu:.2} s");
+    // One grid rank of the same problem is within bounds.
+    let (status, stdout, stderr, _, _) = plan_measured(&[
+        "--shape",
+        "64,64,64,64",
+        "--ranks",
+        "963761198400",
+        "--grid",
+        "2",
+        "--json",
+    ]);
+    assert!(status.success(), "{stderr}");
+    assert_eq!(stdout.lines().count(), 6720);
+}
+
+/// `--machine` files are read strictly: named fields only, each of its type; the fields a
+/// file leaves out are named.
+#[test]
+fn machine_files_are_read_strictly() {
+    for (text, says) in [
+        ("[1,2,3]", "never read by position"),
+        ("{}", "no profile field given"),
+        (
+            r#"{"ts_inter_s": 1e-5, "tw_inter": 1e-10}"#,
+            "unknown key(s) tw_inter",
+        ),
+        (
+            r#"{"cores_per_node": "40"}"#,
+            "cores_per_node must be a non-negative integer",
+        ),
+        (
+            r#"{"ranks_per_node": 2.5}"#,
+            "ranks_per_node must be a non-negative integer",
+        ),
+    ] {
+        let path = tmp_path("strict.json");
+        std::fs::write(&path, text).unwrap();
+        let out = Command::new(DFFT)
+            .args(["plan", "--shape", "8,8,8", "--ranks", "2", "--machine"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{text}: {stderr}");
+        assert!(stderr.contains(says), "{text}: {stderr}");
+    }
+    let path = tmp_path("partial.json");
+    std::fs::write(&path, r#"{"ts_inter_s": 1e-5, "cores_per_node": 40}"#).unwrap();
+    let out = Command::new(DFFT)
+        .args(["plan", "--shape", "8,8,8", "--ranks", "2", "--machine"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("profile:"))
+        .unwrap_or_else(|| panic!("no profile line:\n{stdout}"));
+    assert!(
+        line.contains("defaults for fields") && line.contains("ts_intra_s"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("ts_inter_s") && !line.contains("cores_per_node"),
+        "{line}"
+    );
+}
+
 /// Calibrate on `ranks` ranks, then read the profile back with `plan` and use it in `run`.
 fn calibrate_then_plan(ranks: usize) {
     let profile = tmp_path(&format!("machine-{ranks}.json"));

@@ -12,7 +12,7 @@ use crate::options::{AxisKind, FftOptions};
 use crate::real::Real;
 use crate::rows::RunMap;
 use crate::shared::{BlockWindow, SharedBlock};
-use crate::stages::{pipeline_for, resolve_grid, Domain, Pipeline, Stage, TransformShape};
+use crate::stages::{pipeline_for, Domain, Pipeline, Stage, TransformShape};
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
@@ -1015,7 +1015,12 @@ where
     /// Plans `spec` over all processes of `comm`; collective.
     pub(crate) fn new<C: Communicator>(comm: &C, spec: Spec, options: FftOptions) -> Result<Self> {
         let ranks = comm.size() as usize;
-        let grid_shape = resolve_grid(&spec.shape.physical, ranks, &options.grid)?;
+        let grid_shape = crate::model::resolve_grid(
+            &spec.shape.physical,
+            ranks,
+            &options.grid,
+            &options.machine,
+        )?;
         let pipeline = pipeline_for(&spec.shape, grid_shape.clone(), options.transposed_out)?;
         let batch = options.batch;
         // Refuse (on every rank alike) a plan that would not fit, before allocating.

@@ -40,6 +40,26 @@ pub enum FftError {
         /// What is wrong, with the offending value or file.
         reason: String,
     },
+    /// More processes than the complexity model plans for ([`crate::model::MAX_RANKS`]).
+    #[error("the model plans for at most {limit} ranks (2^40), got {ranks}")]
+    TooManyRanks {
+        /// The process count given.
+        ranks: u64,
+        /// [`crate::model::MAX_RANKS`].
+        limit: u64,
+    },
+    /// More candidate grids than one evaluation takes on ([`crate::model::MAX_CANDIDATES`]).
+    #[error("shape {shape:?} on {ranks} ranks has {candidates} candidate grids, more than the {limit} the model evaluates at once: restrict the grid rank (dfft plan --grid R) or give the grid (--grid AxB...)")]
+    TooManyCandidates {
+        /// The shape given.
+        shape: Vec<usize>,
+        /// The process count given.
+        ranks: u64,
+        /// How many candidates that is (saturating).
+        candidates: u128,
+        /// [`crate::model::MAX_CANDIDATES`].
+        limit: usize,
+    },
     /// The plan would need more memory per rank than the limit (see [`crate::memory`]).
     #[error("not enough memory for the plan: {detail}; use more ranks or nodes, a smaller shape, or set DFFT_MEMORY_LIMIT")]
     InsufficientMemory {

@@ -17,9 +17,10 @@
 //!   exchanges move rows between them in place.
 //!
 //! One generic code path serves every plan kind and precision (`T: Real`).
-//! * [`model`]: the complexity model (seed 000 §5) that predicts each candidate grid's time
-//!   and chooses the grid for [`GridChoice::Auto`].
-//! * [`stages`]: the pure part (grid choice, layouts, stage list), testable without MPI.
+//! * [`model`]: the complexity model (Birkeland and Sørøvik §5) that predicts each candidate
+//!   grid's time and chooses the grid for [`GridChoice::Auto`] from the
+//!   [`model::MachineProfile`] in [`FftOptions::machine`].
+//! * [`stages`]: the pure part (layouts, stage list), testable without MPI.
 //!
 //! Conventions: logical axis 0 varies slowest (C order); the forward transform uses
 //! `exp(-2πi k·n/N)` and is unnormalized; backward uses `exp(+2πi k·n/N)` and is unnormalized

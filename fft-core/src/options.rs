@@ -8,8 +8,8 @@ use std::str::FromStr;
 /// How to shape the processor grid.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum GridChoice {
-    /// Let dfft choose with the complexity model (see [`crate::model`] and
-    /// [`crate::stages::resolve_grid`]).
+    /// Let dfft choose with the complexity model ([`crate::model::resolve_grid`]) and the
+    /// machine profile of [`FftOptions::machine`].
     #[default]
     Auto,
     /// A grid of this rank r with balanced dimensions, as `MPI_Dims_create` would choose.
@@ -313,6 +313,11 @@ pub struct FftOptions {
     /// transposed-output forward). Its `forward`/`backward`, which promise to leave the input
     /// alone, return [`crate::FftError::InputNotWritable`]. Default `false`.
     pub destroy_input: bool,
+    /// The machine the complexity model describes when [`GridChoice::Auto`] picks the grid
+    /// (default: [`crate::model::MachineProfile::default`], a generic cluster node). The
+    /// library never reads a profile itself; `dfft` reads `--machine`, `$DFFT_MACHINE` or its
+    /// per-machine cache and passes the result here. Every rank must pass the same profile.
+    pub machine: crate::model::MachineProfile,
 }
 
 impl Default for FftOptions {
@@ -328,6 +333,7 @@ impl Default for FftOptions {
             piece_bytes: Self::DEFAULT_PIECE_BYTES,
             shared_memory: true,
             destroy_input: false,
+            machine: crate::model::MachineProfile::default(),
         }
     }
 }
@@ -360,6 +366,20 @@ impl FftOptions {
     /// ```
     pub fn destroy_input(mut self, destroy: bool) -> Self {
         self.destroy_input = destroy;
+        self
+    }
+
+    /// Sets the machine profile the model uses for [`GridChoice::Auto`] (see
+    /// [`FftOptions::machine`]).
+    ///
+    /// ```
+    /// use fft_core::{model::MachineProfile, FftOptions};
+    /// let fast_network = MachineProfile::network_only(1e-6, 1e-11);
+    /// let opts = FftOptions::default().machine(fast_network.clone());
+    /// assert_eq!(opts.machine, fast_network);
+    /// ```
+    pub fn machine(mut self, profile: crate::model::MachineProfile) -> Self {
+        self.machine = profile;
         self
     }
 

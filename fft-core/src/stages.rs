@@ -19,8 +19,7 @@
 //! global shape.
 
 use crate::error::{FftError, Result};
-use crate::options::GridChoice;
-use redist::{GridShape, Layout, MemoryOrder, RedistError};
+use redist::{GridShape, Layout, MemoryOrder};
 
 /// One step of a transform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,92 +279,6 @@ pub fn pipeline_for(
         input,
         output: at,
     })
-}
-
-/// Turns a [`GridChoice`] into grid dimensions for `ranks` processes and `shape`.
-/// [`GridChoice::Auto`] asks the complexity model ([`crate::model::choose`], complex f64,
-/// natural output) with the machine profile named by `$DFFT_MACHINE` (the same file on every
-/// rank), or the model's defaults; see [`resolve_grid_with`] to pass a profile.
-///
-/// ```
-/// use fft_core::{stages::resolve_grid, GridChoice};
-/// assert_eq!(resolve_grid(&[8, 8, 8], 6, &GridChoice::Rank(2)).unwrap().dims(), &[3, 2]);
-/// assert!(resolve_grid(&[8, 8, 8], 6, &GridChoice::Dims(vec![4, 2])).is_err());
-/// assert!(resolve_grid(&[8, 8], 4, &GridChoice::Rank(2)).is_err());
-/// ```
-pub fn resolve_grid(shape: &[usize], ranks: usize, choice: &GridChoice) -> Result<GridShape> {
-    match choice {
-        GridChoice::Auto => resolve_grid_with(
-            shape,
-            ranks,
-            choice,
-            &crate::model::MachineProfile::from_env()?,
-        ),
-        _ => resolve_grid_with(
-            shape,
-            ranks,
-            choice,
-            &crate::model::MachineProfile::default(),
-        ),
-    }
-}
-
-/// [`resolve_grid`] with an explicit machine profile for [`GridChoice::Auto`]: the model's
-/// choice for a complex f64 transform with natural output. A pure function of its arguments,
-/// so every rank that calls it with the same ones gets the same grid.
-///
-/// ```
-/// use fft_core::{model::MachineProfile, stages::resolve_grid_with, GridChoice};
-/// let grid = resolve_grid_with(&[4, 64, 4], 8, &GridChoice::Auto, &MachineProfile::default());
-/// assert_eq!(grid.unwrap().ranks(), 8);
-/// ```
-pub fn resolve_grid_with(
-    shape: &[usize],
-    ranks: usize,
-    choice: &GridChoice,
-    profile: &crate::model::MachineProfile,
-) -> Result<GridShape> {
-    let d = shape.len();
-    if d < 2 {
-        return Err(FftError::TooFewDimensions {
-            shape: shape.to_vec(),
-        });
-    }
-    let grid = match choice {
-        GridChoice::Auto => {
-            crate::model::choose(&crate::model::Problem::new(shape, ranks), profile)?
-        }
-        GridChoice::Rank(r) => {
-            if *r >= d {
-                return Err(RedistError::GridRankTooLarge {
-                    grid_rank: *r,
-                    array_rank: d,
-                }
-                .into());
-            }
-            GridShape::balanced(ranks, *r)?
-        }
-        GridChoice::Dims(dims) => {
-            let grid = GridShape::new(dims.clone())?;
-            if grid.ranks() != ranks {
-                return Err(RedistError::GridSizeMismatch {
-                    dims: dims.clone(),
-                    product: grid.ranks(),
-                    ranks,
-                }
-                .into());
-            }
-            if grid.rank() >= d {
-                return Err(RedistError::GridRankTooLarge {
-                    grid_rank: grid.rank(),
-                    array_rank: d,
-                }
-                .into());
-            }
-            grid
-        }
-    };
-    Ok(grid)
 }
 
 /// The rule `GridChoice::Auto` followed before the complexity model ([`crate::model`]): the

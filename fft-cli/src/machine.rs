@@ -1,0 +1,239 @@
+//! Machine profiles for the complexity model, as the command line finds them: `--machine
+//! FILE`, else `$DFFT_MACHINE`, else the built-in defaults. The library takes the profile as a
+//! value (`FftOptions::machine`); reading files and the environment happens only here.
+//!
+//! Files are read strictly: a JSON object whose keys are profile fields (plus the
+//! `calibration` and `provenance` blocks `dfft calibrate` writes), each of its field's type.
+//! Unknown keys, other types, arrays and empty objects are refused with the offending key;
+//! fields the file does not give take the defaults, and the loaded profile lists them.
+
+use fft_core::model::MachineProfile;
+use fft_core::FftError;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// The environment variable naming a machine profile file.
+pub const MACHINE_ENV: &str = "DFFT_MACHINE";
+
+/// Keys a profile file may hold besides the profile's fields: what calibration measured and
+/// where, kept for people and ignored by the model.
+const METADATA_KEYS: [&str; 2] = ["calibration", "provenance"];
+
+/// Where a profile came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// `--machine FILE`.
+    Argument(PathBuf),
+    /// `$DFFT_MACHINE`.
+    Environment(PathBuf),
+    /// The built-in defaults (a generic cluster node).
+    Defaults,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Argument(p) => write!(f, "--machine {}", p.display()),
+            Origin::Environment(p) => write!(f, "${MACHINE_ENV}={}", p.display()),
+            Origin::Defaults => f.write_str("built-in defaults (a generic cluster node)"),
+        }
+    }
+}
+
+/// A profile with where it came from and which of its fields took the defaults.
+#[derive(Debug, Clone)]
+pub struct LoadedProfile {
+    /// The profile.
+    pub profile: MachineProfile,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Fields the file did not give (every field for the built-in defaults).
+    pub defaulted: Vec<String>,
+}
+
+impl LoadedProfile {
+    /// The built-in defaults.
+    pub fn defaults() -> Self {
+        Self {
+            profile: MachineProfile::default(),
+            origin: Origin::Defaults,
+            defaulted: Vec::new(),
+        }
+    }
+
+    /// One line naming the profile: where it came from, its `source` text, and the fields a
+    /// file left to the defaults.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} [{}]", self.origin, self.profile.source);
+        if !self.defaulted.is_empty() {
+            s.push_str(&format!(
+                "; defaults for {}: {}",
+                if self.defaulted.len() == 1 {
+                    "1 field"
+                } else {
+                    "fields"
+                },
+                self.defaulted.join(", ")
+            ));
+        }
+        s
+    }
+}
+
+/// What JSON type each field takes, from the defaults' own serialization.
+fn field_types() -> Map<String, Value> {
+    match serde_json::to_value(MachineProfile::default()) {
+        Ok(Value::Object(map)) => map,
+        _ => unreachable!("a profile serializes to an object"),
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_u64() => "a non-negative integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses profile JSON strictly; returns the profile and the fields that took the defaults.
+pub fn parse(text: &str) -> Result<(MachineProfile, Vec<String>), String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(given) = value else {
+        return Err(format!(
+            "expected a JSON object of named fields, got {} (fields are never read by position)",
+            kind_of(&value)
+        ));
+    };
+    let fields = field_types();
+    let known: Vec<&str> = fields.keys().map(String::as_str).collect();
+    let unknown: Vec<&str> = given
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !fields.contains_key(*k) && !METADATA_KEYS.contains(k))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(format!(
+            "unknown key(s) {}; a profile's keys are {} (and {})",
+            unknown.join(", "),
+            known.join(", "),
+            METADATA_KEYS.join(", ")
+        ));
+    }
+    let mut merged = Map::new();
+    let mut defaulted = Vec::new();
+    for (key, default) in &fields {
+        match given.get(key) {
+            None => {
+                defaulted.push(key.clone());
+                merged.insert(key.clone(), default.clone());
+            }
+            Some(v) => {
+                let fits = match default {
+                    Value::Number(n) if n.is_u64() => v.is_u64(),
+                    Value::Number(_) => v.is_number(),
+                    Value::String(_) => v.is_string(),
+                    _ => false,
+                };
+                if !fits {
+                    return Err(format!(
+                        "{key} must be {}, got {} ({v})",
+                        kind_of(default),
+                        kind_of(v)
+                    ));
+                }
+                merged.insert(key.clone(), v.clone());
+            }
+        }
+    }
+    if defaulted.len() == fields.len() {
+        return Err(format!(
+            "no profile field given (the keys are {}); leave out --machine and {MACHINE_ENV} \
+             to use the built-in defaults",
+            known.join(", ")
+        ));
+    }
+    let profile: MachineProfile =
+        serde_json::from_value(Value::Object(merged)).map_err(|e| e.to_string())?;
+    profile
+        .validate()
+        .map_err(|e| e.to_string().replace("bad machine profile: ", ""))?;
+    Ok((profile, defaulted))
+}
+
+/// Reads the profile file at `path` strictly (see [`parse`]).
+pub fn read(path: &Path, origin: Origin) -> Result<LoadedProfile, FftError> {
+    let bad = |reason: String| FftError::BadMachineProfile {
+        reason: format!("{}: {reason}", path.display()),
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let (profile, defaulted) = parse(&text).map_err(bad)?;
+    Ok(LoadedProfile {
+        profile,
+        origin,
+        defaulted,
+    })
+}
+
+/// The profile `plan`, `run` and `bench-redist` use: `--machine FILE`, else `$DFFT_MACHINE`,
+/// else the built-in defaults. Every rank must see the same file.
+pub fn load(machine: Option<&Path>) -> Result<LoadedProfile, FftError> {
+    if let Some(path) = machine {
+        return read(path, Origin::Argument(path.to_path_buf()));
+    }
+    match std::env::var_os(MACHINE_ENV) {
+        Some(path) if !path.is_empty() => {
+            let path = PathBuf::from(path);
+            read(&path, Origin::Environment(path.clone()))
+        }
+        _ => Ok(LoadedProfile::defaults()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_round_trip_and_name_their_defaults() {
+        let p = MachineProfile::default();
+        let (again, defaulted) = parse(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert_eq!((again, defaulted.len()), (p.clone(), 0));
+        let (q, defaulted) = parse(r#"{"ts_inter_s": 1e-5, "calibration": {"x": 1}}"#).unwrap();
+        assert_eq!(q.ts_inter_s, 1e-5);
+        assert_eq!(q.cores_per_node, p.cores_per_node);
+        assert_eq!(defaulted.len(), 11);
+        assert!(defaulted.contains(&"cores_per_node".to_string()));
+        assert!(!defaulted.contains(&"ts_inter_s".to_string()));
+    }
+
+    #[test]
+    fn profiles_refuse_what_they_cannot_mean() {
+        for (bad, says) in [
+            ("[1,2,3]", "never read by position"),
+            ("{}", "no profile field given"),
+            (r#"{"ts_inter": 1e-5}"#, "unknown key(s) ts_inter"),
+            (
+                r#"{"cores_per_node": 2.5}"#,
+                "cores_per_node must be a non-negative integer",
+            ),
+            (
+                r#"{"cores_per_node": -4}"#,
+                "cores_per_node must be a non-negative integer",
+            ),
+            (r#"{"ts_inter_s": "fast"}"#, "ts_inter_s must be a number"),
+            (r#"{"source": 3}"#, "source must be a string"),
+            (r#"{"ts_inter_s": -1}"#, "ts_inter_s = -1"),
+            (r#"{"cores_per_node": 0}"#, "cores_per_node = 0"),
+            (r#"{"copy_bytes_per_s": 0}"#, "copy_bytes_per_s = 0"),
+            ("[", "not JSON"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+}
