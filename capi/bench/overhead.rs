@@ -96,7 +96,7 @@ fn main() {
     }
     if world.rank() == 0 {
         println!(
-            "overhead: c2c {}x{}x{} ranks={} pairs={pairs} rust_seconds_per_pair={best_rust:.6} capi_seconds_per_pair={best_c:.6} ratio={:.4}",
+            "overhead: c2c {}x{}x{} ranks={} pairs={pairs} rust_seconds_per_pair={best_rust:.4e} capi_seconds_per_pair={best_c:.4e} ratio={:.4}",
             shape[0],
             shape[1],
             shape[2],
