@@ -102,8 +102,8 @@ pub struct RunArgs {
     /// Precision of the transforms and of the .npy files: f32 or f64.
     #[arg(long, value_enum, default_value_t = crate::kind::Precision::F64)]
     pub precision: crate::kind::Precision,
-    /// Scaling: none (neither direction), backward (1/N on backward, numpy's default) or
-    /// ortho (1/sqrt(N) both ways). N counts elements (logical sizes for r2r axes).
+    /// Scaling: none (neither direction), backward (1/N on backward, numpy's default),
+    /// ortho (1/sqrt(N) both ways) or forward (1/N on forward). N counts elements (logical sizes for r2r axes).
     #[arg(long, default_value = "backward")]
     pub normalization: fft_core::Normalization,
     /// Threads per rank. Default: the cores this rank may use divided by the ranks sharing

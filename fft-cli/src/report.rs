@@ -33,7 +33,7 @@ pub struct RunReport {
     pub precision: String,
     /// Fields transformed together; times are per transform of all of them.
     pub batch: usize,
-    /// `--normalization`: none, backward or ortho.
+    /// `--normalization`: none, backward, ortho or forward.
     pub normalization: String,
     pub iters: u64,
     pub warmup: u64,

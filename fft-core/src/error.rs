@@ -77,7 +77,7 @@ pub enum FftError {
         value: String,
     },
     /// A malformed normalization name.
-    #[error("unknown normalization '{name}' (expected one of: none, backward, ortho)")]
+    #[error("unknown normalization '{name}' (expected one of: none, backward, ortho, forward)")]
     UnknownNormalization {
         /// The text given.
         name: String,

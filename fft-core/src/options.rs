@@ -73,6 +73,9 @@ pub enum Normalization {
     Backward,
     /// Both directions are scaled by 1/√N (unitary).
     Ortho,
+    /// Forward is scaled by 1/N, backward not (numpy's `norm="forward"`; the convention of
+    /// mpi4py-fft and FluidFFT, whose spectra are Fourier coefficients): backward(forward(x)) = x.
+    Forward,
 }
 
 impl FromStr for Normalization {
@@ -81,12 +84,15 @@ impl FromStr for Normalization {
     /// ```
     /// use fft_core::Normalization;
     /// assert_eq!("ortho".parse::<Normalization>().unwrap(), Normalization::Ortho);
+    /// assert_eq!("forward".parse::<Normalization>().unwrap(), Normalization::Forward);
+    /// assert_eq!(Normalization::Forward.factors(4), (0.25, 1.0));
     /// ```
     fn from_str(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "none" => Ok(Normalization::None),
             "backward" => Ok(Normalization::Backward),
             "ortho" => Ok(Normalization::Ortho),
+            "forward" => Ok(Normalization::Forward),
             _ => Err(FftError::UnknownNormalization {
                 name: s.to_string(),
             }),
@@ -110,6 +116,7 @@ impl Normalization {
                 let s = 1.0 / n.sqrt();
                 (s, s)
             }
+            Normalization::Forward => (1.0 / n, 1.0),
         }
     }
 
@@ -119,6 +126,7 @@ impl Normalization {
             Normalization::None => "none",
             Normalization::Backward => "backward",
             Normalization::Ortho => "ortho",
+            Normalization::Forward => "forward",
         }
     }
 }
