@@ -1,0 +1,104 @@
+"""dfft.PFFT against mpi4py_fft.PFFT on the same real-to-complex problems, interleaved in one
+run, and the Python call's cost over the Rust plan's own time.
+
+    mpirun -n 2 target/venv/bin/python -P python/bench/pfft_vs_mpi4py_fft.py 128 256
+
+Per shape: every round times one forward+backward pair of each implementation in turn
+(rotating which goes first), each pair the slowest rank's time; the table shows the minimum
+and median over the rounds and each peer's median over dfft's. Both sides normalize the
+forward transform by 1/N (mpi4py-fft's default), run one thread per rank, and keep their
+spectrum in their natural layout (dfft with transposed_out as FluidFFT uses it, and without).
+"""
+
+import argparse
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+import dfft
+
+comm = MPI.COMM_WORLD
+
+
+def pair_seconds(forward, backward):
+    comm.Barrier()
+    start = time.perf_counter()
+    forward()
+    backward()
+    return comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
+
+
+def contestants(n):
+    shape = (n, n, n)
+    out = {}
+    for transposed in (True, False):
+        plan = dfft.PFFT(comm, shape, dtype=np.float64, normalization="forward",
+                         transposed_out=transposed, threads=1)
+        u = plan.zeros()
+        u[...] = np.random.default_rng(comm.rank).random(u.shape)
+        u_hat = plan.zeros(spectral=True)
+        name = f"dfft grid={'x'.join(map(str, plan.grid))}" + (" T" if transposed else "")
+        out[name] = (lambda p=plan, u=u, v=u_hat: p.forward(u, v),
+                     lambda p=plan, u=u, v=u_hat: p.backward(v, u))
+        if transposed:
+            rust = plan
+    try:
+        from mpi4py_fft import PFFT, newDistArray
+    except ImportError as err:
+        if comm.rank == 0:
+            print(f"mpi4py_fft not importable ({err}): only dfft is timed", flush=True)
+        return out, rust
+    for slab in (True, False):
+        fft = PFFT(comm, shape, axes=(0, 1, 2), dtype=np.float64, slab=slab, backend="fftw")
+        u = newDistArray(fft, False)
+        u[...] = np.random.default_rng(comm.rank).random(u.shape)
+        u_hat = newDistArray(fft, True)
+        name = "mpi4py-fft " + ("slab" if slab else "pencil")
+        out[name] = (lambda f=fft, u=u, v=u_hat: f.forward(u, v),
+                     lambda f=fft, u=u, v=u_hat: f.backward(v, u))
+    return out, rust
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("sizes", nargs="*", type=int, default=[128, 256])
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    for n in args.sizes:
+        impls, rust_plan = contestants(n)
+        names = list(impls)
+        for f, b in impls.values():  # warm up: plans, caches, page faults
+            pair_seconds(f, b)
+        times = {name: [] for name in names}
+        overhead = {"python": [], "rust": []}
+        for r in range(args.rounds):
+            order = names[r % len(names):] + names[: r % len(names)]
+            for name in order:
+                times[name].append(pair_seconds(*impls[name]))
+            # The Python call against the Rust plan's own loop, same plan, same round.
+            u, v = rust_plan.zeros(), rust_plan.zeros(spectral=True)
+            comm.Barrier()
+            start = time.perf_counter()
+            rust_plan.forward(u, v)
+            overhead["python"].append(comm.allreduce(time.perf_counter() - start, op=MPI.MAX))
+            comm.Barrier()
+            overhead["rust"].append(comm.allreduce(rust_plan.time_rust(1)[0], op=MPI.MAX))
+        if comm.rank == 0:
+            ref = np.median(times[names[0]])
+            print(f"\nr2c {n}^3 on {comm.size} rank(s), forward+backward pair, "
+                  f"{args.rounds} interleaved rounds (seconds, slowest rank):")
+            print(f"  {'implementation':28s} {'min':>9s} {'median':>9s} {'x dfft':>7s}")
+            for name in names:
+                t = np.array(times[name])
+                print(f"  {name:28s} {t.min():9.4f} {np.median(t):9.4f} "
+                      f"{np.median(t) / ref:7.2f}")
+            py, rs = np.median(overhead["python"]), np.median(overhead["rust"])
+            print(f"  Python forward call vs the Rust plan ({names[0]}): median "
+                  f"{py:.5f} s vs {rs:.5f} s: {100 * (py - rs) / rs:+.1f} %")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""Shared by the dfft and fluidfft-dfft pytest suites: the markers mpi-harness reads.
+
+Launched by mpi-harness (see python/launch/tests/python.rs), every rank prints
+``MPI-HARNESS REACHED <test> r/P`` once MPI is up and ``MPI-HARNESS PASSED <test> r/P`` when
+its session ended with every test passed, so a rank that died or failed fails the launch.
+The harness names the launch in ``DFFT_HARNESS_TEST``; pytest must run with ``-s`` so the
+markers reach mpirun's stdout.
+"""
+
+import os
+
+
+def _marker(kind):
+    name = os.environ.get("DFFT_HARNESS_TEST")
+    if not name:
+        return
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    print(f"\nMPI-HARNESS {kind} {name} {comm.rank}/{comm.size}", flush=True)
+
+
+def pytest_sessionstart(session):
+    _marker("REACHED")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if exitstatus == 0:
+        _marker("PASSED")

@@ -1,0 +1,127 @@
+//! Checks of the numpy arrays a caller passes: type, dtype, shape, C-contiguity, writability
+//! and aliasing, each failure a message with the offending values. No copies: a valid array is
+//! borrowed as a slice of its own memory.
+
+use numpy::prelude::*;
+use numpy::{BorrowError, Element, PyArrayDyn, PyReadonlyArrayDyn, PyReadwriteArrayDyn};
+use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+/// `(a, b, c)` as Python prints a shape.
+pub fn shape_str(shape: &[usize]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The numpy name of `T`'s dtype (`float64`, `complex128`, ...).
+pub fn dtype_name<T: Element>(py: Python<'_>) -> String {
+    numpy::dtype::<T>(py)
+        .getattr("name")
+        .and_then(|n| n.extract::<String>())
+        .unwrap_or_else(|_| "?".to_string())
+}
+
+/// What an array must be: its role in messages, its shape and its element type.
+pub struct Expect<'a> {
+    /// "forward input", "backward output", ...
+    pub what: &'a str,
+    /// The required shape.
+    pub shape: &'a [usize],
+    /// This rank, for the message.
+    pub rank: i32,
+}
+
+impl Expect<'_> {
+    fn fail(&self, why: String) -> String {
+        format!("rank {}: {} {why}", self.rank, self.what)
+    }
+
+    /// Checks everything but the element type's borrow: type, dtype, shape, contiguity.
+    fn array<'py, T: Element>(
+        &self,
+        obj: &Bound<'py, PyAny>,
+    ) -> Result<Bound<'py, PyArrayDyn<T>>, String> {
+        let py = obj.py();
+        let untyped = obj.cast::<PyUntypedArray>().map_err(|_| {
+            let ty = obj
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "?".into());
+            self.fail(format!(
+                "must be a numpy.ndarray of dtype {} and shape {}, got {ty}",
+                dtype_name::<T>(py),
+                shape_str(self.shape)
+            ))
+        })?;
+        let dtype = untyped.dtype();
+        if !dtype.is_equiv_to(&numpy::dtype::<T>(py)) {
+            let got = dtype
+                .getattr("name")
+                .and_then(|n| n.extract::<String>())
+                .unwrap_or_else(|_| "?".into());
+            return Err(self.fail(format!("has dtype {got}, expected {}", dtype_name::<T>(py))));
+        }
+        if untyped.shape() != self.shape {
+            return Err(self.fail(format!(
+                "has shape {}, expected {} (this rank's block)",
+                shape_str(untyped.shape()),
+                shape_str(self.shape)
+            )));
+        }
+        if !untyped.is_c_contiguous() {
+            return Err(self.fail(
+                "is not C-contiguous: pass numpy.ascontiguousarray(a) (dfft reads and writes \
+                 the caller's memory in place, without copies)"
+                    .to_string(),
+            ));
+        }
+        obj.cast::<PyArrayDyn<T>>()
+            .cloned()
+            .map_err(|e| self.fail(e.to_string()))
+    }
+
+    /// A read-only borrow of a valid input array.
+    pub fn input<'py, T: Element>(
+        &self,
+        obj: &Bound<'py, PyAny>,
+    ) -> Result<PyReadonlyArrayDyn<'py, T>, String> {
+        self.array::<T>(obj)?
+            .try_readonly()
+            .map_err(|e| self.fail(format!("cannot be read: {e}")))
+    }
+
+    /// A writable borrow of a valid output array; fails when it shares memory with a borrowed
+    /// input.
+    pub fn output<'py, T: Element>(
+        &self,
+        obj: &Bound<'py, PyAny>,
+    ) -> Result<PyReadwriteArrayDyn<'py, T>, String> {
+        self.array::<T>(obj)?.try_readwrite().map_err(|e| match e {
+            BorrowError::NotWriteable => self.fail("is read-only".to_string()),
+            _ => self.fail(
+                "shares memory with the input: in-place transforms are not supported, pass \
+                 a separate output array"
+                    .to_string(),
+            ),
+        })
+    }
+}
+
+/// A new C-ordered array of `shape`, contents undefined (every element is written by the
+/// transform that fills it).
+pub fn new_array<'py, T: Element>(py: Python<'py>, shape: &[usize]) -> Bound<'py, PyArrayDyn<T>> {
+    // SAFETY: the element types used here (plain integers, floats and complex floats) have no
+    // invalid bit patterns, and the caller overwrites every element before Python sees the
+    // array.
+    unsafe { PyArrayDyn::<T>::new(py, shape.to_vec(), false) }
+}

@@ -1,0 +1,41 @@
+//! `dfft._dfft`: the compiled part of the `dfft` Python package.
+//!
+//! A thin layer over the Rust API: [`plan::Pfft`] wraps `fft_core`'s `FftPlan`,
+//! `RealFftPlan` and `R2rPlan`, [`redistribute::Redistribution`] wraps `redist`'s block-cyclic
+//! redistribution. Communicators come from mpi4py (the raw `MPI_Comm` handle, duplicated), so
+//! the extension must link the same `libmpi` as mpi4py; the Python side checks that at import.
+//!
+//! Every check on user input is collective ([`comm::agree`]): a wrong array on one rank raises
+//! the same `ValueError` on every rank instead of leaving the others in an exchange.
+
+mod arrays;
+mod comm;
+mod errors;
+mod plan;
+mod redistribute;
+mod spectral;
+
+use pyo3::prelude::*;
+
+/// The MPI library's own version string (`MPI_Get_library_version`), to compare with
+/// mpi4py's: both must name the same library.
+#[pyfunction]
+fn mpi_library_version() -> PyResult<String> {
+    comm::library_version()
+}
+
+/// The `dfft` crate version this extension was built from.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _dfft(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("DfftError", m.py().get_type::<errors::DfftError>())?;
+    m.add_class::<plan::Pfft>()?;
+    m.add_class::<redistribute::Redistribution>()?;
+    m.add_function(wrap_pyfunction!(mpi_library_version, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

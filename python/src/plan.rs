@@ -1,0 +1,958 @@
+//! `dfft.PFFT`: a distributed FFT plan on numpy arrays, after mpi4py-fft's `PFFT`.
+
+use crate::arrays::{new_array, shape_str, Expect};
+use crate::comm::{agree, collective, from_mpi4py, ranks_on_node, serialized_level, thread_level};
+use crate::errors::{fft_error, value_error, DfftError};
+use crate::spectral::{self, AxisWaves};
+use fft_core::model::{self, MachineProfile, Problem};
+use fft_core::{
+    AxisKind, FftOptions, FftPlan, GridChoice, Normalization, R2rKind, R2rPlan, Real, RealFftPlan,
+};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use num_complex::Complex;
+use numpy::prelude::*;
+use numpy::{PyArray1, PyArrayDyn};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PySlice, PyTuple};
+use redist::Layout;
+use std::str::FromStr;
+
+/// What the plan does, as the `kind` argument spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    C2c,
+    R2c,
+    R2r,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::C2c => "c2c",
+            Kind::R2c => "r2c",
+            Kind::R2r => "r2r",
+        }
+    }
+}
+
+/// The part of every plan kind that the binding uses; forward maps `In` to `Out`, backward
+/// `Out` to `In`.
+trait Transform {
+    type In: numpy::Element + redist::Element;
+    type Out: numpy::Element + redist::Element;
+    fn forward(&mut self, input: &[Self::In], output: &mut [Self::Out]) -> fft_core::Result<()>;
+    fn backward(&mut self, input: &[Self::Out], output: &mut [Self::In]) -> fft_core::Result<()>;
+    fn grid_dims(&self) -> Vec<usize>;
+}
+
+macro_rules! transform {
+    ($plan:ident, $in:ty, $out:ty) => {
+        impl<T: Real> Transform for $plan<T>
+        where
+            Complex<T>: redist::Element + numpy::Element,
+            T: numpy::Element,
+        {
+            type In = $in;
+            type Out = $out;
+            fn forward(&mut self, i: &[$in], o: &mut [$out]) -> fft_core::Result<()> {
+                $plan::forward(self, i, o)
+            }
+            fn backward(&mut self, i: &[$out], o: &mut [$in]) -> fft_core::Result<()> {
+                $plan::backward(self, i, o)
+            }
+            fn grid_dims(&self) -> Vec<usize> {
+                $plan::grid(self).shape().dims().to_vec()
+            }
+        }
+    };
+}
+
+transform!(FftPlan, Complex<T>, Complex<T>);
+transform!(RealFftPlan, T, Complex<T>);
+transform!(R2rPlan, T, T);
+
+enum Plan {
+    C2c64(FftPlan<f64>),
+    C2c32(FftPlan<f32>),
+    R2c64(RealFftPlan<f64>),
+    R2c32(RealFftPlan<f32>),
+    R2r64(R2rPlan<f64>),
+    R2r32(R2rPlan<f32>),
+}
+
+/// Runs `$body` with `$p` bound to the plan inside, whatever its kind and precision.
+macro_rules! with_plan {
+    ($plan:expr, $p:ident => $body:expr) => {
+        match $plan {
+            Plan::C2c64($p) => $body,
+            Plan::C2c32($p) => $body,
+            Plan::R2c64($p) => $body,
+            Plan::R2c32($p) => $body,
+            Plan::R2r64($p) => $body,
+            Plan::R2r32($p) => $body,
+        }
+    };
+}
+
+/// What a transform needs from the plan object besides the Rust plan, borrowed apart from it.
+struct Context<'a> {
+    comm: &'a SimpleCommunicator,
+    pool: Option<&'a rayon::ThreadPool>,
+}
+
+/// Moves borrowed state into the closure that runs without the GIL, possibly on a rayon
+/// worker: MPI handles and raw windows are not `Send` in Rust's eyes.
+struct AssertSend<T>(T);
+// SAFETY: the wrapped references are used only while the calling thread blocks waiting for
+// the closure (`Python::detach` runs it on this thread, `ThreadPool::install` on a worker while
+// this thread waits), so no two threads touch them at once; MPI calls from a worker need
+// MPI_THREAD_SERIALIZED, checked when the pool is made.
+unsafe impl<T> Send for AssertSend<T> {}
+
+impl<T> AssertSend<T> {
+    fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+/// Checks `input` (and `out`, or a new array) on every rank, agrees, and runs `step` without
+/// the GIL. Returns the output array.
+#[allow(clippy::too_many_arguments)]
+fn run<'py, P, I, O>(
+    py: Python<'py>,
+    ctx: Context<'_>,
+    plan: &mut P,
+    input: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
+    names: (&str, &str),
+    shapes: (&[usize], &[usize]),
+    step: fn(&mut P, &[I], &mut [O]) -> fft_core::Result<()>,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    I: numpy::Element,
+    O: numpy::Element,
+{
+    let rank = ctx.comm.rank();
+    let want_in = Expect {
+        what: names.0,
+        shape: shapes.0,
+        rank,
+    };
+    let want_out = Expect {
+        what: names.1,
+        shape: shapes.1,
+        rank,
+    };
+    let target: Bound<'py, PyAny> = match out {
+        Some(o) => o.clone(),
+        None => new_array::<O>(py, shapes.1).into_any(),
+    };
+    let checked = want_in
+        .input::<I>(input)
+        .and_then(|i| want_out.output::<O>(&target).map(|o| (i, o)));
+    let local = checked.as_ref().map(|_| ()).map_err(|e| e.clone());
+    let mut borrowed = checked.ok();
+    let slices = match borrowed.as_mut() {
+        Some((i, o)) => Some((
+            i.as_slice().map_err(|e| value_error(e.to_string()))?,
+            o.as_slice_mut().map_err(|e| value_error(e.to_string()))?,
+        )),
+        None => None,
+    };
+    let comm = ctx.comm;
+    let state = AssertSend((comm, ctx.pool, plan, slices));
+    let outcome = py.detach(move || {
+        let (comm, pool, plan, slices) = state.into_inner();
+        collective(comm, move || -> Result<(), PyErrText> {
+            agree(comm, local).map_err(PyErrText::Value)?;
+            let (src, dst) = slices.expect("checked on this rank");
+            let work = AssertSend((plan, src, dst));
+            let go = move || {
+                let (plan, src, dst) = work.into_inner();
+                step(plan, src, dst)
+            };
+            match pool {
+                Some(pool) => {
+                    let go = AssertSend(go);
+                    pool.install(move || (go.into_inner())())
+                }
+                None => go(),
+            }
+            .map_err(PyErrText::Fft)
+        })
+    });
+    drop(borrowed);
+    match outcome {
+        Ok(()) => Ok(target),
+        Err(PyErrText::Value(m)) => Err(value_error(m)),
+        Err(PyErrText::Fft(e)) => Err(fft_error(e)),
+    }
+}
+
+/// An error made without the GIL, turned into a Python exception after.
+enum PyErrText {
+    Value(String),
+    Fft(fft_core::FftError),
+}
+
+/// A distributed FFT of a global array over the processes of an mpi4py communicator, planned
+/// once and run many times on numpy arrays (no copies; the GIL is released while it runs).
+///
+/// Arguments follow mpi4py-fft's ``PFFT``:
+///
+/// * ``comm``: an ``mpi4py.MPI.Intracomm`` (duplicated; the plan never uses the caller's).
+/// * ``shape``: the global shape (the spectral resolution when padded).
+/// * ``kind``: ``"c2c"``, ``"r2c"`` (real input, half spectrum along the last axis, as
+///   ``numpy.fft.rfftn``) or ``"r2r"`` (a real-to-real kind on every axis); by default
+///   ``"r2c"`` for a real ``dtype`` and ``"c2c"`` for a complex one.
+/// * ``dtype``: the forward input's dtype: ``float64``/``float32`` (r2c, r2r) or
+///   ``complex128``/``complex64`` (c2c); default ``float64``, or ``complex128`` for c2c.
+/// * ``grid``: ``"auto"`` (the complexity model chooses), a grid rank (``1`` slabs, ``2``
+///   pencils) or the grid's dimensions as a tuple.
+/// * ``axes_kinds``: per axis ``"fft"`` or a real-to-real kind (``"dct1"`` .. ``"dst4"``).
+/// * ``normalization``: ``"backward"`` (numpy's default: 1/N on backward), ``"forward"``
+///   (1/N on forward: mpi4py-fft's and FluidFFT's), ``"ortho"`` or ``"none"``.
+/// * ``transposed_out``: leave the spectrum in the last pencil layout (its axes permuted, see
+///   ``spectral_axes``), skipping the exchanges back.
+/// * ``padding``: a factor (or one per axis) >= 1 for dealiasing: the physical grid has
+///   ``floor(N * factor)`` points, the spectrum keeps the ``N`` modes of ``shape``.
+/// * ``batch``: fields transformed together (arrays get a leading axis of that length).
+/// * ``threads``: threads per rank; default: this process's CPUs divided by the ranks on
+///   its node.
+///
+/// Every argument error is a ``ValueError`` (``dfft.DfftError``) raised on every rank.
+#[pyclass(module = "dfft", name = "PFFT", unsendable)]
+pub struct Pfft {
+    plan: Plan,
+    comm: SimpleCommunicator,
+    pool: Option<rayon::ThreadPool>,
+    mpi4py_comm: Py<PyAny>,
+    kind: Kind,
+    axes: Vec<AxisKind>,
+    resolution: Vec<usize>,
+    normalization: Normalization,
+    transposed_out: bool,
+    batch: usize,
+    threads: usize,
+    /// Local forward-input array shape (batch first when batch > 1).
+    input_shape: Vec<usize>,
+    /// Local forward-output array shape, memory order (batch first when batch > 1).
+    output_shape: Vec<usize>,
+}
+
+/// `(kind, single precision)` from the `kind` and `dtype` arguments.
+fn kind_and_precision(kind: Option<&str>, dtype: Option<String>) -> PyResult<(Kind, bool)> {
+    let kind = match kind.map(|k| k.trim().to_ascii_lowercase()) {
+        None => None,
+        Some(k) => Some(match k.as_str() {
+            "c2c" => Kind::C2c,
+            "r2c" => Kind::R2c,
+            "r2r" => Kind::R2r,
+            _ => {
+                return Err(DfftError::new_err(format!(
+                    "unknown kind '{k}' (expected 'c2c', 'r2c' or 'r2r')"
+                )))
+            }
+        }),
+    };
+    let Some(dtype) = dtype else {
+        return Ok((kind.unwrap_or(Kind::R2c), false));
+    };
+    let (complex, single) = match dtype.as_str() {
+        "float64" => (false, false),
+        "float32" => (false, true),
+        "complex128" => (true, false),
+        "complex64" => (true, true),
+        other => {
+            return Err(DfftError::new_err(format!(
+                "unsupported dtype {other} (expected float64, float32, complex128 or complex64)"
+            )))
+        }
+    };
+    let kind = kind.unwrap_or(if complex { Kind::C2c } else { Kind::R2c });
+    match (kind, complex) {
+        (Kind::C2c, false) => Err(DfftError::new_err(format!(
+            "kind 'c2c' transforms complex input: dtype must be complex128 or complex64, got \
+             {dtype}"
+        ))),
+        (Kind::R2c | Kind::R2r, true) => Err(DfftError::new_err(format!(
+            "kind '{}' transforms real input: dtype must be float64 or float32, got {dtype}",
+            kind.name()
+        ))),
+        _ => Ok((kind, single)),
+    }
+}
+
+fn grid_choice(grid: Option<&Bound<'_, PyAny>>) -> PyResult<GridChoice> {
+    let Some(g) = grid else {
+        return Ok(GridChoice::Auto);
+    };
+    if g.is_none() {
+        return Ok(GridChoice::Auto);
+    }
+    if let Ok(s) = g.extract::<String>() {
+        return GridChoice::from_str(&s).map_err(fft_error);
+    }
+    if let Ok(r) = g.extract::<usize>() {
+        if r == 0 {
+            return Err(DfftError::new_err("grid rank must be at least 1, got 0"));
+        }
+        return Ok(GridChoice::Rank(r));
+    }
+    if let Ok(dims) = g.extract::<Vec<usize>>() {
+        return Ok(GridChoice::Dims(dims));
+    }
+    Err(DfftError::new_err(format!(
+        "grid must be 'auto', a grid rank (int) or a tuple of grid dimensions, got {}",
+        g.repr()?
+    )))
+}
+
+fn padding_factors(padding: Option<&Bound<'_, PyAny>>, d: usize) -> PyResult<Option<Vec<f64>>> {
+    let Some(p) = padding else { return Ok(None) };
+    if p.is_none() {
+        return Ok(None);
+    }
+    if let Ok(flag) = p.extract::<bool>() {
+        if !flag {
+            return Ok(None);
+        }
+        return Err(DfftError::new_err(
+            "padding=True is ambiguous: give the factor, e.g. padding=1.5 (the 3/2 rule)",
+        ));
+    }
+    if let Ok(f) = p.extract::<f64>() {
+        return Ok(Some(vec![f; d]));
+    }
+    if let Ok(fs) = p.extract::<Vec<f64>>() {
+        return Ok(Some(fs));
+    }
+    Err(DfftError::new_err(format!(
+        "padding must be None, a factor or one factor per axis, got {}",
+        p.repr()?
+    )))
+}
+
+fn axis_kinds(names: Option<Vec<String>>) -> PyResult<Option<Vec<AxisKind>>> {
+    names
+        .map(|names| {
+            names
+                .iter()
+                .map(|n| {
+                    let t = n.trim().to_ascii_lowercase();
+                    if t == "fft" {
+                        Ok(AxisKind::Fft)
+                    } else {
+                        R2rKind::from_str(&t).map(AxisKind::R2r).map_err(|_| {
+                            DfftError::new_err(format!(
+                                "unknown axis kind '{n}' (expected 'fft' or one of dct1, dct2, \
+                                 dct3, dct4, dst1, dst2, dst3, dst4)"
+                            ))
+                        })
+                    }
+                })
+                .collect()
+        })
+        .transpose()
+}
+
+/// Python's `numpy.dtype(x).name`.
+fn dtype_name_of(dtype: &Bound<'_, PyAny>) -> PyResult<String> {
+    let np = dtype.py().import("numpy")?;
+    np.getattr("dtype")?
+        .call1((dtype,))
+        .map_err(|e| DfftError::new_err(format!("dtype {} is not a numpy dtype: {e}", dtype)))?
+        .getattr("name")?
+        .extract()
+}
+
+/// CPUs this process may run on, divided among the ranks of its node.
+fn default_threads(py: Python<'_>, comm: &SimpleCommunicator) -> PyResult<usize> {
+    let os = py.import("os")?;
+    let cpus: usize = match os.getattr("sched_getaffinity") {
+        Ok(f) => f.call1((0,))?.len()?,
+        Err(_) => os.getattr("cpu_count")?.call0()?.extract().unwrap_or(1),
+    };
+    Ok((cpus / ranks_on_node(comm)).max(1))
+}
+
+impl Pfft {
+    fn rank(&self) -> usize {
+        with_plan!(&self.plan, p => p.rank())
+    }
+
+    fn layout(&self, spectral: bool) -> &Layout {
+        with_plan!(&self.plan, p => if spectral { p.output_layout() } else { p.input_layout() })
+    }
+
+    fn with_batch(&self, shape: Vec<usize>) -> Vec<usize> {
+        if self.batch > 1 {
+            std::iter::once(self.batch).chain(shape).collect()
+        } else {
+            shape
+        }
+    }
+
+    /// Local wavenumbers per logical axis.
+    fn waves(&self) -> Vec<AxisWaves> {
+        let layout = self.layout(true);
+        let rank = self.rank();
+        (0..layout.ndim())
+            .map(|a| {
+                spectral::axis_waves(
+                    self.axes[a],
+                    self.resolution[a],
+                    self.kind == Kind::R2c && a + 1 == layout.ndim(),
+                    layout.global_range(rank, a),
+                )
+            })
+            .collect()
+    }
+}
+
+#[pymethods]
+impl Pfft {
+    #[new]
+    #[pyo3(signature = (comm, shape, kind=None, dtype=None, grid=None, axes_kinds=None,
+        normalization="backward", transposed_out=false, padding=None, batch=1, threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        comm: &Bound<'_, PyAny>,
+        shape: Vec<usize>,
+        kind: Option<&str>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        grid: Option<&Bound<'_, PyAny>>,
+        axes_kinds: Option<Vec<String>>,
+        normalization: &str,
+        transposed_out: bool,
+        padding: Option<&Bound<'_, PyAny>>,
+        batch: usize,
+        threads: Option<usize>,
+    ) -> PyResult<Self> {
+        let dtype = dtype.map(dtype_name_of).transpose()?;
+        let (kind, single) = kind_and_precision(kind, dtype)?;
+        let d = shape.len();
+        let normalization = Normalization::from_str(normalization).map_err(fft_error)?;
+        let axes = axis_kinds(axes_kinds)?;
+        if kind == Kind::R2r && axes.is_none() {
+            return Err(DfftError::new_err(
+                "kind 'r2r' needs axes_kinds, one real-to-real kind per axis (e.g. ['dct2'] * 3)",
+            ));
+        }
+        if batch == 0 {
+            return Err(DfftError::new_err("batch must be at least 1, got 0"));
+        }
+        if threads == Some(0) {
+            return Err(DfftError::new_err("threads must be at least 1, got 0"));
+        }
+        let mut options = FftOptions::default()
+            .grid(grid_choice(grid)?)
+            .normalization(normalization)
+            .transposed_out(transposed_out)
+            .batch(batch);
+        if let Some(a) = &axes {
+            options = options.axes(a.clone());
+        }
+        if let Some(p) = padding_factors(padding, d)? {
+            options = options.padding(p);
+        }
+        let comm_dup = from_mpi4py(comm)?;
+        let threads = match threads {
+            Some(t) => t,
+            None => default_threads(py, &comm_dup)?,
+        };
+        // A pool of our own runs the MPI calls of a transform on one of its workers: allowed
+        // from MPI_THREAD_SERIALIZED on (mpi4py's default is MPI_THREAD_MULTIPLE). Below that
+        // the transforms run on the calling thread with rayon's global pool.
+        let pool = if thread_level() >= serialized_level() {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|i| format!("dfft-{i}"))
+                    .build()
+                    .map_err(|e| {
+                        pyo3::exceptions::PyRuntimeError::new_err(format!(
+                            "cannot start {threads} threads: {e}"
+                        ))
+                    })?,
+            )
+        } else {
+            None
+        };
+        let build = |pool: Option<&rayon::ThreadPool>| -> fft_core::Result<Plan> {
+            let make = || -> fft_core::Result<Plan> {
+                Ok(match (kind, single) {
+                    (Kind::C2c, false) => Plan::C2c64(FftPlan::new(&comm_dup, &shape, options)?),
+                    (Kind::C2c, true) => Plan::C2c32(FftPlan::new(&comm_dup, &shape, options)?),
+                    (Kind::R2c, false) => {
+                        Plan::R2c64(RealFftPlan::new(&comm_dup, &shape, options)?)
+                    }
+                    (Kind::R2c, true) => Plan::R2c32(RealFftPlan::new(&comm_dup, &shape, options)?),
+                    (Kind::R2r, false) => Plan::R2r64(R2rPlan::new(&comm_dup, &shape, options)?),
+                    (Kind::R2r, true) => Plan::R2r32(R2rPlan::new(&comm_dup, &shape, options)?),
+                })
+            };
+            // Planning sizes per-thread scratch from the pool it runs in.
+            match pool {
+                Some(pool) => {
+                    let make = AssertSend(make);
+                    pool.install(move || AssertSend((make.into_inner())()))
+                        .into_inner()
+                }
+                None => make(),
+            }
+        };
+        let plan = collective(&comm_dup, || build(pool.as_ref())).map_err(fft_error)?;
+        let rank = with_plan!(&plan, p => p.rank());
+        let (input_local, output_local) = with_plan!(&plan, p => (
+            p.input_layout().local_shape_in_memory(rank),
+            p.output_layout().local_shape_in_memory(rank),
+        ));
+        let axes = axes.unwrap_or_else(|| vec![AxisKind::Fft; d]);
+        let mut me = Self {
+            plan,
+            comm: comm_dup,
+            pool,
+            mpi4py_comm: comm.clone().unbind(),
+            kind,
+            axes,
+            resolution: shape,
+            normalization,
+            transposed_out,
+            batch,
+            threads,
+            input_shape: Vec::new(),
+            output_shape: Vec::new(),
+        };
+        me.input_shape = me.with_batch(input_local);
+        me.output_shape = me.with_batch(output_local);
+        Ok(me)
+    }
+
+    /// The forward transform of ``a`` (shape ``local_shape``, dtype ``dtype``) into ``out``
+    /// (shape ``local_spectral_shape``, dtype ``spectral_dtype``; allocated when ``None``).
+    /// Collective. Returns the output array. ``a`` is left unchanged.
+    #[pyo3(signature = (a, out=None))]
+    fn forward<'py>(
+        &mut self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        out: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let shapes = (self.input_shape.clone(), self.output_shape.clone());
+        let ctx = Context {
+            comm: &self.comm,
+            pool: self.pool.as_ref(),
+        };
+        let names = ("forward input", "forward output");
+        let s = (&shapes.0[..], &shapes.1[..]);
+        with_plan!(&mut self.plan, p => run(py, ctx, p, a, out, names, s, Transform::forward))
+    }
+
+    /// The backward transform of ``b`` (shape ``local_spectral_shape``) into ``out`` (shape
+    /// ``local_shape``; allocated when ``None``). Collective. Returns the output array. ``b``
+    /// is left unchanged.
+    #[pyo3(signature = (b, out=None))]
+    fn backward<'py>(
+        &mut self,
+        py: Python<'py>,
+        b: &Bound<'py, PyAny>,
+        out: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let shapes = (self.output_shape.clone(), self.input_shape.clone());
+        let ctx = Context {
+            comm: &self.comm,
+            pool: self.pool.as_ref(),
+        };
+        let names = ("backward input", "backward output");
+        let s = (&shapes.0[..], &shapes.1[..]);
+        with_plan!(&mut self.plan, p => run(py, ctx, p, b, out, names, s, Transform::backward))
+    }
+
+    /// Runs ``forward`` ``repeat`` times on arrays the plan allocates, entirely in Rust, and
+    /// returns the seconds of each run (this rank's clock): the Rust plan's own time, to
+    /// compare with the Python call's.
+    #[pyo3(signature = (repeat=10, backward=false))]
+    fn time_rust(&mut self, py: Python<'_>, repeat: usize, backward: bool) -> PyResult<Vec<f64>> {
+        fn go<P: Transform>(
+            plan: &mut P,
+            ctx: Context<'_>,
+            n_in: usize,
+            n_out: usize,
+            repeat: usize,
+            backward: bool,
+        ) -> fft_core::Result<Vec<f64>> {
+            let mut a = vec![P::In::default(); n_in];
+            let mut b = vec![P::Out::default(); n_out];
+            let mut times = Vec::with_capacity(repeat);
+            for _ in 0..repeat {
+                let mut step = || {
+                    let t = std::time::Instant::now();
+                    let r = if backward {
+                        plan.backward(&b, &mut a)
+                    } else {
+                        plan.forward(&a, &mut b)
+                    };
+                    r.map(|()| t.elapsed().as_secs_f64())
+                };
+                times.push(match ctx.pool {
+                    Some(pool) => {
+                        let step = AssertSend(step);
+                        pool.install(move || (step.into_inner())())?
+                    }
+                    None => step()?,
+                });
+            }
+            // Keep the arrays alive and used so the runs cannot be optimized away.
+            std::hint::black_box((&mut a, &mut b));
+            Ok(times)
+        }
+        let n_in: usize = self.input_shape.iter().product();
+        let n_out: usize = self.output_shape.iter().product();
+        let ctx = Context {
+            comm: &self.comm,
+            pool: self.pool.as_ref(),
+        };
+        let state = AssertSend((ctx, &mut self.plan));
+        py.detach(move || {
+            let (ctx, plan) = state.into_inner();
+            let comm = ctx.comm;
+            collective(
+                comm,
+                move || with_plan!(plan, p => go(p, ctx, n_in, n_out, repeat, backward)),
+            )
+        })
+        .map_err(fft_error)
+    }
+
+    /// The global shape of the physical array (padded when ``padding`` is given), or of the
+    /// spectrum with ``spectral=True`` (logical axis order; no batch axis).
+    #[pyo3(signature = (spectral=false))]
+    fn global_shape_of<'py>(
+        &self,
+        py: Python<'py>,
+        spectral: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.layout(spectral).global_shape())
+    }
+
+    /// Global shape of the physical array (forward input), logical axis order.
+    #[getter]
+    fn global_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.global_shape_of(py, false)
+    }
+
+    /// Global shape of the spectrum (forward output), logical axis order.
+    #[getter]
+    fn spectral_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.global_shape_of(py, true)
+    }
+
+    /// Shape of this rank's forward-input array (batch first when ``batch > 1``).
+    #[getter]
+    fn local_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.input_shape)
+    }
+
+    /// Shape of this rank's forward-output array, its axes in ``spectral_axes`` order (batch
+    /// first when ``batch > 1``).
+    #[getter]
+    fn local_spectral_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.output_shape)
+    }
+
+    /// mpi4py-fft's ``shape(forward_output)``: ``local_spectral_shape`` or ``local_shape``.
+    #[pyo3(signature = (forward_output=false))]
+    fn shape<'py>(&self, py: Python<'py>, forward_output: bool) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            if forward_output {
+                &self.output_shape
+            } else {
+                &self.input_shape
+            },
+        )
+    }
+
+    /// The logical axis held by each axis of a local spectral array (slowest first): the
+    /// identity unless ``transposed_out``. The physical arrays are always in logical order.
+    #[getter]
+    fn spectral_axes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.layout(true).memory_order().axes())
+    }
+
+    /// This rank's block as slices of the global array, one per axis of the local array: for
+    /// the physical array ``global[plan.local_slice()] == local``; for the spectrum
+    /// ``global.transpose(plan.spectral_axes)[plan.local_slice(True)] == local``. No batch
+    /// axis.
+    #[pyo3(signature = (spectral=false))]
+    fn local_slice<'py>(&self, py: Python<'py>, spectral: bool) -> PyResult<Bound<'py, PyTuple>> {
+        let layout = self.layout(spectral);
+        let ranges = layout.global_ranges(self.rank());
+        let slices = layout
+            .memory_order()
+            .axes()
+            .iter()
+            .map(|&a| PySlice::new(py, ranges[a].start as isize, ranges[a].end as isize, 1))
+            .collect::<Vec<_>>();
+        PyTuple::new(py, slices)
+    }
+
+    /// The processor grid's dimensions (one per distributed axis; ``len == 1``: slabs).
+    #[getter]
+    fn grid<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, with_plan!(&self.plan, p => p.grid_dims()))
+    }
+
+    /// ``"c2c"``, ``"r2c"`` or ``"r2r"``.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    /// The forward input's dtype.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let name = match &self.plan {
+            Plan::C2c64(_) => "complex128",
+            Plan::C2c32(_) => "complex64",
+            Plan::R2c64(_) | Plan::R2r64(_) => "float64",
+            Plan::R2c32(_) | Plan::R2r32(_) => "float32",
+        };
+        py.import("numpy")?.getattr("dtype")?.call1((name,))
+    }
+
+    /// The forward output's dtype.
+    #[getter]
+    fn spectral_dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let name = match &self.plan {
+            Plan::C2c64(_) | Plan::R2c64(_) => "complex128",
+            Plan::C2c32(_) | Plan::R2c32(_) => "complex64",
+            Plan::R2r64(_) => "float64",
+            Plan::R2r32(_) => "float32",
+        };
+        py.import("numpy")?.getattr("dtype")?.call1((name,))
+    }
+
+    /// The normalization's name.
+    #[getter]
+    fn normalization(&self) -> &'static str {
+        self.normalization.name()
+    }
+
+    /// Whether the spectrum stays in the last pencil layout.
+    #[getter]
+    fn transposed_out(&self) -> bool {
+        self.transposed_out
+    }
+
+    /// Fields per call.
+    #[getter]
+    fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Threads per rank.
+    #[getter]
+    fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Each axis's kind: ``"fft"`` or a real-to-real kind.
+    #[getter]
+    fn axes_kinds(&self) -> Vec<&'static str> {
+        self.axes
+            .iter()
+            .map(|k| match k {
+                AxisKind::Fft => "fft",
+                AxisKind::R2r(r) => r.name(),
+            })
+            .collect()
+    }
+
+    /// The mpi4py communicator the plan was made with.
+    #[getter]
+    fn comm(&self, py: Python<'_>) -> Py<PyAny> {
+        self.mpi4py_comm.clone_ref(py)
+    }
+
+    /// This rank in the communicator.
+    #[getter(rank)]
+    fn get_rank(&self) -> usize {
+        self.rank()
+    }
+
+    /// Work memory the plan holds besides the caller's arrays, in bytes.
+    #[getter]
+    fn work_bytes(&self) -> usize {
+        let unit = match &self.plan {
+            Plan::C2c64(_) | Plan::R2c64(_) | Plan::R2r64(_) => 16,
+            _ => 8,
+        };
+        with_plan!(&self.plan, p => p.work_len()) * unit
+    }
+
+    /// The complexity model's prediction for the grid in use (seconds per forward+backward
+    /// pair and its terms), as a dict; the profile is the one ``grid="auto"`` used.
+    #[getter]
+    fn prediction<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let problem = self.problem();
+        let grid = redist::GridShape::new(with_plan!(&self.plan, p => p.grid_dims()))
+            .map_err(|e| DfftError::new_err(e.to_string()))?;
+        let profile = MachineProfile::from_env().map_err(fft_error)?;
+        let prediction = model::predict(&problem, &grid, &profile).map_err(fft_error)?;
+        json_to_py(py, &prediction)
+    }
+
+    /// Every candidate grid the model weighed for this problem, chosen one first, as dicts.
+    fn candidates<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let profile = MachineProfile::from_env().map_err(fft_error)?;
+        let evaluated = model::evaluate(&self.problem(), &profile).map_err(fft_error)?;
+        json_to_py(py, &evaluated)
+    }
+
+    /// Seconds per stage since the plan was made or ``reset_times``, this rank.
+    fn times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let t = with_plan!(&self.plan, p => p.times());
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("fft", t.fft)?;
+        d.set_item("pack", t.pack)?;
+        d.set_item("comm", t.comm)?;
+        d.set_item("unpack", t.unpack)?;
+        Ok(d.into_any())
+    }
+
+    /// Zeroes the stage timers.
+    fn reset_times(&mut self) {
+        with_plan!(&mut self.plan, p => p.reset_times())
+    }
+
+    /// A zeroed local array: the forward input, or with ``spectral=True`` the forward output
+    /// (mpi4py-fft's ``newDistArray``).
+    #[pyo3(signature = (spectral=false))]
+    fn zeros<'py>(&self, py: Python<'py>, spectral: bool) -> PyResult<Bound<'py, PyAny>> {
+        let (shape, dtype) = if spectral {
+            (&self.output_shape, self.spectral_dtype(py)?)
+        } else {
+            (&self.input_shape, self.dtype(py)?)
+        };
+        py.import("numpy")?
+            .getattr("zeros")?
+            .call1((PyTuple::new(py, shape)?, dtype))
+    }
+
+    /// The wavenumbers this rank holds along each logical axis (int64 arrays, one per axis, in
+    /// logical order): ``numpy.fft.fftfreq(N, 1/N)`` order along FFT axes, ``0 .. N/2`` along
+    /// the last axis of an r2c plan, the mode index ``k`` along real-to-real axes.
+    fn wavenumbers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let arrays = self
+            .waves()
+            .into_iter()
+            .map(|w| PyArray1::from_vec(py, w.k))
+            .collect::<Vec<_>>();
+        PyTuple::new(py, arrays)
+    }
+
+    /// ``|k|²`` on this rank's spectral block (float64, shape ``local_spectral_shape`` without
+    /// the batch axis), with ``k_a = 2π/L_a · wavenumber``; ``lengths`` default to ``2π``
+    /// (integer wavenumbers).
+    #[pyo3(signature = (lengths=None))]
+    fn k2<'py>(
+        &self,
+        py: Python<'py>,
+        lengths: Option<Vec<f64>>,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        let scale = self.dk(lengths)?;
+        let memory = self.layout(true).memory_order().axes().to_vec();
+        let k2 = spectral::k_squared(&self.waves(), &scale, &memory);
+        Ok(k2.into_pyarray(py))
+    }
+
+    /// The modes that survive dealiasing on this rank's spectral block (bool, shape
+    /// ``local_spectral_shape`` without the batch axis): ``|k_a| < fraction · k_max_a`` along
+    /// every axis, ``k_max = N/2`` for FFT axes (``N`` the real length along an r2c axis) and
+    /// ``N`` for real-to-real axes. ``fraction=2/3`` is Orszag's 2/3 rule.
+    #[pyo3(signature = (fraction=2.0 / 3.0))]
+    fn dealias_mask<'py>(
+        &self,
+        py: Python<'py>,
+        fraction: f64,
+    ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
+        if !(fraction.is_finite() && fraction > 0.0) {
+            return Err(DfftError::new_err(format!(
+                "fraction must be a positive number, got {fraction}"
+            )));
+        }
+        let memory = self.layout(true).memory_order().axes().to_vec();
+        let mask = spectral::dealias_mask(&self.waves(), fraction, &memory);
+        Ok(mask.into_pyarray(py))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "PFFT(kind='{}', dtype={}, shape={}, grid={}, normalization='{}', \
+             transposed_out={}, batch={}, threads={})",
+            self.kind.name(),
+            match &self.plan {
+                Plan::C2c64(_) => "complex128",
+                Plan::C2c32(_) => "complex64",
+                Plan::R2c64(_) | Plan::R2r64(_) => "float64",
+                _ => "float32",
+            },
+            shape_str(&self.resolution),
+            shape_str(&with_plan!(&self.plan, p => p.grid_dims())),
+            self.normalization.name(),
+            if self.transposed_out { "True" } else { "False" },
+            self.batch,
+            self.threads
+        )
+    }
+}
+
+impl Pfft {
+    fn problem(&self) -> Problem {
+        let unit = match &self.plan {
+            Plan::C2c64(_) | Plan::R2c64(_) | Plan::R2r64(_) => 16,
+            _ => 8,
+        };
+        Problem {
+            shape: self.resolution.clone(),
+            ranks: self.comm.size() as usize,
+            element_bytes: unit,
+            transposed_out: self.transposed_out,
+        }
+    }
+
+    /// `2π/L` per logical axis.
+    fn dk(&self, lengths: Option<Vec<f64>>) -> PyResult<Vec<f64>> {
+        let d = self.resolution.len();
+        match lengths {
+            None => Ok(vec![1.0; d]),
+            Some(l) if l.len() != d => Err(PyValueError::new_err(format!(
+                "lengths has {} entries for {d} axes",
+                l.len()
+            ))),
+            Some(l) => l
+                .iter()
+                .map(|&x| {
+                    if x.is_finite() && x > 0.0 {
+                        Ok(2.0 * std::f64::consts::PI / x)
+                    } else {
+                        Err(PyValueError::new_err(format!(
+                            "lengths must be positive, got {l:?}"
+                        )))
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A serde value as the Python object `json.loads` makes of it.
+fn json_to_py<'py, S: serde::Serialize>(py: Python<'py>, value: &S) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    py.import("json")?.getattr("loads")?.call1((text,))
+}

@@ -1,0 +1,303 @@
+//! `dfft.Redistribution`: block-cyclic redistribution of numpy arrays (ScaLAPACK-style
+//! distributions, `redist`'s SPEC syntax), planned once and run many times.
+
+use crate::arrays::{new_array, Expect};
+use crate::comm::{agree, collective, from_mpi4py};
+use crate::errors::{redist_error, value_error, DfftError};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use num_complex::Complex;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use redist::dist::DistArray;
+use redist::redistribute::RedistPlan;
+use redist::redistribution::{Redistribution as Runner, Schedule};
+use redist::StageTimes;
+use std::str::FromStr;
+
+/// Send and receive buffers of the element type chosen at construction.
+enum Buffers {
+    F64(Vec<f64>, Vec<f64>),
+    F32(Vec<f32>, Vec<f32>),
+    C128(Vec<Complex<f64>>, Vec<Complex<f64>>),
+    C64(Vec<Complex<f32>>, Vec<Complex<f32>>),
+    I64(Vec<i64>, Vec<i64>),
+    I32(Vec<i32>, Vec<i32>),
+    U64(Vec<u64>, Vec<u64>),
+    U32(Vec<u32>, Vec<u32>),
+    U8(Vec<u8>, Vec<u8>),
+}
+
+macro_rules! with_buffers {
+    ($b:expr, $send:ident, $recv:ident => $body:expr) => {
+        match $b {
+            Buffers::F64($send, $recv) => $body,
+            Buffers::F32($send, $recv) => $body,
+            Buffers::C128($send, $recv) => $body,
+            Buffers::C64($send, $recv) => $body,
+            Buffers::I64($send, $recv) => $body,
+            Buffers::I32($send, $recv) => $body,
+            Buffers::U64($send, $recv) => $body,
+            Buffers::U32($send, $recv) => $body,
+            Buffers::U8($send, $recv) => $body,
+        }
+    };
+}
+
+impl Buffers {
+    fn new(dtype: &str, send: usize, recv: usize) -> PyResult<Self> {
+        fn two<T: Default + Clone>(s: usize, r: usize) -> (Vec<T>, Vec<T>) {
+            (vec![T::default(); s], vec![T::default(); r])
+        }
+        Ok(match dtype {
+            "float64" => {
+                let (s, r) = two(send, recv);
+                Buffers::F64(s, r)
+            }
+            "float32" => {
+                let (s, r) = two(send, recv);
+                Buffers::F32(s, r)
+            }
+            "complex128" => {
+                let (s, r) = two(send, recv);
+                Buffers::C128(s, r)
+            }
+            "complex64" => {
+                let (s, r) = two(send, recv);
+                Buffers::C64(s, r)
+            }
+            "int64" => {
+                let (s, r) = two(send, recv);
+                Buffers::I64(s, r)
+            }
+            "int32" => {
+                let (s, r) = two(send, recv);
+                Buffers::I32(s, r)
+            }
+            "uint64" => {
+                let (s, r) = two(send, recv);
+                Buffers::U64(s, r)
+            }
+            "uint32" => {
+                let (s, r) = two(send, recv);
+                Buffers::U32(s, r)
+            }
+            "uint8" => {
+                let (s, r) = two(send, recv);
+                Buffers::U8(s, r)
+            }
+            other => {
+                return Err(DfftError::new_err(format!(
+                    "unsupported dtype {other} (expected float64, float32, complex128, \
+                     complex64, int64, int32, uint64, uint32 or uint8)"
+                )))
+            }
+        })
+    }
+}
+
+/// Moves the borrowed state into the closure that runs without the GIL.
+struct AssertSend<T>(T);
+// SAFETY: `Python::detach` runs the closure on the calling thread, which waits for it; nothing
+// else touches the wrapped references meanwhile.
+unsafe impl<T> Send for AssertSend<T> {}
+
+impl<T> AssertSend<T> {
+    fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+/// A planned redistribution of a global array of ``shape`` from distribution ``from_spec``
+/// to ``to_spec`` over the processes of ``comm`` (collective).
+///
+/// A SPEC is ``grid=AxB..,order=row|col,dist=D0,D1,..`` with one distribution per axis:
+/// ``block``, ``balanced``, ``cyclic``, ``cyclic(r)`` (block-cyclic with blocks of ``r``) or
+/// ``*`` (not distributed); e.g. ``"grid=2x3,dist=cyclic(64),cyclic(64)"`` is ScaLAPACK's
+/// 2-D block-cyclic layout on a 2x3 process grid. Grids may use fewer processes than ``comm``
+/// has: the others hold empty blocks. ``schedule``: ``alltoallv`` (default), ``caterpillar``,
+/// ``async``, ``pipelined`` or ``shared``; all give the same result.
+#[pyclass(module = "dfft", name = "Redistribution", unsendable)]
+pub struct Redistribution {
+    runner: Runner,
+    comm: SimpleCommunicator,
+    buffers: Buffers,
+    dtype: String,
+    from: DistArray,
+    to: DistArray,
+    src_shape: Vec<usize>,
+    dst_shape: Vec<usize>,
+}
+
+#[pymethods]
+impl Redistribution {
+    #[new]
+    #[pyo3(signature = (comm, shape, from_spec, to_spec, dtype=None, schedule="alltoallv"))]
+    fn new(
+        py: Python<'_>,
+        comm: &Bound<'_, PyAny>,
+        shape: Vec<usize>,
+        from_spec: &str,
+        to_spec: &str,
+        dtype: Option<&Bound<'_, PyAny>>,
+        schedule: &str,
+    ) -> PyResult<Self> {
+        let np = py.import("numpy")?;
+        let dtype: String = match dtype {
+            None => "float64".to_string(),
+            Some(d) => np
+                .getattr("dtype")?
+                .call1((d,))?
+                .getattr("name")?
+                .extract()?,
+        };
+        let from = DistArray::parse_spec(from_spec, &shape).map_err(redist_error)?;
+        let to = DistArray::parse_spec(to_spec, &shape).map_err(redist_error)?;
+        let schedule = Schedule::from_str(schedule).map_err(redist_error)?;
+        let comm = from_mpi4py(comm)?;
+        let ranks = comm.size() as usize;
+        let plan = RedistPlan::new(&from, &to, ranks).map_err(redist_error)?;
+        let runner =
+            collective(&comm, || Runner::new(&comm, &plan, schedule)).map_err(redist_error)?;
+        let buffers = Buffers::new(&dtype, runner.send_len(), runner.recv_len())?;
+        let rank = comm.rank() as usize;
+        let (src_shape, dst_shape) = (from.local_shape(rank), to.local_shape(rank));
+        Ok(Self {
+            runner,
+            comm,
+            buffers,
+            dtype,
+            from,
+            to,
+            src_shape,
+            dst_shape,
+        })
+    }
+
+    /// Shape of this rank's source block.
+    #[getter]
+    fn src_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.src_shape)
+    }
+
+    /// Shape of this rank's destination block.
+    #[getter]
+    fn dst_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.dst_shape)
+    }
+
+    /// The element dtype.
+    #[getter]
+    fn dtype(&self) -> &str {
+        &self.dtype
+    }
+
+    /// The source SPEC, normalized.
+    #[getter(from_spec)]
+    fn source_spec(&self) -> String {
+        self.from.spec()
+    }
+
+    /// The destination SPEC, normalized.
+    #[getter(to_spec)]
+    fn destination_spec(&self) -> String {
+        self.to.spec()
+    }
+
+    /// Global index (one int per axis) of this rank's source element at local ``offset``
+    /// (C order in the local block): which element a local value is.
+    #[pyo3(signature = (offset, destination=false))]
+    fn global_index(&self, offset: usize, destination: bool) -> PyResult<Vec<usize>> {
+        let (dist, shape) = if destination {
+            (&self.to, &self.dst_shape)
+        } else {
+            (&self.from, &self.src_shape)
+        };
+        let len: usize = shape.iter().product();
+        if offset >= len {
+            return Err(value_error(format!(
+                "offset {offset} is outside this rank's block of {len} elements"
+            )));
+        }
+        Ok(dist.global_of(self.comm.rank() as usize, offset))
+    }
+
+    /// Moves ``src`` (this rank's source block, C order) into ``out`` (its destination block;
+    /// allocated when ``None``) and returns it. Collective.
+    #[pyo3(signature = (src, out=None))]
+    fn execute<'py>(
+        &mut self,
+        py: Python<'py>,
+        src: &Bound<'py, PyAny>,
+        out: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let rank = self.comm.rank();
+        let src_shape = self.src_shape.clone();
+        let dst_shape = self.dst_shape.clone();
+        let want_src = Expect {
+            what: "source block",
+            shape: &src_shape,
+            rank,
+        };
+        let want_dst = Expect {
+            what: "destination block",
+            shape: &dst_shape,
+            rank,
+        };
+        let (comm, runner) = (&self.comm, &mut self.runner);
+        with_buffers!(&mut self.buffers, send, recv => {
+            let target = match out {
+                Some(o) => o.clone(),
+                None => new_array_like(py, send, &dst_shape).into_any(),
+            };
+            let checked = want_src
+                .input(src)
+                .and_then(|i| want_dst.output(&target).map(|o| (i, o)));
+            let local = checked.as_ref().map(|_| ()).map_err(|e| e.clone());
+            let mut borrowed = checked.ok();
+            let slices = match borrowed.as_mut() {
+                Some((i, o)) => Some((
+                    i.as_slice().map_err(|e| value_error(e.to_string()))?,
+                    o.as_slice_mut().map_err(|e| value_error(e.to_string()))?,
+                )),
+                None => None,
+            };
+            let state = AssertSend((comm, runner, send, recv, slices));
+            let outcome = py.detach(move || {
+                let (comm, runner, send, recv, slices) = state.into_inner();
+                collective(comm, move || {
+                    agree(comm, local).map_err(Err)?;
+                    let (s, d) = slices.expect("checked on this rank");
+                    runner
+                        .execute(s, d, send, recv, &mut StageTimes::default())
+                        .map_err(Ok)
+                })
+            });
+            drop(borrowed);
+            match outcome {
+                Ok(()) => Ok(target),
+                Err(Err(message)) => Err(value_error(message)),
+                Err(Ok(e)) => Err(redist_error(e)),
+            }
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Redistribution(shape={:?}, from_spec='{}', to_spec='{}', dtype={}, schedule='{}')",
+            self.from.shape(),
+            self.from.spec(),
+            self.to.spec(),
+            self.dtype,
+            self.runner.schedule()
+        )
+    }
+}
+
+/// A new array of the element type of `like` (a buffer of that type).
+fn new_array_like<'py, T: numpy::Element>(
+    py: Python<'py>,
+    _like: &[T],
+    shape: &[usize],
+) -> Bound<'py, numpy::PyArrayDyn<T>> {
+    new_array::<T>(py, shape)
+}

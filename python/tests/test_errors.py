@@ -1,0 +1,116 @@
+"""Wrong input raises the same ValueError on every rank, even when only one rank got it
+wrong, and never crashes or hangs."""
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import dfft
+
+comm = MPI.COMM_WORLD
+rank, size = comm.rank, comm.size
+
+
+def same_everywhere(excinfo):
+    message = str(excinfo.value)
+    messages = comm.allgather(message)
+    assert all(m == message for m in messages), messages
+    return message
+
+
+@pytest.fixture
+def plan():
+    return dfft.PFFT(comm, (8, 6, 10), transposed_out=True)
+
+
+def test_wrong_shape_on_the_last_rank_only(plan):
+    a = plan.zeros()
+    if rank == size - 1:
+        a = np.zeros(tuple(n + 1 for n in plan.local_shape))
+    with pytest.raises(ValueError) as e:
+        plan.forward(a)
+    message = same_everywhere(e)
+    assert f"rank {size - 1}: forward input has shape" in message and "expected" in message
+
+
+def test_wrong_dtype(plan):
+    with pytest.raises(ValueError) as e:
+        plan.forward(plan.zeros().astype(np.float32))
+    assert "has dtype float32, expected float64" in same_everywhere(e)
+
+
+def test_not_contiguous(plan):
+    big = np.zeros(tuple(2 * n for n in plan.local_shape))
+    view = big[::2, ::2, ::2]
+    with pytest.raises(ValueError) as e:
+        plan.forward(view)
+    assert "not C-contiguous" in same_everywhere(e)
+
+
+def test_not_an_array(plan):
+    with pytest.raises(ValueError) as e:
+        plan.forward([[1.0]])
+    assert "must be a numpy.ndarray" in same_everywhere(e)
+
+
+def test_read_only_output(plan):
+    out = plan.zeros(spectral=True)
+    out.flags.writeable = False
+    with pytest.raises(ValueError) as e:
+        plan.forward(plan.zeros(), out)
+    assert "read-only" in same_everywhere(e)
+
+
+def test_output_aliasing_input():
+    plan = dfft.PFFT(comm, (8, 6, 10), dtype=np.complex128)
+    a = plan.zeros()
+    if plan.local_shape == plan.local_spectral_shape:
+        with pytest.raises(ValueError) as e:
+            plan.forward(a, a)
+        assert "shares memory" in same_everywhere(e)
+
+
+def test_backward_wrong_spectral_shape(plan):
+    with pytest.raises(ValueError) as e:
+        plan.backward(plan.zeros())
+    assert "backward input" in same_everywhere(e)
+
+
+def test_plan_still_works_after_errors(plan):
+    x = np.arange(480, dtype=np.float64).reshape(8, 6, 10)
+    with pytest.raises(ValueError):
+        plan.forward(np.zeros(3))
+    b = plan.forward(np.ascontiguousarray(x[plan.local_slice()]))
+    want = np.fft.rfftn(x).transpose(plan.spectral_axes)[plan.local_slice(True)]
+    assert np.allclose(b, want)
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    (dict(grid=(size + 1,)), "processes"),
+    (dict(grid=5), "grid of rank 5"),
+    (dict(kind="c2c", dtype=np.float64), "dtype must be complex128 or complex64"),
+    (dict(kind="r2c", dtype=np.complex128), "dtype must be float64 or float32"),
+    (dict(kind="r2r"), "needs axes_kinds"),
+    (dict(kind="fft"), "unknown kind"),
+    (dict(normalization="unitary"), "unknown normalization"),
+    (dict(axes_kinds=["fft", "dct9", "fft"]), "unknown axis kind"),
+    (dict(padding=0.5), "padding"),
+    (dict(batch=0), "batch"),
+    (dict(dtype=np.int32), "unsupported dtype int32"),
+])
+def test_bad_plan_arguments(kwargs, needle):
+    with pytest.raises(ValueError) as e:
+        dfft.PFFT(comm, (8, 6, 10), **kwargs)
+    assert needle in same_everywhere(e)
+    assert isinstance(e.value, dfft.DfftError)
+
+
+def test_bad_shape():
+    with pytest.raises(dfft.DfftError) as e:
+        dfft.PFFT(comm, (8,))
+    assert "at least 2 dimensions" in same_everywhere(e)
+
+
+def test_not_a_communicator():
+    with pytest.raises(TypeError, match="mpi4py intra-communicator"):
+        dfft.PFFT("COMM_WORLD", (8, 8))

@@ -1,0 +1,263 @@
+"""dfft.PFFT against numpy/scipy references, on whatever number of ranks pytest runs under.
+
+Every rank computes the serial reference from the same seed and compares its own block
+(``local_slice``); each test runs the same collective calls on every rank.
+"""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.fft
+from mpi4py import MPI
+
+import dfft
+
+comm = MPI.COMM_WORLD
+size = comm.size
+
+
+def tolerance(dtype, shape):
+    """DESIGN's FFT tolerance: 1e-12·log2(N) (f64), 1e-5·log2(N) (f32), relative to the
+    largest reference value."""
+    n = np.log2(max(2, int(np.prod(shape))))
+    return (1e-5 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-12) * n
+
+
+def grids(d):
+    """Grid choices to try on this many ranks: a slab, pencils when they fit, and auto."""
+    out = ["auto", 1]
+    if d >= 3 and size > 1:
+        out.append(2)
+    return out
+
+
+def field(shape, dtype, seed=7):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def check_close(got, want, tol):
+    """Largest error on any rank relative to the largest reference value on any rank."""
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = comm.allreduce(float(np.abs(want).max(initial=0.0)), op=MPI.MAX)
+    err = comm.allreduce(float(np.abs(got - want).max(initial=0.0)), op=MPI.MAX)
+    assert err <= tol * max(scale, 1e-300), f"relative error {err / scale:.3e} > {tol:.1e}"
+
+
+def spectral_block(plan, full):
+    """This rank's block of a global spectrum, in the axis order of its local array."""
+    return full.transpose(plan.spectral_axes)[plan.local_slice(True)]
+
+
+@pytest.mark.parametrize("shape", [(11, 7, 13), (12, 10), (9, 7, 5, 6)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_r2c_matches_numpy(shape, dtype, transposed):
+    for grid in grids(len(shape)):
+        plan = dfft.PFFT(comm, shape, dtype=dtype, grid=grid, transposed_out=transposed)
+        assert plan.kind == "r2c" and plan.dtype == dtype
+        x = field(shape, dtype)
+        a = np.ascontiguousarray(x[plan.local_slice()])
+        assert a.shape == plan.local_shape
+        b = plan.forward(a)
+        assert b.shape == plan.local_spectral_shape and b.dtype == plan.spectral_dtype
+        want = np.fft.rfftn(x.astype(np.float64))
+        check_close(b, spectral_block(plan, want), tolerance(dtype, shape))
+        back = plan.backward(b)
+        check_close(back, a, tolerance(dtype, shape))
+
+
+@pytest.mark.parametrize("shape", [(11, 7, 13), (8, 6)])
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_c2c_matches_numpy(shape, dtype):
+    for grid in grids(len(shape)):
+        for transposed in (False, True):
+            plan = dfft.PFFT(comm, shape, dtype=dtype, grid=grid, transposed_out=transposed,
+                             normalization="none")
+            assert plan.kind == "c2c"
+            x = field(shape, dtype)
+            a = np.ascontiguousarray(x[plan.local_slice()])
+            b = plan.forward(a)
+            want = np.fft.fftn(x.astype(np.complex128))
+            check_close(b, spectral_block(plan, want), tolerance(dtype, shape))
+            out = plan.zeros()
+            assert plan.backward(b, out) is out
+            n = int(np.prod(shape))
+            check_close(out, n * a, tolerance(dtype, shape))
+
+
+def test_r2r_matches_scipy():
+    shape = (9, 8, 7)
+    kinds = ["dct2", "dst2", "dct1"]
+    scipy_type = {"dct1": ("dct", 1), "dct2": ("dct", 2), "dst2": ("dst", 2)}
+    x = field(shape, np.float64)
+    want = x
+    for axis, kind in enumerate(kinds):
+        fn, t = scipy_type[kind]
+        want = getattr(scipy.fft, fn)(want, type=t, axis=axis)
+    for grid in grids(3):
+        plan = dfft.PFFT(comm, shape, kind="r2r", axes_kinds=kinds, grid=grid,
+                         normalization="backward")
+        a = np.ascontiguousarray(x[plan.local_slice()])
+        b = plan.forward(a)
+        check_close(b, spectral_block(plan, want), tolerance(np.float64, shape))
+        check_close(plan.backward(b), a, tolerance(np.float64, shape))
+
+
+@pytest.mark.parametrize("normalization,scales", [
+    ("none", lambda n: (1.0, 1.0)),
+    ("backward", lambda n: (1.0, 1.0 / n)),
+    ("forward", lambda n: (1.0 / n, 1.0)),
+    ("ortho", lambda n: (n**-0.5, n**-0.5)),
+])
+def test_normalizations(normalization, scales):
+    shape = (6, 5, 8)
+    n = int(np.prod(shape))
+    fwd, bwd = scales(n)
+    plan = dfft.PFFT(comm, shape, normalization=normalization)
+    assert plan.normalization == normalization
+    x = field(shape, np.float64)
+    a = np.ascontiguousarray(x[plan.local_slice()])
+    b = plan.forward(a)
+    check_close(b, fwd * spectral_block(plan, np.fft.rfftn(x)), 1e-12)
+    check_close(plan.backward(b), fwd * bwd * n * a, 1e-12)
+
+
+def test_batch():
+    shape = (8, 6, 10)
+    plan = dfft.PFFT(comm, shape, batch=3, transposed_out=True)
+    assert plan.local_shape[0] == 3 and plan.local_spectral_shape[0] == 3
+    fields = [field(shape, np.float64, seed=s) for s in range(3)]
+    a = np.stack([f[plan.local_slice()] for f in fields])
+    b = plan.forward(a)
+    for i, f in enumerate(fields):
+        check_close(b[i], spectral_block(plan, np.fft.rfftn(f)), 1e-12)
+
+
+def test_padding_is_the_three_halves_rule():
+    """Padded forward of a band-limited field sampled on the padded grid equals the
+    unpadded forward of the same field (docs/spectral.md)."""
+    shape = (8, 8, 8)
+    padded = dfft.PFFT(comm, shape, padding=1.5, normalization="backward")
+    plain = dfft.PFFT(comm, shape, normalization="backward", grid=padded.grid)
+    assert padded.global_shape == (12, 12, 12) and padded.spectral_shape == (8, 8, 5)
+
+    def sample(n):
+        z, y, x = np.meshgrid(*(2 * np.pi * np.arange(n) / n,) * 3, indexing="ij")
+        return np.cos(x + 2 * y) + np.sin(3 * z - y) + 0.5
+
+    a = np.ascontiguousarray(sample(12)[padded.local_slice()])
+    u = np.ascontiguousarray(sample(8)[plain.local_slice()])
+    check_close(padded.forward(a), plain.forward(u), 1e-12)
+
+
+def test_wavenumbers_k2_and_masks():
+    shape = (8, 6, 10)
+    for transposed in (False, True):
+        plan = dfft.PFFT(comm, shape, transposed_out=transposed)
+        k = plan.wavenumbers()
+        full = [np.fft.fftfreq(8, 1 / 8), np.fft.fftfreq(6, 1 / 6), np.arange(6)]
+        ranges = dict(zip(plan.spectral_axes, plan.local_slice(True)))
+        for axis in range(3):
+            np.testing.assert_array_equal(k[axis], full[axis][ranges[axis]].astype(np.int64))
+        kz, ky, kx = np.meshgrid(*full, indexing="ij")
+        want = (kz**2 + (2 * ky) ** 2 + (0.5 * kx) ** 2)
+        k2 = plan.k2(lengths=(2 * np.pi, np.pi, 4 * np.pi))
+        assert k2.shape == plan.local_spectral_shape
+        np.testing.assert_allclose(k2, spectral_block(plan, want), rtol=1e-14)
+        keep = (np.abs(kz) < 8 / 3) & (np.abs(ky) < 2) & (np.abs(kx) < 10 / 3)
+        np.testing.assert_array_equal(plan.dealias_mask(), spectral_block(plan, keep))
+
+
+def test_prediction_and_grid():
+    plan = dfft.PFFT(comm, (16, 12, 10), grid="auto")
+    pred = plan.prediction
+    assert pred["grid"] == list(plan.grid) and pred["predicted_s"] > 0
+    cands = plan.candidates()
+    assert cands[0]["chosen"] and list(plan.grid) == cands[0]["grid"]
+    if size > 1:
+        explicit = dfft.PFFT(comm, (16, 12, 10), grid=(1, size))
+        assert explicit.grid == (1, size)
+
+
+def test_local_slices_tile_the_array():
+    shape = (7, 9, 11)
+    plan = dfft.PFFT(comm, shape, grid=2 if size > 1 else 1, transposed_out=True)
+    for spectral in (False, True):
+        glob = plan.spectral_shape if spectral else plan.global_shape
+        axes = plan.spectral_axes if spectral else (0, 1, 2)
+        count = np.zeros(tuple(glob[a] for a in axes), dtype=np.int64)
+        count[plan.local_slice(spectral)] += 1
+        total = np.zeros_like(count)
+        comm.Allreduce(count, total)
+        assert (total == 1).all()
+
+
+def test_gil_is_released_while_transforming():
+    """A Python thread runs while a transform does: ticks stamped inside the middle half of
+    a call's span could not happen if the call held the GIL throughout."""
+    plan = dfft.PFFT(comm, (64, 64, 64), dtype=np.complex128, threads=1)
+    a = plan.zeros()
+    out = plan.zeros(spectral=True)
+    stamps = []
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            stamps.append(time.perf_counter())
+            time.sleep(1e-4)
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    spans = []
+    try:
+        for _ in range(5):
+            start = time.perf_counter()
+            plan.forward(a, out)
+            spans.append((start, time.perf_counter()))
+    finally:
+        stop.set()
+        spinner.join()
+    inside = 0
+    for start, end in spans:
+        quarter = (end - start) / 4
+        inside += sum(start + quarter < t < end - quarter for t in stamps)
+    assert inside > 0, spans
+
+
+def test_versions():
+    from dfft.__main__ import versions
+
+    lines = versions()
+    assert lines[0] == f"dfft {dfft.__version__}"
+    assert lines[1].startswith("numpy ") and lines[2].startswith("mpi4py ")
+    assert "Open MPI" in lines[3] or "MPICH" in lines[3]
+
+
+def test_stubs_cover_the_extension():
+    """dfft/_dfft.pyi declares exactly the extension's public names."""
+    import ast
+    import pathlib
+
+    from dfft import _dfft
+
+    tree = ast.parse((pathlib.Path(dfft.__file__).parent / "_dfft.pyi").read_text())
+    declared = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            declared[node.name] = {
+                n.name for n in node.body if isinstance(n, ast.FunctionDef)
+            } - {"__init__"}
+        elif isinstance(node, ast.FunctionDef):
+            declared[node.name] = None
+    public = {n for n in dir(_dfft) if not n.startswith("_")}
+    assert set(declared) == public
+    for name, members in declared.items():
+        if members is not None and name != "DfftError":
+            actual = {n for n in dir(getattr(_dfft, name)) if not n.startswith("_")}
+            assert members == actual, (name, members ^ actual)
