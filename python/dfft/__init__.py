@@ -44,7 +44,7 @@ def redistribute(comm, array, from_spec, to_spec, shape, out=None, schedule="all
     Collective. For repeated moves, make a :class:`Redistribution` once."""
     import numpy as np
 
-    plan = Redistribution(
-        comm, tuple(shape), from_spec, to_spec, dtype=np.asarray(array).dtype, schedule=schedule
-    )
-    return plan.execute(array, out)
+    dtype = np.asarray(array).dtype
+    with Redistribution(comm, tuple(shape), from_spec, to_spec, dtype=dtype,
+                        schedule=schedule) as plan:
+        return plan.execute(array, out)

@@ -99,6 +99,13 @@ class PFFT:
     def times(self) -> dict[str, float]:
         """Seconds per stage (fft, pack, comm, unpack) on this rank."""
     def reset_times(self) -> None: ...
+    def destroy(self) -> None:
+        """Frees the plan's memory, threads and MPI objects now (collective, idempotent); a
+        plan Python drops without it keeps them."""
+    @property
+    def destroyed(self) -> bool: ...
+    def __enter__(self) -> "PFFT": ...
+    def __exit__(self, *args: object) -> bool: ...
     def zeros(self, spectral: bool = False) -> np.ndarray:
         """A zeroed local input (or, with spectral=True, output) array."""
     def wavenumbers(self) -> tuple[npt.NDArray[np.int64], ...]:
@@ -135,6 +142,12 @@ class Redistribution:
         """Global index of this rank's element at local (C-order) offset."""
     def execute(self, src: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Moves this rank's source block into its destination block. Collective."""
+    def destroy(self) -> None:
+        """Frees the MPI objects now (collective, idempotent)."""
+    @property
+    def destroyed(self) -> bool: ...
+    def __enter__(self) -> "Redistribution": ...
+    def __exit__(self, *args: object) -> bool: ...
 
 def mpi_library_version() -> str:
     """The MPI library's version string (MPI_Get_library_version)."""

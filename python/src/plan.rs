@@ -222,12 +222,19 @@ enum PyErrText {
 ///   its node.
 ///
 /// Every argument error is a ``ValueError`` (``dfft.DfftError``) raised on every rank.
+///
+/// Free the plan with ``destroy()`` (collective) or a ``with`` block: a plan that Python
+/// merely drops keeps its MPI objects (see ``destroy``).
 #[pyclass(module = "dfft", name = "PFFT", unsendable)]
 pub struct Pfft {
-    plan: Plan,
-    comm: SimpleCommunicator,
-    pool: Option<rayon::ThreadPool>,
+    live: Option<Live>,
     mpi4py_comm: Py<PyAny>,
+    single: bool,
+    rank: usize,
+    size: usize,
+    grid_dims: Vec<usize>,
+    input_layout: Layout,
+    output_layout: Layout,
     kind: Kind,
     axes: Vec<AxisKind>,
     resolution: Vec<usize>,
@@ -240,6 +247,29 @@ pub struct Pfft {
     /// Local forward-output array shape, memory order (batch first when batch > 1).
     output_shape: Vec<usize>,
 }
+
+/// What `destroy` frees: the plan, its communicator and its threads.
+struct Live {
+    plan: Plan,
+    comm: SimpleCommunicator,
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl Drop for Pfft {
+    fn drop(&mut self) {
+        if let Some(Live { plan, comm, pool }) = self.live.take() {
+            // Freeing the plan's MPI objects (shared-memory windows, communicators) is
+            // collective, and Python drops objects at moments that differ between ranks (its
+            // cycle collector runs when each process's allocations say so) or after
+            // MPI_Finalize: freeing here could deadlock or fail, so only `destroy` frees them.
+            drop(pool);
+            std::mem::forget(plan);
+            std::mem::forget(comm);
+        }
+    }
+}
+
+const DESTROYED: &str = "this PFFT was destroyed (destroy() or the end of its with block)";
 
 /// `(kind, single precision)` from the `kind` and `dtype` arguments.
 fn kind_and_precision(kind: Option<&str>, dtype: Option<String>) -> PyResult<(Kind, bool)> {
@@ -378,12 +408,36 @@ fn default_threads(py: Python<'_>, comm: &SimpleCommunicator) -> PyResult<usize>
 }
 
 impl Pfft {
-    fn rank(&self) -> usize {
-        with_plan!(&self.plan, p => p.rank())
+    fn live_mut(&mut self) -> PyResult<&mut Live> {
+        self.live
+            .as_mut()
+            .ok_or_else(|| value_error(DESTROYED.to_string()))
+    }
+
+    fn live(&self) -> PyResult<&Live> {
+        self.live
+            .as_ref()
+            .ok_or_else(|| value_error(DESTROYED.to_string()))
     }
 
     fn layout(&self, spectral: bool) -> &Layout {
-        with_plan!(&self.plan, p => if spectral { p.output_layout() } else { p.input_layout() })
+        if spectral {
+            &self.output_layout
+        } else {
+            &self.input_layout
+        }
+    }
+
+    /// numpy's names of the forward input's and output's dtypes.
+    fn dtype_names(&self) -> (&'static str, &'static str) {
+        match (self.kind, self.single) {
+            (Kind::C2c, false) => ("complex128", "complex128"),
+            (Kind::C2c, true) => ("complex64", "complex64"),
+            (Kind::R2c, false) => ("float64", "complex128"),
+            (Kind::R2c, true) => ("float32", "complex64"),
+            (Kind::R2r, false) => ("float64", "float64"),
+            (Kind::R2r, true) => ("float32", "float32"),
+        }
     }
 
     fn with_batch(&self, shape: Vec<usize>) -> Vec<usize> {
@@ -397,7 +451,7 @@ impl Pfft {
     /// Local wavenumbers per logical axis.
     fn waves(&self) -> Vec<AxisWaves> {
         let layout = self.layout(true);
-        let rank = self.rank();
+        let rank = self.rank;
         (0..layout.ndim())
             .map(|a| {
                 spectral::axis_waves(
@@ -506,16 +560,28 @@ impl Pfft {
         };
         let plan = collective(&comm_dup, || build(pool.as_ref())).map_err(fft_error)?;
         let rank = with_plan!(&plan, p => p.rank());
-        let (input_local, output_local) = with_plan!(&plan, p => (
-            p.input_layout().local_shape_in_memory(rank),
-            p.output_layout().local_shape_in_memory(rank),
+        let (input_layout, output_layout, grid_dims) = with_plan!(&plan, p => (
+            p.input_layout().clone(),
+            p.output_layout().clone(),
+            p.grid_dims(),
         ));
+        let input_local = input_layout.local_shape_in_memory(rank);
+        let output_local = output_layout.local_shape_in_memory(rank);
         let axes = axes.unwrap_or_else(|| vec![AxisKind::Fft; d]);
+        let size = comm_dup.size() as usize;
         let mut me = Self {
-            plan,
-            comm: comm_dup,
-            pool,
+            live: Some(Live {
+                plan,
+                comm: comm_dup,
+                pool,
+            }),
             mpi4py_comm: comm.clone().unbind(),
+            single,
+            rank,
+            size,
+            grid_dims,
+            input_layout,
+            output_layout,
             kind,
             axes,
             resolution: shape,
@@ -542,13 +608,14 @@ impl Pfft {
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let shapes = (self.input_shape.clone(), self.output_shape.clone());
+        let live = self.live_mut()?;
         let ctx = Context {
-            comm: &self.comm,
-            pool: self.pool.as_ref(),
+            comm: &live.comm,
+            pool: live.pool.as_ref(),
         };
         let names = ("forward input", "forward output");
         let s = (&shapes.0[..], &shapes.1[..]);
-        with_plan!(&mut self.plan, p => run(py, ctx, p, a, out, names, s, Transform::forward))
+        with_plan!(&mut live.plan, p => run(py, ctx, p, a, out, names, s, Transform::forward))
     }
 
     /// The backward transform of ``b`` (shape ``local_spectral_shape``) into ``out`` (shape
@@ -562,13 +629,14 @@ impl Pfft {
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let shapes = (self.output_shape.clone(), self.input_shape.clone());
+        let live = self.live_mut()?;
         let ctx = Context {
-            comm: &self.comm,
-            pool: self.pool.as_ref(),
+            comm: &live.comm,
+            pool: live.pool.as_ref(),
         };
         let names = ("backward input", "backward output");
         let s = (&shapes.0[..], &shapes.1[..]);
-        with_plan!(&mut self.plan, p => run(py, ctx, p, b, out, names, s, Transform::backward))
+        with_plan!(&mut live.plan, p => run(py, ctx, p, b, out, names, s, Transform::backward))
     }
 
     /// Runs ``forward`` ``repeat`` times on arrays the plan allocates, entirely in Rust, and
@@ -611,11 +679,12 @@ impl Pfft {
         }
         let n_in: usize = self.input_shape.iter().product();
         let n_out: usize = self.output_shape.iter().product();
+        let live = self.live_mut()?;
         let ctx = Context {
-            comm: &self.comm,
-            pool: self.pool.as_ref(),
+            comm: &live.comm,
+            pool: live.pool.as_ref(),
         };
-        let state = AssertSend((ctx, &mut self.plan));
+        let state = AssertSend((ctx, &mut live.plan));
         py.detach(move || {
             let (ctx, plan) = state.into_inner();
             let comm = ctx.comm;
@@ -690,7 +759,7 @@ impl Pfft {
     #[pyo3(signature = (spectral=false))]
     fn local_slice<'py>(&self, py: Python<'py>, spectral: bool) -> PyResult<Bound<'py, PyTuple>> {
         let layout = self.layout(spectral);
-        let ranges = layout.global_ranges(self.rank());
+        let ranges = layout.global_ranges(self.rank);
         let slices = layout
             .memory_order()
             .axes()
@@ -703,7 +772,7 @@ impl Pfft {
     /// The processor grid's dimensions (one per distributed axis; ``len == 1``: slabs).
     #[getter]
     fn grid<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, with_plan!(&self.plan, p => p.grid_dims()))
+        PyTuple::new(py, &self.grid_dims)
     }
 
     /// ``"c2c"``, ``"r2c"`` or ``"r2r"``.
@@ -715,25 +784,17 @@ impl Pfft {
     /// The forward input's dtype.
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let name = match &self.plan {
-            Plan::C2c64(_) => "complex128",
-            Plan::C2c32(_) => "complex64",
-            Plan::R2c64(_) | Plan::R2r64(_) => "float64",
-            Plan::R2c32(_) | Plan::R2r32(_) => "float32",
-        };
-        py.import("numpy")?.getattr("dtype")?.call1((name,))
+        py.import("numpy")?
+            .getattr("dtype")?
+            .call1((self.dtype_names().0,))
     }
 
     /// The forward output's dtype.
     #[getter]
     fn spectral_dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let name = match &self.plan {
-            Plan::C2c64(_) | Plan::R2c64(_) => "complex128",
-            Plan::C2c32(_) | Plan::R2c32(_) => "complex64",
-            Plan::R2r64(_) => "float64",
-            Plan::R2r32(_) => "float32",
-        };
-        py.import("numpy")?.getattr("dtype")?.call1((name,))
+        py.import("numpy")?
+            .getattr("dtype")?
+            .call1((self.dtype_names().1,))
     }
 
     /// The normalization's name.
@@ -781,17 +842,14 @@ impl Pfft {
     /// This rank in the communicator.
     #[getter(rank)]
     fn get_rank(&self) -> usize {
-        self.rank()
+        self.rank
     }
 
     /// Work memory the plan holds besides the caller's arrays, in bytes.
     #[getter]
-    fn work_bytes(&self) -> usize {
-        let unit = match &self.plan {
-            Plan::C2c64(_) | Plan::R2c64(_) | Plan::R2r64(_) => 16,
-            _ => 8,
-        };
-        with_plan!(&self.plan, p => p.work_len()) * unit
+    fn work_bytes(&self) -> PyResult<usize> {
+        let unit = if self.single { 8 } else { 16 };
+        Ok(with_plan!(&self.live()?.plan, p => p.work_len()) * unit)
     }
 
     /// The complexity model's prediction for the grid in use (seconds per forward+backward
@@ -799,7 +857,7 @@ impl Pfft {
     #[getter]
     fn prediction<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let problem = self.problem();
-        let grid = redist::GridShape::new(with_plan!(&self.plan, p => p.grid_dims()))
+        let grid = redist::GridShape::new(self.grid_dims.clone())
             .map_err(|e| DfftError::new_err(e.to_string()))?;
         let profile = MachineProfile::from_env().map_err(fft_error)?;
         let prediction = model::predict(&problem, &grid, &profile).map_err(fft_error)?;
@@ -815,7 +873,7 @@ impl Pfft {
 
     /// Seconds per stage since the plan was made or ``reset_times``, this rank.
     fn times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let t = with_plan!(&self.plan, p => p.times());
+        let t = with_plan!(&self.live()?.plan, p => p.times());
         let d = pyo3::types::PyDict::new(py);
         d.set_item("fft", t.fft)?;
         d.set_item("pack", t.pack)?;
@@ -825,8 +883,42 @@ impl Pfft {
     }
 
     /// Zeroes the stage timers.
-    fn reset_times(&mut self) {
-        with_plan!(&mut self.plan, p => p.reset_times())
+    fn reset_times(&mut self) -> PyResult<()> {
+        with_plan!(&mut self.live_mut()?.plan, p => p.reset_times());
+        Ok(())
+    }
+
+    /// Frees the plan's memory, threads and MPI objects now. Collective: every rank of the
+    /// communicator calls it, in the same order as for their other collective calls. Python
+    /// drops objects at moments that differ between ranks, or after MPI is finalized, so a plan
+    /// it drops without ``destroy`` keeps them (freeing them then could deadlock). Idempotent;
+    /// a destroyed plan raises ``ValueError`` when used.
+    fn destroy(&mut self, py: Python<'_>) {
+        if let Some(Live { plan, comm, pool }) = self.live.take() {
+            drop(pool);
+            let state = AssertSend((plan, comm));
+            py.detach(move || {
+                let (plan, comm) = state.into_inner();
+                collective(&comm, move || drop(plan));
+            });
+        }
+    }
+
+    /// Whether ``destroy`` has run.
+    #[getter]
+    fn destroyed(&self) -> bool {
+        self.live.is_none()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Destroys the plan at the end of a ``with`` block.
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
+        self.destroy(py);
+        false
     }
 
     /// A zeroed local array: the forward input, or with ``spectral=True`` the forward output
@@ -895,14 +987,9 @@ impl Pfft {
             "PFFT(kind='{}', dtype={}, shape={}, grid={}, normalization='{}', \
              transposed_out={}, batch={}, threads={})",
             self.kind.name(),
-            match &self.plan {
-                Plan::C2c64(_) => "complex128",
-                Plan::C2c32(_) => "complex64",
-                Plan::R2c64(_) | Plan::R2r64(_) => "float64",
-                _ => "float32",
-            },
+            self.dtype_names().0,
             shape_str(&self.resolution),
-            shape_str(&with_plan!(&self.plan, p => p.grid_dims())),
+            shape_str(&self.grid_dims),
             self.normalization.name(),
             if self.transposed_out { "True" } else { "False" },
             self.batch,
@@ -913,13 +1000,10 @@ impl Pfft {
 
 impl Pfft {
     fn problem(&self) -> Problem {
-        let unit = match &self.plan {
-            Plan::C2c64(_) | Plan::R2c64(_) | Plan::R2r64(_) => 16,
-            _ => 8,
-        };
+        let unit = if self.single { 8 } else { 16 };
         Problem {
             shape: self.resolution.clone(),
-            ranks: self.comm.size() as usize,
+            ranks: self.size,
             element_bytes: unit,
             transposed_out: self.transposed_out,
         }

@@ -116,10 +116,14 @@ impl<T> AssertSend<T> {
 /// 2-D block-cyclic layout on a 2x3 process grid. Grids may use fewer processes than ``comm``
 /// has: the others hold empty blocks. ``schedule``: ``alltoallv`` (default), ``caterpillar``,
 /// ``async``, ``pipelined`` or ``shared``; all give the same result.
+///
+/// Free it with ``destroy()`` (collective) or a ``with`` block, as ``dfft.PFFT``.
 #[pyclass(module = "dfft", name = "Redistribution", unsendable)]
 pub struct Redistribution {
-    runner: Runner,
-    comm: SimpleCommunicator,
+    /// The runner and its communicator; `None` once destroyed.
+    live: Option<(Runner, SimpleCommunicator)>,
+    rank: i32,
+    schedule: Schedule,
     buffers: Buffers,
     dtype: String,
     from: DistArray,
@@ -162,8 +166,9 @@ impl Redistribution {
         let rank = comm.rank() as usize;
         let (src_shape, dst_shape) = (from.local_shape(rank), to.local_shape(rank));
         Ok(Self {
-            runner,
-            comm,
+            live: Some((runner, comm)),
+            rank: rank as i32,
+            schedule,
             buffers,
             dtype,
             from,
@@ -218,7 +223,7 @@ impl Redistribution {
                 "offset {offset} is outside this rank's block of {len} elements"
             )));
         }
-        Ok(dist.global_of(self.comm.rank() as usize, offset))
+        Ok(dist.global_of(self.rank as usize, offset))
     }
 
     /// Moves ``src`` (this rank's source block, C order) into ``out`` (its destination block;
@@ -230,7 +235,7 @@ impl Redistribution {
         src: &Bound<'py, PyAny>,
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let rank = self.comm.rank();
+        let rank = self.rank;
         let src_shape = self.src_shape.clone();
         let dst_shape = self.dst_shape.clone();
         let want_src = Expect {
@@ -243,7 +248,11 @@ impl Redistribution {
             shape: &dst_shape,
             rank,
         };
-        let (comm, runner) = (&self.comm, &mut self.runner);
+        let (runner, comm) = self
+            .live
+            .as_mut()
+            .ok_or_else(|| value_error(DESTROYED.to_string()))?;
+        let comm = &*comm;
         with_buffers!(&mut self.buffers, send, recv => {
             let target = match out {
                 Some(o) => o.clone(),
@@ -281,6 +290,35 @@ impl Redistribution {
         })
     }
 
+    /// Frees the redistribution's MPI objects now; collective, idempotent (see
+    /// ``PFFT.destroy``).
+    fn destroy(&mut self, py: Python<'_>) {
+        if let Some((runner, comm)) = self.live.take() {
+            let state = AssertSend((runner, comm));
+            py.detach(move || {
+                let (runner, comm) = state.into_inner();
+                collective(&comm, move || drop(runner));
+            });
+        }
+    }
+
+    /// Whether ``destroy`` has run.
+    #[getter]
+    fn destroyed(&self) -> bool {
+        self.live.is_none()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Destroys the redistribution at the end of a ``with`` block.
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
+        self.destroy(py);
+        false
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Redistribution(shape={:?}, from_spec='{}', to_spec='{}', dtype={}, schedule='{}')",
@@ -288,10 +326,23 @@ impl Redistribution {
             self.from.spec(),
             self.to.spec(),
             self.dtype,
-            self.runner.schedule()
+            self.schedule
         )
     }
 }
+
+impl Drop for Redistribution {
+    fn drop(&mut self) {
+        if let Some(live) = self.live.take() {
+            // As for PFFT: freeing MPI objects is collective and Python's drop order differs
+            // between ranks, so only `destroy` frees them.
+            std::mem::forget(live);
+        }
+    }
+}
+
+const DESTROYED: &str =
+    "this Redistribution was destroyed (destroy() or the end of its with block)";
 
 /// A new array of the element type of `like` (a buffer of that type).
 fn new_array_like<'py, T: numpy::Element>(

@@ -114,3 +114,39 @@ def test_bad_shape():
 def test_not_a_communicator():
     with pytest.raises(TypeError, match="mpi4py intra-communicator"):
         dfft.PFFT("COMM_WORLD", (8, 8))
+
+
+def test_destroy_and_with():
+    with dfft.PFFT(comm, (8, 6, 10)) as plan:
+        b = plan.forward(plan.zeros())
+        assert not plan.destroyed
+    assert plan.destroyed
+    with pytest.raises(ValueError, match="destroyed"):
+        plan.backward(b)
+    plan.destroy()  # idempotent
+    assert plan.local_shape and plan.grid  # what the plan was stays readable
+
+
+def test_dropping_plans_in_cycles_on_one_rank_only_does_not_hang():
+    """Python frees objects in reference cycles when each process's collector decides: here
+    rank 0 alone collects plans (and redistributions) that sit in cycles, then every rank
+    runs collective transforms; a plan that freed its MPI objects when dropped would wait
+    for the other ranks there."""
+    import gc
+
+    for _ in range(3):
+        plan = dfft.PFFT(comm, (8, 6, 10), transposed_out=True)
+        plan.forward(plan.zeros())
+        r = dfft.Redistribution(comm, (6, 4), f"grid={size},dist=cyclic(1),*",
+                                "grid=1,dist=block,*")
+        cycle = {"plan": plan, "redistribution": r}
+        cycle["self"] = cycle
+        del plan, r, cycle
+    if rank == 0:
+        gc.collect()
+    with dfft.PFFT(comm, (8, 6, 10), transposed_out=True) as fresh:
+        x = np.arange(480.0).reshape(8, 6, 10)
+        got = fresh.forward(np.ascontiguousarray(x[fresh.local_slice()]))
+        want = np.fft.rfftn(x).transpose(fresh.spectral_axes)[fresh.local_slice(True)]
+        assert np.allclose(got, want)
+    comm.Barrier()
