@@ -33,6 +33,7 @@ class PFFT:
         padding: Union[None, bool, float, Sequence[float]] = None,
         batch: int = 1,
         threads: Optional[int] = None,
+        machine: Union[None, str, dict[str, Any]] = None,
     ) -> None: ...
     def forward(self, a: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Forward transform of ``a`` (``local_shape``, ``dtype``) into ``out``

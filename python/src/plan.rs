@@ -220,6 +220,9 @@ enum PyErrText {
 /// * ``batch``: fields transformed together (arrays get a leading axis of that length).
 /// * ``threads``: threads per rank; default: this process's CPUs divided by the ranks on
 ///   its node.
+/// * ``machine``: the machine profile the complexity model uses for ``grid="auto"`` (a dict,
+///   or the path of a JSON file as ``dfft calibrate`` writes); default: a generic cluster
+///   node.
 ///
 /// Every argument error is a ``ValueError`` (``dfft.DfftError``) raised on every rank.
 ///
@@ -242,6 +245,7 @@ pub struct Pfft {
     transposed_out: bool,
     batch: usize,
     threads: usize,
+    machine: MachineProfile,
     /// Local forward-input array shape (batch first when batch > 1).
     input_shape: Vec<usize>,
     /// Local forward-output array shape, memory order (batch first when batch > 1).
@@ -397,6 +401,43 @@ fn dtype_name_of(dtype: &Bound<'_, PyAny>) -> PyResult<String> {
         .extract()
 }
 
+/// The `machine` argument: `None` (the default profile), a dict of profile fields, or the
+/// path of a JSON profile file. Fields left out keep their defaults; unknown ones are refused.
+fn machine_profile(machine: Option<&Bound<'_, PyAny>>) -> PyResult<MachineProfile> {
+    let Some(m) = machine.filter(|m| !m.is_none()) else {
+        return Ok(MachineProfile::default());
+    };
+    let (text, origin) = if let Ok(path) = m.extract::<std::path::PathBuf>() {
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            DfftError::new_err(format!(
+                "cannot read machine profile {}: {e}",
+                path.display()
+            ))
+        })?;
+        (text, path.display().to_string())
+    } else {
+        let dumps = m.py().import("json")?.getattr("dumps")?;
+        let text: String = dumps.call1((m,))?.extract()?;
+        (text, "the machine dict".to_string())
+    };
+    let bad = |why: String| DfftError::new_err(format!("bad machine profile ({origin}): {why}"));
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let known = serde_json::to_value(MachineProfile::default()).map_err(|e| bad(e.to_string()))?;
+    let (Some(fields), Some(known)) = (value.as_object(), known.as_object()) else {
+        return Err(bad("expected an object of named fields".to_string()));
+    };
+    if let Some(key) = fields.keys().find(|k| !known.contains_key(*k)) {
+        let names: Vec<&String> = known.keys().collect();
+        return Err(bad(format!("unknown field '{key}' (known: {names:?})")));
+    }
+    let mut merged = known.clone();
+    merged.extend(fields.clone());
+    let profile: MachineProfile = serde_json::from_value(serde_json::Value::Object(merged))
+        .map_err(|e| bad(e.to_string()))?;
+    profile.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(profile)
+}
+
 /// CPUs this process may run on, divided among the ranks of its node.
 fn default_threads(py: Python<'_>, comm: &SimpleCommunicator) -> PyResult<usize> {
     let os = py.import("os")?;
@@ -469,7 +510,8 @@ impl Pfft {
 impl Pfft {
     #[new]
     #[pyo3(signature = (comm, shape, kind=None, dtype=None, grid=None, axes_kinds=None,
-        normalization="backward", transposed_out=false, padding=None, batch=1, threads=None))]
+        normalization="backward", transposed_out=false, padding=None, batch=1, threads=None,
+        machine=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -484,7 +526,9 @@ impl Pfft {
         padding: Option<&Bound<'_, PyAny>>,
         batch: usize,
         threads: Option<usize>,
+        machine: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let machine = machine_profile(machine)?;
         let dtype = dtype.map(dtype_name_of).transpose()?;
         let (kind, single) = kind_and_precision(kind, dtype)?;
         let d = shape.len();
@@ -505,7 +549,8 @@ impl Pfft {
             .grid(grid_choice(grid)?)
             .normalization(normalization)
             .transposed_out(transposed_out)
-            .batch(batch);
+            .batch(batch)
+            .machine(machine.clone());
         if let Some(a) = &axes {
             options = options.axes(a.clone());
         }
@@ -589,6 +634,7 @@ impl Pfft {
             transposed_out,
             batch,
             threads,
+            machine,
             input_shape: Vec::new(),
             output_shape: Vec::new(),
         };
@@ -859,15 +905,13 @@ impl Pfft {
         let problem = self.problem();
         let grid = redist::GridShape::new(self.grid_dims.clone())
             .map_err(|e| DfftError::new_err(e.to_string()))?;
-        let profile = MachineProfile::from_env().map_err(fft_error)?;
-        let prediction = model::predict(&problem, &grid, &profile).map_err(fft_error)?;
+        let prediction = model::predict(&problem, &grid, &self.machine).map_err(fft_error)?;
         json_to_py(py, &prediction)
     }
 
     /// Every candidate grid the model weighed for this problem, chosen one first, as dicts.
     fn candidates<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let profile = MachineProfile::from_env().map_err(fft_error)?;
-        let evaluated = model::evaluate(&self.problem(), &profile).map_err(fft_error)?;
+        let evaluated = model::evaluate(&self.problem(), &self.machine).map_err(fft_error)?;
         json_to_py(py, &evaluated)
     }
 

@@ -183,6 +183,10 @@ def test_prediction_and_grid():
     if size > 1:
         explicit = dfft.PFFT(comm, (16, 12, 10), grid=(1, size))
         assert explicit.grid == (1, size)
+    fast = dfft.PFFT(comm, (16, 12, 10), grid=plan.grid, machine={"ts_intra_s": 1e-9})
+    assert fast.prediction["latency_s"] <= pred["latency_s"]
+    with pytest.raises(dfft.DfftError, match="unknown field 'bogus'"):
+        dfft.PFFT(comm, (16, 12, 10), machine={"bogus": 1.0})
 
 
 def test_local_slices_tile_the_array():
