@@ -86,12 +86,8 @@ pub(crate) fn mr2d<T: Element>(name: &str, args: Args<T>) {
     unsafe { ffi::MPI_Abort(comm, 1) };
 }
 
-fn check(call: &str, code: c_int) -> Result<(), String> {
-    if code == ffi::MPI_SUCCESS as c_int {
-        Ok(())
-    } else {
-        Err(format!("{call} failed with MPI error code {code}"))
-    }
+fn check(call: &'static str, code: c_int) -> Result<(), String> {
+    redist::transport::check_mpi(call, code).map_err(|e| e.to_string())
 }
 
 /// This process's side of one matrix: read the descriptor only when in the grid.
