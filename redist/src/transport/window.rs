@@ -97,12 +97,19 @@ impl SharedSegment {
     /// `MPI_Win_sync`, a barrier on `comm`, `MPI_Win_sync`: every member's stores before the
     /// call are visible to every member after it. Collective over `comm`.
     pub fn sync(&self, comm: &SimpleCommunicator) -> Result<()> {
-        Self::sync_many(&[self], comm)
+        Self::sync_many(std::iter::once(self), comm)
     }
 
     /// [`SharedSegment::sync`] over several windows of one communicator with one barrier.
-    pub fn sync_many(segments: &[&SharedSegment], comm: &SimpleCommunicator) -> Result<()> {
-        for s in segments {
+    pub fn sync_many<'a, I>(segments: I, comm: &SimpleCommunicator) -> Result<()>
+    where
+        I: IntoIterator<Item = &'a SharedSegment>,
+        I::IntoIter: Clone,
+    {
+        // An iterator, not a slice: callers pass views of their windows without collecting
+        // them, so a sync allocates nothing (it runs on every transform).
+        let segments = segments.into_iter();
+        for s in segments.clone() {
             s.win_sync()?;
         }
         // SAFETY: a plain collective call on a live communicator.
@@ -233,8 +240,7 @@ impl GroupWindow {
         let Some(first) = windows.first() else {
             return Ok(());
         };
-        let segments: Vec<&SharedSegment> = windows.iter().map(|w| &w.segment).collect();
-        SharedSegment::sync_many(&segments, &first.comm)
+        SharedSegment::sync_many(windows.iter().map(|w| &w.segment), &first.comm)
     }
 
     /// Bytes per region.
