@@ -856,6 +856,9 @@ where
             out.push((step, layout));
             continue;
         };
+        // Whether the step writes a new buffer decides where every later step leaves the
+        // data, which must be the same buffer on every rank.
+        fused.in_place = (context.agree)(fused.in_place);
         if context.shared_memory {
             fused.shared = shared_path(&fused, context)?;
         }
@@ -1038,9 +1041,6 @@ where
             .map(|l| batched(l, batch))
             .collect::<Result<_>>()?;
         let shift = usize::from(batch > 1);
-        let scalars = |layout: usize| {
-            layouts[layout].local_len(rank) * if pipeline.real[layout] { 1 } else { 2 }
-        };
 
         let mut exchanges = Vec::new();
         let mut ends = Vec::new();
@@ -1259,19 +1259,31 @@ where
                 })
                 .collect()
         };
-        let lens = |after: &[usize]| -> Vec<usize> { after.iter().map(|&l| scalars(l)).collect() };
-        let writable = |len: usize| destroy.then_some(len);
+        // Every rank's block lengths: where the data goes between steps must be the same
+        // buffer on every rank (the fused steps' shared-memory paths read and write the
+        // peers' buffers, and synchronize on the windows of the buffers they use), so the
+        // schedule is decided from every rank's lengths, not this rank's alone.
+        let scalars_of = |layout: usize, q: usize| {
+            layouts[layout].local_len(q) * if pipeline.real[layout] { 1 } else { 2 }
+        };
+        let rank_lens = |after: &[usize], output: usize, input: usize| -> Vec<RankLens> {
+            (0..ranks)
+                .map(|q| RankLens {
+                    steps: after.iter().map(|&l| scalars_of(l, q)).collect(),
+                    output: scalars_of(output, q),
+                    input: destroy.then(|| scalars_of(input, q)),
+                })
+                .collect()
+        };
         let (forward_dests, fw) = schedule(
             &movers(&forward_steps),
-            &lens(&forward_after),
-            scalars(pipeline.output),
-            writable(scalars(pipeline.input)),
+            &rank_lens(&forward_after, pipeline.output, pipeline.input),
+            rank,
         );
         let (backward_dests, bw) = schedule(
             &movers(&backward_steps),
-            &lens(&backward_after),
-            scalars(pipeline.input),
-            writable(scalars(pipeline.output)),
+            &rank_lens(&backward_after, pipeline.input, pipeline.output),
+            rank,
         );
         let complex_len = |scalars: usize| scalars.div_ceil(2);
         let work_lens = [complex_len(fw[0].max(bw[0])), complex_len(fw[1].max(bw[1]))];
@@ -1476,6 +1488,22 @@ where
                     fused.direct = direct_maps(fused, (at, dest), region, layouts, ends, rank);
                 }
                 at = dest;
+            }
+        }
+        // A step runs straight between the blocks only where every rank can (each one
+        // synchronizes on the windows it reads and writes): one agreement for all steps.
+        let here: Vec<i32> = fused_steps(&mut self.forward, &mut self.backward)
+            .map(|f| i32::from(f.direct.is_some()))
+            .collect();
+        let mut everywhere = vec![0i32; here.len()];
+        self.grid.communicator().all_reduce_into(
+            &here[..],
+            &mut everywhere[..],
+            SystemOperation::min(),
+        );
+        for (fused, all) in fused_steps(&mut self.forward, &mut self.backward).zip(everywhere) {
+            if all == 0 {
+                fused.direct = None;
             }
         }
         intern_maps([&mut self.forward, &mut self.backward]);
@@ -1817,6 +1845,21 @@ where
     }
 }
 
+/// The fused steps of both directions, in order.
+fn fused_steps<'a, T: Real>(
+    forward: &'a mut Program<T>,
+    backward: &'a mut Program<T>,
+) -> impl Iterator<Item = &'a mut Fused<T>> {
+    forward
+        .steps
+        .iter_mut()
+        .chain(backward.steps.iter_mut())
+        .filter_map(|s| match s {
+            Step::Fused(f) => Some(&mut **f),
+            _ => None,
+        })
+}
+
 /// Runs a fused step through its shared-memory window (see [`SharedPath`]): per piece, pack
 /// the exchange before's messages into this rank's region, sync, transform gathering from
 /// every region and scattering the exchange after's messages into this rank's region, sync,
@@ -2037,60 +2080,77 @@ fn split_mut<'a, T>(
     }
 }
 
-/// Where each step leaves the data, and the lengths the two work buffers need.
+/// One rank's block lengths (scalars) for [`schedule`]: after each step, of the output, and
+/// of the input when the steps may write into it (`destroy_input`).
+#[derive(Debug, Clone)]
+struct RankLens {
+    steps: Vec<usize>,
+    output: usize,
+    input: Option<usize>,
+}
+
+/// Where each step leaves the data (the same on every rank), and the lengths the two work
+/// buffers of rank `me` need.
 ///
 /// `moves[i]` says whether step `i` must write a new buffer (an exchange or an out-of-place
-/// transform); `lens[i]` is the local length after step `i`; `input_len` is the input's
-/// length when the steps may write into it (`destroy_input`), else `None`, and then the first
-/// step moves too (it reads the input and writes elsewhere). Walking back from the end, the
-/// last mover writes the output and every earlier one the first buffer that the mover after
-/// it does not write and that is long enough, in the order output, input, work buffer 0,
-/// work buffer 1; the first mover never writes the input, which it reads. A plan thus needs
-/// no work buffer when the output and a writable input can host every layout in turn, one
-/// when only the output can (all of them, for even splits), and two otherwise. With a
-/// writable input, the first step runs in place in it or moves out of it, whichever needs
-/// less work memory.
-fn schedule(
-    moves: &[bool],
-    lens: &[usize],
-    output_len: usize,
-    input_len: Option<usize>,
-) -> (Vec<At>, [usize; 2]) {
+/// transform); `ranks[q]` holds rank `q`'s lengths. Without a writable input (or when
+/// nothing else moves) the first step moves too (it reads the input and writes elsewhere).
+/// Walking back from the end, the last mover writes the output and every earlier one the
+/// first buffer that the mover after it does not write and that is long enough on every
+/// rank, in the order output, input, work buffer 0, work buffer 1; the first mover never
+/// writes the input, which it reads. A plan thus needs no work buffer when the output and a
+/// writable input can host every layout in turn, one when only the output can (all of them,
+/// for even splits), and two otherwise. With a writable input, the first step runs in place
+/// in it or moves out of it, whichever needs less work memory on the rank that needs most.
+///
+/// The destinations depend on every rank's lengths only, never on which rank asks: the
+/// fused steps move rows between the ranks' buffers of one kind and synchronize on those
+/// buffers' windows, so every rank must hold the data in the same buffer.
+fn schedule(moves: &[bool], ranks: &[RankLens], me: usize) -> (Vec<At>, [usize; 2]) {
+    let writable = ranks.first().is_some_and(|r| r.input.is_some());
     let mut moves = moves.to_vec();
-    if input_len.is_none() || !moves.contains(&true) {
+    if !writable || !moves.contains(&true) {
         if let Some(first) = moves.first_mut() {
             *first = true;
         }
     }
-    let in_place = assign(&moves, lens, output_len, input_len);
-    match moves.first_mut() {
-        Some(first) if !*first => {
+    let most = |dests: &[At]| {
+        ranks
+            .iter()
+            .map(|r| {
+                let [a, b] = work_lens(dests, &r.steps);
+                a + b
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let mut dests = assign(&moves, ranks);
+    if let Some(first) = moves.first_mut() {
+        if !*first {
             *first = true;
-            let moved = assign(&moves, lens, output_len, input_len);
-            let total = |(_, lens): &(Vec<At>, [usize; 2])| lens[0] + lens[1];
-            if total(&moved) < total(&in_place) {
-                moved
-            } else {
-                in_place
+            let moved = assign(&moves, ranks);
+            if most(&moved) < most(&dests) {
+                dests = moved;
             }
         }
-        _ => in_place,
     }
+    let lens = work_lens(&dests, ranks.get(me).map_or(&[][..], |r| &r.steps));
+    (dests, lens)
 }
 
 /// The destinations for movers `moves` (see [`schedule`]).
-fn assign(
-    moves: &[bool],
-    lens: &[usize],
-    output_len: usize,
-    input_len: Option<usize>,
-) -> (Vec<At>, [usize; 2]) {
+fn assign(moves: &[bool], ranks: &[RankLens]) -> Vec<At> {
     let movers: Vec<usize> = (0..moves.len()).filter(|&i| moves[i]).collect();
     let mut assignment: Vec<(usize, At)> = Vec::with_capacity(movers.len());
     for (k, &i) in movers.iter().enumerate().rev() {
         let fits = |at: At| match at {
-            At::Output => lens[i] <= output_len,
-            At::Input => k > 0 && input_len.is_some_and(|len| lens[i] <= len),
+            At::Output => ranks.iter().all(|r| r.steps[i] <= r.output),
+            At::Input => {
+                k > 0
+                    && ranks
+                        .iter()
+                        .all(|r| r.input.is_some_and(|len| r.steps[i] <= len))
+            }
             At::Work(_) => true,
         };
         let at = match assignment.last() {
@@ -2103,32 +2163,55 @@ fn assign(
         assignment.push((i, at));
     }
     let mut dests = vec![At::Output; moves.len()];
-    let mut work_lens = [0, 0];
     let mut current = At::Input;
     let mut next = assignment.iter().rev().peekable();
-    for i in 0..moves.len() {
+    for (i, dest) in dests.iter_mut().enumerate() {
         if let Some(&&(j, at)) = next.peek() {
             if j == i {
                 current = at;
                 next.next();
             }
         }
-        dests[i] = current;
-        if let At::Work(k) = current {
-            work_lens[k] = work_lens[k].max(lens[i]);
+        *dest = current;
+    }
+    dests
+}
+
+/// The lengths the two work buffers need to host the blocks `lens` (after each step) at
+/// `dests`.
+fn work_lens(dests: &[At], lens: &[usize]) -> [usize; 2] {
+    let mut work = [0, 0];
+    for (&at, &len) in dests.iter().zip(lens) {
+        if let At::Work(k) = at {
+            work[k] = work[k].max(len);
         }
     }
-    (dests, work_lens)
+    work
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// [`schedule`] for one rank.
+    fn schedule1(
+        moves: &[bool],
+        lens: &[usize],
+        output: usize,
+        input: Option<usize>,
+    ) -> (Vec<At>, [usize; 2]) {
+        let rank = RankLens {
+            steps: lens.to_vec(),
+            output,
+            input,
+        };
+        schedule(moves, &[rank], 0)
+    }
+
     #[test]
     fn one_work_buffer_when_the_output_fits_every_layout_it_hosts() {
         // FFT (reads input), exchange, FFT, exchange: output, work 0, work 0, output.
-        let (dests, lens) = schedule(&[true, true, false, true], &[8, 8, 8, 8], 8, None);
+        let (dests, lens) = schedule1(&[true, true, false, true], &[8, 8, 8, 8], 8, None);
         assert_eq!(
             dests,
             vec![At::Output, At::Work(0), At::Work(0), At::Output]
@@ -2139,7 +2222,7 @@ mod tests {
     #[test]
     fn two_work_buffers_when_an_intermediate_layout_is_bigger_than_the_output() {
         // A bigger intermediate layout in work buffer 0 is fine...
-        let (dests, lens) = schedule(&[true, true, false, true], &[8, 9, 9, 8], 8, None);
+        let (dests, lens) = schedule1(&[true, true, false, true], &[8, 9, 9, 8], 8, None);
         assert_eq!(
             dests,
             vec![At::Output, At::Work(0), At::Work(0), At::Output]
@@ -2147,7 +2230,7 @@ mod tests {
         assert_eq!(lens, [9, 0]);
         // ...but a layout too big for the output right before one in work buffer 0 needs the
         // second work buffer; the layout before it fits in the output again.
-        let (dests, lens) = schedule(&[true, true, false, true, true], &[8, 9, 9, 7, 8], 8, None);
+        let (dests, lens) = schedule1(&[true, true, false, true, true], &[8, 9, 9, 7, 8], 8, None);
         assert_eq!(
             dests,
             vec![
@@ -2165,33 +2248,68 @@ mod tests {
     fn a_writable_input_hosts_layouts_that_fit_in_it() {
         // In-place FFT, out-of-place step, in-place FFT: the first FFT runs in the input, so
         // no work buffer (c2r backward: complex FFTs in the input, then c2r into the output).
-        let (dests, lens) = schedule(&[false, true, false], &[10, 6, 6], 6, Some(10));
+        let (dests, lens) = schedule1(&[false, true, false], &[10, 6, 6], 6, Some(10));
         assert_eq!(dests, vec![At::Input, At::Output, At::Output]);
         assert_eq!(lens, [0, 0]);
         // Without destroy_input the first step moves the data out of the input.
-        let (dests, lens) = schedule(&[true, true, false], &[10, 6, 6], 6, None);
+        let (dests, lens) = schedule1(&[true, true, false], &[10, 6, 6], 6, None);
         assert_eq!(dests, vec![At::Work(0), At::Output, At::Output]);
         assert_eq!(lens, [10, 0]);
         // FFT, exchange, FFT, exchange, FFT (a pencil forward): in place in the input, the
         // first exchange could not write the input it reads, so the first FFT moves the data
         // to the output instead, and output and input alternate: no work buffer.
-        let (dests, lens) = schedule(&[false, true, false, true, false], &[8; 5], 8, Some(8));
+        let (dests, lens) = schedule1(&[false, true, false, true, false], &[8; 5], 8, Some(8));
         assert_eq!(
             dests,
             vec![At::Output, At::Input, At::Input, At::Output, At::Output]
         );
         assert_eq!(lens, [0, 0]);
         // The same read-only: output and work buffer 0 alternate.
-        let (dests, lens) = schedule(&[false, true, false, true, false], &[8; 5], 8, None);
+        let (dests, lens) = schedule1(&[false, true, false, true, false], &[8; 5], 8, None);
         assert_eq!(
             dests,
             vec![At::Output, At::Work(0), At::Work(0), At::Output, At::Output]
         );
         assert_eq!(lens, [8, 0]);
         // A layout too big for the input goes to a work buffer.
-        let (dests, lens) = schedule(&[false, true, true], &[8, 9, 8], 8, Some(8));
+        let (dests, lens) = schedule1(&[false, true, true], &[8, 9, 8], 8, Some(8));
         assert_eq!(dests, vec![At::Input, At::Work(0), At::Output]);
         assert_eq!(lens, [9, 0]);
+    }
+
+    #[test]
+    fn every_rank_gets_the_same_buffers_whatever_its_lengths() {
+        // Uneven splits: the first layout fits rank 0's output but not rank 1's. Deciding per
+        // rank put rank 0's data in the output and rank 1's in a work buffer, and their fused
+        // steps then synchronized on different windows (a hang).
+        let moves = [true, true, true];
+        let ranks = [
+            RankLens {
+                steps: vec![6, 7, 8],
+                output: 8,
+                input: None,
+            },
+            RankLens {
+                steps: vec![8, 7, 6],
+                output: 6,
+                input: None,
+            },
+        ];
+        let (d0, w0) = schedule(&moves, &ranks, 0);
+        let (d1, w1) = schedule(&moves, &ranks, 1);
+        assert_eq!(d0, d1, "the same buffers on every rank");
+        assert_eq!(d0, vec![At::Work(1), At::Work(0), At::Output]);
+        for (q, r) in ranks.iter().enumerate() {
+            for (i, &at) in d0.iter().enumerate() {
+                if at == At::Output {
+                    assert!(r.steps[i] <= r.output, "rank {q} step {i} fits its output");
+                }
+            }
+        }
+        // Work buffers are sized for each rank's own blocks.
+        assert_eq!((w0, w1), ([7, 6], [7, 8]));
+        // One rank alone still takes the output where it fits.
+        assert_eq!(schedule(&moves, &ranks[..1], 0).0[0], At::Output);
     }
 
     #[test]
@@ -2205,7 +2323,7 @@ mod tests {
             ] {
                 let n = moves.len();
                 for out_len in [1, 5] {
-                    let (dests, _) = schedule(&moves, &vec![3; n], out_len, input_len);
+                    let (dests, _) = schedule1(&moves, &vec![3; n], out_len, input_len);
                     let what = format!("{moves:?} output {out_len} input {input_len:?}");
                     assert_eq!(dests[n - 1], At::Output, "{what}");
                     let mut prev = At::Input;

@@ -30,6 +30,8 @@
 mod column;
 mod engine;
 pub mod error;
+#[cfg(test)]
+mod line_lengths;
 pub mod local;
 pub mod memory;
 pub mod model;

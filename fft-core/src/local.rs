@@ -921,7 +921,15 @@ impl<T: Real> R2r<T> {
     fn process(&self, line: &mut [T], scratch: &mut [T]) {
         match self {
             R2r::Dct1(t) => t.process_dct1_with_scratch(line, scratch),
-            R2r::Dst1(t) => t.process_dst1_with_scratch(line, scratch),
+            R2r::Dst1(t) => {
+                // rustdct's DST-I from length 25 on (`Dst1ConvertToFft`) writes the odd
+                // extension of the line into scratch but never its two zeros (entries 0 and
+                // n + 1 of the FFT input), so it reads whatever the scratch held: the previous
+                // line's FFT output, when one scratch serves every line. A zeroed scratch is
+                // what rustdct's own `process_dst1` hands it.
+                scratch.fill(T::zero());
+                t.process_dst1_with_scratch(line, scratch)
+            }
             R2r::Type23(t, R2rKind::Dct2) => t.process_dct2_with_scratch(line, scratch),
             R2r::Type23(t, R2rKind::Dct3) => t.process_dct3_with_scratch(line, scratch),
             R2r::Type23(t, R2rKind::Dst2) => t.process_dst2_with_scratch(line, scratch),
