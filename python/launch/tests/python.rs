@@ -83,7 +83,11 @@ fn pytest(test: &str, ranks: usize, paths: &[&str], timeout_secs: u64) -> Option
     Some(launch)
 }
 
-const SUITES: [&str; 2] = ["tests", "fluidfft-dfft/tests/test_fluidfft_suite.py"];
+const SUITES: [&str; 3] = [
+    "tests",
+    "fluidfft-dfft/tests/test_fluidfft_suite.py",
+    "fluidfft-dfft/tests/test_plugin.py",
+];
 
 #[test]
 fn python_suites_np1() {
