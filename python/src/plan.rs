@@ -219,7 +219,8 @@ enum PyErrText {
 ///   ``floor(N * factor)`` points, the spectrum keeps the ``N`` modes of ``shape``.
 /// * ``batch``: fields transformed together (arrays get a leading axis of that length).
 /// * ``threads``: threads per rank; default: this process's CPUs divided by the ranks on
-///   its node.
+///   its node. With MPI below ``MPI_THREAD_SERIALIZED`` the plan uses rayon's global pool
+///   whatever its size; ``plan.threads`` tells what it uses.
 /// * ``machine``: the machine profile the complexity model uses for ``grid="auto"`` (a dict,
 ///   or the path of a JSON file as ``dfft calibrate`` writes); default: a generic cluster
 ///   node.
@@ -562,10 +563,12 @@ impl Pfft {
             Some(t) => t,
             None => default_threads(py, &comm_dup)?,
         };
-        // A pool of our own runs the MPI calls of a transform on one of its workers: allowed
-        // from MPI_THREAD_SERIALIZED on (mpi4py's default is MPI_THREAD_MULTIPLE). Below that
-        // the transforms run on the calling thread with rayon's global pool.
-        let pool = if thread_level() >= serialized_level() {
+        // rayon's global pool serves when it has the requested size: the transforms then run
+        // on the calling thread. Otherwise a pool of the plan's own runs them on one of its
+        // workers, MPI calls included: allowed from MPI_THREAD_SERIALIZED on (mpi4py's
+        // default is MPI_THREAD_MULTIPLE); below that the global pool serves whatever its size.
+        let global = rayon::current_num_threads();
+        let pool = if threads != global && thread_level() >= serialized_level() {
             Some(
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
@@ -580,6 +583,7 @@ impl Pfft {
         } else {
             None
         };
+        let threads = if pool.is_some() { threads } else { global };
         let build = |pool: Option<&rayon::ThreadPool>| -> fft_core::Result<Plan> {
             let make = || -> fft_core::Result<Plan> {
                 Ok(match (kind, single) {
@@ -685,9 +689,9 @@ impl Pfft {
         with_plan!(&mut live.plan, p => run(py, ctx, p, b, out, names, s, Transform::backward))
     }
 
-    /// Runs ``forward`` ``repeat`` times on arrays the plan allocates, entirely in Rust, and
-    /// returns the seconds of each run (this rank's clock): the Rust plan's own time, to
-    /// compare with the Python call's.
+    /// Runs ``forward`` (or ``backward``) ``repeat`` times on arrays it allocates, entirely in
+    /// Rust, after one untimed run, and returns the seconds of each timed run (this rank's
+    /// clock): the Rust plan's own time, to compare with the Python call's. Collective.
     #[pyo3(signature = (repeat=10, backward=false))]
     fn time_rust(&mut self, py: Python<'_>, repeat: usize, backward: bool) -> PyResult<Vec<f64>> {
         fn go<P: Transform>(
@@ -700,8 +704,9 @@ impl Pfft {
         ) -> fft_core::Result<Vec<f64>> {
             let mut a = vec![P::In::default(); n_in];
             let mut b = vec![P::Out::default(); n_out];
-            let mut times = Vec::with_capacity(repeat);
-            for _ in 0..repeat {
+            let mut times = Vec::with_capacity(repeat + 1);
+            // One untimed run first: the buffers' pages are touched, as a caller's are.
+            for _ in 0..=repeat {
                 let mut step = || {
                     let t = std::time::Instant::now();
                     let r = if backward {
@@ -721,6 +726,7 @@ impl Pfft {
             }
             // Keep the arrays alive and used so the runs cannot be optimized away.
             std::hint::black_box((&mut a, &mut b));
+            times.remove(0);
             Ok(times)
         }
         let n_in: usize = self.input_shape.iter().product();
