@@ -8,6 +8,7 @@ markers reach mpirun's stdout.
 """
 
 import os
+import sys
 
 
 def _marker(kind):
@@ -17,7 +18,11 @@ def _marker(kind):
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
-    print(f"\nMPI-HARNESS {kind} {name} {comm.rank}/{comm.size}", flush=True)
+    # One write(2) of the whole line: mpirun interleaves the ranks' output between writes,
+    # and print() may make two (text, then end), letting another rank's pytest progress
+    # dot land between the marker and its newline.
+    sys.stdout.flush()
+    os.write(1, f"\nMPI-HARNESS {kind} {name} {comm.rank}/{comm.size}\n".encode())
 
 
 def pytest_sessionstart(session):

@@ -38,13 +38,23 @@ def _check_same_mpi():
 _check_same_mpi()
 
 
-def redistribute(comm, array, from_spec, to_spec, shape, out=None, schedule="alltoallv"):
-    """Moves this rank's block ``array`` of a global array of ``shape`` from distribution
-    ``from_spec`` to ``to_spec`` (see :class:`Redistribution`) and returns the new block.
-    Collective. For repeated moves, make a :class:`Redistribution` once."""
+def redistribute(comm, array, from_spec, to_spec, shape=None, out=None, schedule="alltoallv"):
+    """Moves this rank's block ``array`` of a global array from distribution ``from_spec`` to
+    ``to_spec`` (see :class:`Redistribution`) and returns the new block. Collective.
+
+    ``shape``, the global shape, is found from the blocks of all ranks when not given (one
+    ``allgather`` of their shapes and dtypes). For repeated moves, make a
+    :class:`Redistribution` once."""
     import numpy as np
 
-    dtype = np.asarray(array).dtype
+    dtype = array.dtype if isinstance(array, np.ndarray) else np.asarray(array).dtype
+    if shape is None:
+        local = np.shape(array)
+        blocks = comm.allgather((tuple(local), dtype.str))
+        dtypes = sorted({d for _, d in blocks})
+        if len(dtypes) > 1:
+            raise ValueError(f"the ranks' blocks have different dtypes {dtypes}")
+        shape = _dfft._global_shape(from_spec, [list(b) for b, _ in blocks])
     with Redistribution(comm, tuple(shape), from_spec, to_spec, dtype=dtype,
                         schedule=schedule) as plan:
         return plan.execute(array, out)

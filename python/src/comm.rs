@@ -1,6 +1,6 @@
 //! Communicators from mpi4py, collective agreement on errors, and panics that end the job.
 
-use crate::errors::value_error;
+use crate::errors::{value_error, DfftError};
 use mpi::collective::SystemOperation;
 use mpi::ffi;
 use mpi::raw::FromRaw;
@@ -131,6 +131,38 @@ pub fn agree(comm: &SimpleCommunicator, local: Result<(), String>) -> Result<(),
     message.resize(len as usize, 0);
     root.broadcast_into(&mut message[..]);
     Err(String::from_utf8_lossy(&message).into_owned())
+}
+
+/// Agrees on a constructor's arguments once the communicator is duplicated: `local` is this
+/// rank's check of its arguments, `args` their text. Every rank fails when any rank's check
+/// failed or its arguments differ from rank 0's (a rank that failed raises its own error, the
+/// others a `DfftError` with the lowest failing rank's message) instead of the others going
+/// on into the plan's collective set-up. Collective: one broadcast of rank 0's text and one
+/// `MPI_Allreduce`.
+pub fn agree_on_arguments<T>(
+    comm: &SimpleCommunicator,
+    local: PyResult<T>,
+    args: &str,
+) -> PyResult<T> {
+    let root = comm.process_at_rank(0);
+    let mut text = args.as_bytes().to_vec();
+    let mut len = text.len() as u64;
+    root.broadcast_into(&mut len);
+    text.resize(len as usize, 0);
+    root.broadcast_into(&mut text[..]);
+    let rank = comm.rank();
+    let mine = match &local {
+        Err(e) => Err(format!("rank {rank}: {e}")),
+        Ok(_) if text != args.as_bytes() => Err(format!(
+            "rank {rank}: the arguments differ from rank 0's: {args} (rank 0: {})",
+            String::from_utf8_lossy(&text)
+        )),
+        Ok(_) => Ok(()),
+    };
+    match agree(comm, mine) {
+        Ok(()) => local,
+        Err(message) => Err(local.err().unwrap_or_else(|| DfftError::new_err(message))),
+    }
 }
 
 /// Runs a collective step; a panic inside it (a bug in dfft) ends the MPI job with the message

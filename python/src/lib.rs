@@ -30,6 +30,23 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// For the tests: a panic inside a collective step on rank ``on_rank`` of ``comm`` while the
+/// others wait in a barrier, as a bug in dfft would (``PanicException`` on one rank; with
+/// several, the message and ``MPI_Abort``, never a hang).
+#[pyfunction]
+#[pyo3(name = "_panic_in_collective", signature = (comm, on_rank=0))]
+fn panic_in_collective(comm: &Bound<'_, PyAny>, on_rank: i32) -> PyResult<()> {
+    use mpi::traits::*;
+    let comm = comm::from_mpi4py(comm)?;
+    comm::collective(&comm, || {
+        if comm.rank() == on_rank {
+            panic!("a panic for the tests on rank {on_rank}");
+        }
+        comm.barrier();
+    });
+    Ok(())
+}
+
 #[pymodule]
 fn _dfft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DfftError", m.py().get_type::<errors::DfftError>())?;
@@ -37,5 +54,7 @@ fn _dfft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<redistribute::Redistribution>()?;
     m.add_function(wrap_pyfunction!(mpi_library_version, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(panic_in_collective, m)?)?;
+    m.add_function(wrap_pyfunction!(redistribute::global_shape, m)?)?;
     Ok(())
 }

@@ -1,7 +1,10 @@
 //! `dfft.PFFT`: a distributed FFT plan on numpy arrays, after mpi4py-fft's `PFFT`.
 
 use crate::arrays::{new_array, shape_str, Expect};
-use crate::comm::{agree, collective, from_mpi4py, ranks_on_node, serialized_level, thread_level};
+use crate::comm::{
+    agree, agree_on_arguments, collective, from_mpi4py, ranks_on_node, serialized_level,
+    thread_level,
+};
 use crate::errors::{fft_error, value_error, DfftError};
 use crate::spectral::{self, AxisWaves};
 use fft_core::model::{self, MachineProfile, Problem};
@@ -529,36 +532,49 @@ impl Pfft {
         threads: Option<usize>,
         machine: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let machine = machine_profile(machine)?;
-        let dtype = dtype.map(dtype_name_of).transpose()?;
-        let (kind, single) = kind_and_precision(kind, dtype)?;
-        let d = shape.len();
-        let normalization = Normalization::from_str(normalization).map_err(fft_error)?;
-        let axes = axis_kinds(axes_kinds)?;
-        if kind == Kind::R2r && axes.is_none() {
-            return Err(DfftError::new_err(
-                "kind 'r2r' needs axes_kinds, one real-to-real kind per axis (e.g. ['dct2'] * 3)",
-            ));
-        }
-        if batch == 0 {
-            return Err(DfftError::new_err("batch must be at least 1, got 0"));
-        }
-        if threads == Some(0) {
-            return Err(DfftError::new_err("threads must be at least 1, got 0"));
-        }
-        let mut options = FftOptions::default()
-            .grid(grid_choice(grid)?)
-            .normalization(normalization)
-            .transposed_out(transposed_out)
-            .batch(batch)
-            .machine(machine.clone());
-        if let Some(a) = &axes {
-            options = options.axes(a.clone());
-        }
-        if let Some(p) = padding_factors(padding, d)? {
-            options = options.padding(p);
-        }
+        // Checked on every rank, then agreed on once the communicator is duplicated: a rank
+        // whose arguments are wrong or differ must not leave the others in the plan's set-up.
+        let checked = (|| {
+            let machine = machine_profile(machine)?;
+            let dtype = dtype.map(dtype_name_of).transpose()?;
+            let (kind, single) = kind_and_precision(kind, dtype)?;
+            let normalization = Normalization::from_str(normalization).map_err(fft_error)?;
+            let axes = axis_kinds(axes_kinds)?;
+            if kind == Kind::R2r && axes.is_none() {
+                return Err(DfftError::new_err(
+                    "kind 'r2r' needs axes_kinds, one real-to-real kind per axis (e.g. ['dct2'] * 3)",
+                ));
+            }
+            if batch == 0 {
+                return Err(DfftError::new_err("batch must be at least 1, got 0"));
+            }
+            if threads == Some(0) {
+                return Err(DfftError::new_err("threads must be at least 1, got 0"));
+            }
+            let mut options = FftOptions::default()
+                .grid(grid_choice(grid)?)
+                .normalization(normalization)
+                .transposed_out(transposed_out)
+                .batch(batch)
+                .machine(machine.clone());
+            if let Some(a) = &axes {
+                options = options.axes(a.clone());
+            }
+            if let Some(p) = padding_factors(padding, shape.len())? {
+                options = options.padding(p);
+            }
+            Ok((kind, single, normalization, axes, options, machine))
+        })();
         let comm_dup = from_mpi4py(comm)?;
+        let args = match &checked {
+            Ok((kind, single, _, _, options, _)) => {
+                format!("shape={shape:?} kind={kind:?} single={single} {options:?}")
+            }
+            Err(_) => String::new(),
+        };
+        let (kind, single, normalization, axes, options, machine) =
+            agree_on_arguments(&comm_dup, checked, &args)?;
+        let d = shape.len();
         let threads = match threads {
             Some(t) => t,
             None => default_threads(py, &comm_dup)?,

@@ -2,7 +2,7 @@
 //! distributions, `redist`'s SPEC syntax), planned once and run many times.
 
 use crate::arrays::{new_array, Expect};
-use crate::comm::{agree, collective, from_mpi4py};
+use crate::comm::{agree, agree_on_arguments, collective, from_mpi4py};
 use crate::errors::{redist_error, value_error, DfftError};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use num_complex::Complex;
@@ -11,7 +11,7 @@ use pyo3::types::PyTuple;
 use redist::dist::DistArray;
 use redist::redistribute::RedistPlan;
 use redist::redistribution::{Redistribution as Runner, Schedule};
-use redist::StageTimes;
+use redist::{Element, StageTimes};
 use std::str::FromStr;
 
 /// Send and receive buffers of the element type chosen at construction.
@@ -154,12 +154,20 @@ impl Redistribution {
                 .getattr("name")?
                 .extract()?,
         };
-        let from = DistArray::parse_spec(from_spec, &shape).map_err(redist_error)?;
-        let to = DistArray::parse_spec(to_spec, &shape).map_err(redist_error)?;
-        let schedule = Schedule::from_str(schedule).map_err(redist_error)?;
         let comm = from_mpi4py(comm)?;
         let ranks = comm.size() as usize;
-        let plan = RedistPlan::new(&from, &to, ranks).map_err(redist_error)?;
+        let checked = (|| {
+            let from = DistArray::parse_spec(from_spec, &shape).map_err(redist_error)?;
+            let to = DistArray::parse_spec(to_spec, &shape).map_err(redist_error)?;
+            let schedule = Schedule::from_str(schedule).map_err(redist_error)?;
+            let plan = RedistPlan::new(&from, &to, ranks).map_err(redist_error)?;
+            Buffers::new(&dtype, 0, 0)?;
+            Ok((from, to, schedule, plan))
+        })();
+        let args = format!(
+            "shape={shape:?} from={from_spec:?} to={to_spec:?} dtype={dtype} schedule={schedule}"
+        );
+        let (from, to, schedule, plan) = agree_on_arguments(&comm, checked, &args)?;
         let runner =
             collective(&comm, || Runner::new(&comm, &plan, schedule)).map_err(redist_error)?;
         let buffers = Buffers::new(&dtype, runner.send_len(), runner.recv_len())?;
@@ -290,6 +298,28 @@ impl Redistribution {
         })
     }
 
+    /// Runs ``execute`` ``repeat`` times on blocks it allocates, entirely in Rust, after one
+    /// untimed run, and returns the seconds of each timed run (this rank's clock): the Rust
+    /// runner's own time, to compare with the Python call's. Collective.
+    #[pyo3(signature = (repeat=10))]
+    fn time_rust(&mut self, py: Python<'_>, repeat: usize) -> PyResult<Vec<f64>> {
+        let n_src: usize = self.src_shape.iter().product();
+        let n_dst: usize = self.dst_shape.iter().product();
+        let (runner, comm) = self
+            .live
+            .as_mut()
+            .ok_or_else(|| value_error(DESTROYED.to_string()))?;
+        let comm = &*comm;
+        with_buffers!(&mut self.buffers, send, recv => {
+            let state = AssertSend((comm, runner, send, recv));
+            py.detach(move || {
+                let (comm, runner, send, recv) = state.into_inner();
+                collective(comm, move || time_runs(runner, send, recv, n_src, n_dst, repeat))
+            })
+            .map_err(redist_error)
+        })
+    }
+
     /// Frees the redistribution's MPI objects now; collective, idempotent (see
     /// ``PFFT.destroy``).
     fn destroy(&mut self, py: Python<'_>) {
@@ -343,6 +373,84 @@ impl Drop for Redistribution {
 
 const DESTROYED: &str =
     "this Redistribution was destroyed (destroy() or the end of its with block)";
+
+/// `repeat` timed runs of `runner` (after one untimed run) on zeroed blocks of `n_src` and
+/// `n_dst` elements.
+fn time_runs<T: Element>(
+    runner: &mut Runner,
+    send: &mut [T],
+    recv: &mut [T],
+    n_src: usize,
+    n_dst: usize,
+    repeat: usize,
+) -> redist::Result<Vec<f64>> {
+    let src = vec![T::default(); n_src];
+    let mut dst = vec![T::default(); n_dst];
+    let mut times = Vec::with_capacity(repeat + 1);
+    for _ in 0..=repeat {
+        let t = std::time::Instant::now();
+        runner.execute(&src, &mut dst, send, recv, &mut StageTimes::default())?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    // The first run touched the pages, as a caller's arrays have been.
+    times.remove(0);
+    std::hint::black_box(&mut dst);
+    Ok(times)
+}
+
+/// The global shape of an array distributed by `spec` whose blocks have the shapes `blocks`
+/// (one per rank of the communicator, in rank order). Along each axis, the blocks of the
+/// ranks at grid coordinate 0 on every other axis add up to the global length; the result is
+/// checked by recomputing every rank's block from it. Pure: the caller gathers `blocks`, so
+/// every rank gets the same answer or the same error.
+#[pyfunction]
+#[pyo3(name = "_global_shape")]
+pub fn global_shape(spec: &str, blocks: Vec<Vec<usize>>) -> PyResult<Vec<usize>> {
+    let ndim = blocks.first().map_or(0, Vec::len);
+    if let Some((r, b)) = blocks.iter().enumerate().find(|(_, b)| b.len() != ndim) {
+        return Err(DfftError::new_err(format!(
+            "rank {r} holds a {}-dimensional block, rank 0 a {ndim}-dimensional one",
+            b.len()
+        )));
+    }
+    // Any shape at least as large parses to the same grid and rank coordinates.
+    let probe: Vec<usize> = (0..ndim)
+        .map(|a| blocks.iter().map(|b| b[a]).sum::<usize>().max(1))
+        .collect();
+    let dist = DistArray::parse_spec(spec, &probe).map_err(redist_error)?;
+    if dist.ranks_needed() > blocks.len() {
+        return Err(DfftError::new_err(format!(
+            "{spec:?} needs {} ranks, the communicator has {}",
+            dist.ranks_needed(),
+            blocks.len()
+        )));
+    }
+    let coords: Vec<Option<Vec<usize>>> = (0..blocks.len()).map(|r| dist.axis_coords(r)).collect();
+    let shape: Vec<usize> = (0..ndim)
+        .map(|a| {
+            coords
+                .iter()
+                .zip(&blocks)
+                .filter(|(c, _)| {
+                    c.as_ref()
+                        .is_some_and(|c| c.iter().enumerate().all(|(i, &x)| i == a || x == 0))
+                })
+                .map(|(_, b)| b[a])
+                .sum()
+        })
+        .collect();
+    let dist = DistArray::parse_spec(spec, &shape).map_err(redist_error)?;
+    for (r, b) in blocks.iter().enumerate() {
+        let want = dist.local_shape(r);
+        if *b != want {
+            return Err(DfftError::new_err(format!(
+                "the blocks are not {spec:?} of any global shape: with shape {shape:?} rank \
+                 {r} would hold {want:?}, it holds {b:?}"
+            )));
+        }
+    }
+    Ok(shape)
+}
 
 /// A new array of the element type of `like` (a buffer of that type).
 fn new_array_like<'py, T: numpy::Element>(

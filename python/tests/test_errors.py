@@ -150,3 +150,46 @@ def test_dropping_plans_in_cycles_on_one_rank_only_does_not_hang():
         want = np.fft.rfftn(x).transpose(fresh.spectral_axes)[fresh.local_slice(True)]
         assert np.allclose(got, want)
     comm.Barrier()
+
+
+def test_a_bad_argument_on_one_rank_only_raises_everywhere():
+    """A rank whose arguments fail their checks (or differ from rank 0's) must not leave the
+    others in the plan's collective set-up: every rank raises."""
+    if size == 1:
+        pytest.skip("SKIPPED: needs 2 or more ranks (one rank cannot disagree)")
+    last = rank == size - 1
+    with pytest.raises(ValueError) as e:
+        dfft.PFFT(comm, (8, 6, 10), normalization="bogus" if last else "backward")
+    assert f"rank {size - 1}" in same_everywhere_but(e, size - 1) or last
+    with pytest.raises(dfft.DfftError) as e:
+        dfft.PFFT(comm, (8, 6, 12) if last else (8, 6, 10))
+    assert f"rank {size - 1}: the arguments differ from rank 0's: shape=[8, 6, 12]" in \
+        same_everywhere(e)
+    with pytest.raises(dfft.DfftError) as e:
+        dfft.Redistribution(comm, (6, 4), f"grid={size},dist=block,*", "grid=1,dist=block,*",
+                            dtype=np.float32 if last else np.float64)
+    assert "dtype=float32" in same_everywhere(e)
+    # Nothing was left half made: the communicator still works for a plan.
+    with dfft.PFFT(comm, (8, 6, 10)) as plan:
+        plan.forward(plan.zeros())
+
+
+def same_everywhere_but(excinfo, failing):
+    """The message the ranks other than ``failing`` raised (``failing`` raised its own)."""
+    message = str(excinfo.value)
+    others = [m for r, m in enumerate(comm.allgather(message)) if r != failing]
+    assert all(m == others[0] for m in others), others
+    return others[0]
+
+
+def test_a_panic_on_one_rank_becomes_a_python_exception():
+    """On a one-rank communicator a panic in dfft is Python's PanicException (the
+    interpreter goes on); tests/python.rs checks the MPI_Abort with several ranks."""
+    from dfft import _dfft
+
+    with pytest.raises(BaseException) as e:
+        _dfft._panic_in_collective(MPI.COMM_SELF)
+    assert type(e.value).__name__ == "PanicException"
+    assert "a panic for the tests on rank 0" in str(e.value)
+    with dfft.PFFT(comm, (8, 6, 10)) as plan:
+        plan.forward(plan.zeros())

@@ -86,3 +86,49 @@ def test_wrong_block_on_one_rank():
 def test_bad_spec():
     with pytest.raises(dfft.DfftError, match="malformed distribution spec"):
         dfft.Redistribution(comm, (10, 9), "grid=2,dist=cyclic(0)", "dist=*")
+
+
+@pytest.mark.parametrize("from_spec, grid, blocks", [
+    ("grid={p}x1,dist=cyclic(3),cyclic(2)", "p1", (3, 2)),
+    ("grid=1x{p},dist=cyclic(4),cyclic(5)", "1p", (4, 5)),
+    ("grid={p},dist=cyclic(1),*", "p1", (1, 17)),
+])
+def test_redistribute_finds_the_global_shape(from_spec, grid, blocks):
+    shape = (23, 17)
+    grid = tuple(size if g == "p" else 1 for g in grid)
+    src = local_block(shape, grid, blocks)
+    out = dfft.redistribute(comm, src, from_spec.format(p=size), spec((1, size), (23, 1)))
+    np.testing.assert_array_equal(out, local_block(shape, (1, size), (23, 1)))
+
+
+def test_global_shape_from_blocks_on_part_of_the_ranks():
+    """A grid on fewer ranks than the communicator: the others hold empty blocks."""
+    from dfft import _dfft
+
+    assert _dfft._global_shape("grid=2,dist=block,*", [[5, 7], [4, 7], [0, 0]]) == [9, 7]
+    assert _dfft._global_shape("grid=2x2,dist=cyclic(2),block",
+                               [[4, 3], [4, 2], [3, 3], [3, 2]]) == [7, 5]
+    with pytest.raises(dfft.DfftError, match="not .* of any global shape"):
+        _dfft._global_shape("grid=2x2,dist=cyclic(2),block", [[4, 3], [4, 2], [3, 3], [2, 2]])
+    with pytest.raises(dfft.DfftError, match="needs 4 ranks"):
+        _dfft._global_shape("grid=2x2,dist=block", [[4, 3], [4, 2]])
+
+
+def test_redistribute_blocks_that_fit_no_shape_raise_everywhere():
+    if size == 1:
+        pytest.skip("SKIPPED: needs 2 or more ranks")
+    g = (size, 1)
+    src = local_block((10, 9), g, (2, 9))
+    if rank == size - 1:
+        src = np.zeros((src.shape[0], src.shape[1] + 1), dtype=src.dtype)
+    with pytest.raises(dfft.DfftError) as e:
+        dfft.redistribute(comm, src, spec(g, (2, 9)), spec((1, size), (10, 1)))
+    messages = comm.allgather(str(e.value))
+    assert all(m == messages[0] for m in messages) and "of any global shape" in messages[0]
+
+
+def test_time_rust():
+    with dfft.Redistribution(comm, (64, 64), spec((size, 1), (8, 64)),
+                             spec((1, size), (64, 8))) as r:
+        times = r.time_rust(4)
+        assert len(times) == 4 and all(t > 0 for t in times)

@@ -6,7 +6,7 @@
 //! They need the virtual environment that `scripts/setup` makes (`target/venv`, or the Python
 //! named by `DFFT_PYTHON`); without it each test prints SKIPPED with the reason.
 
-use mpi_harness::{mpirun_command, run_command, Launch};
+use mpi_harness::{mpirun_command, run_command, run_command_timed, Launch};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -197,4 +197,42 @@ fn python_m_dfft_version() {
     }
     // The MPI line names the library mpi4py loaded, the one dfft links (checked at import).
     assert!(stdout.contains("Open MPI"), "{stdout}");
+}
+
+/// A panic inside dfft on rank 1 of 2 while rank 0 waits in the same collective step: the
+/// job ends through `MPI_Abort` with the message on stderr, instead of hanging or ending
+/// silently (one rank alone gets a `PanicException`: python/tests/test_errors.py).
+#[test]
+fn a_panic_on_one_rank_aborts_the_job_with_its_message_np2() {
+    let test = "a_panic_on_one_rank_aborts_the_job_with_its_message_np2";
+    let python = match python() {
+        Ok(p) => p,
+        Err(why) => {
+            eprintln!("SKIPPED {test}: {why}");
+            return;
+        }
+    };
+    let mut cmd = mpirun_command(2);
+    cmd.arg(&python).args([
+        "-P",
+        "-c",
+        "from mpi4py import MPI\nfrom dfft import _dfft\n\
+         _dfft._panic_in_collective(MPI.COMM_WORLD, on_rank=1)\nprint('RETURNED')",
+    ]);
+    let (out, timed_out) = run_command_timed(cmd, Duration::from_secs(120));
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!timed_out, "the job hung:\n{text}");
+    assert!(!out.status.success(), "the job succeeded:\n{text}");
+    assert!(
+        text.contains(
+            "dfft: internal error (panic) on rank 1 of 2: a panic for the tests on rank 1; \
+             aborting the MPI job"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("RETURNED"), "{text}");
 }
