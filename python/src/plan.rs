@@ -11,6 +11,7 @@ use fft_core::model::{self, MachineProfile, Problem};
 use fft_core::{
     AxisKind, FftOptions, FftPlan, GridChoice, Normalization, R2rKind, R2rPlan, Real, RealFftPlan,
 };
+use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use num_complex::Complex;
 use numpy::prelude::*;
@@ -706,7 +707,7 @@ impl Pfft {
     }
 
     /// Runs ``forward`` (or ``backward``) ``repeat`` times on arrays it allocates, entirely in
-    /// Rust, after one untimed run, and returns the seconds of each timed run (this rank's
+    /// Rust, after one untimed run, each run after a barrier, and returns the seconds of each timed run (this rank's
     /// clock): the Rust plan's own time, to compare with the Python call's. Collective.
     #[pyo3(signature = (repeat=10, backward=false))]
     fn time_rust(&mut self, py: Python<'_>, repeat: usize, backward: bool) -> PyResult<Vec<f64>> {
@@ -723,6 +724,9 @@ impl Pfft {
             let mut times = Vec::with_capacity(repeat + 1);
             // One untimed run first: the buffers' pages are touched, as a caller's are.
             for _ in 0..=repeat {
+                // Each run starts together on every rank, as a caller's timing after a
+                // barrier does: otherwise one run's skew between ranks counts in the next.
+                ctx.comm.barrier();
                 let mut step = || {
                     let t = std::time::Instant::now();
                     let r = if backward {

@@ -4,6 +4,7 @@
 use crate::arrays::{new_array, Expect};
 use crate::comm::{agree, agree_on_arguments, collective, from_mpi4py};
 use crate::errors::{redist_error, value_error, DfftError};
+use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use num_complex::Complex;
 use pyo3::prelude::*;
@@ -299,8 +300,8 @@ impl Redistribution {
     }
 
     /// Runs ``execute`` ``repeat`` times on blocks it allocates, entirely in Rust, after one
-    /// untimed run, and returns the seconds of each timed run (this rank's clock): the Rust
-    /// runner's own time, to compare with the Python call's. Collective.
+    /// untimed run, each run after a barrier, and returns the seconds of each timed run (this
+    /// rank's clock): the Rust runner's own time, to compare with the Python call's. Collective.
     #[pyo3(signature = (repeat=10))]
     fn time_rust(&mut self, py: Python<'_>, repeat: usize) -> PyResult<Vec<f64>> {
         let n_src: usize = self.src_shape.iter().product();
@@ -314,7 +315,7 @@ impl Redistribution {
             let state = AssertSend((comm, runner, send, recv));
             py.detach(move || {
                 let (comm, runner, send, recv) = state.into_inner();
-                collective(comm, move || time_runs(runner, send, recv, n_src, n_dst, repeat))
+                collective(comm, move || time_runs(comm, runner, send, recv, n_src, n_dst, repeat))
             })
             .map_err(redist_error)
         })
@@ -374,9 +375,10 @@ impl Drop for Redistribution {
 const DESTROYED: &str =
     "this Redistribution was destroyed (destroy() or the end of its with block)";
 
-/// `repeat` timed runs of `runner` (after one untimed run) on zeroed blocks of `n_src` and
+/// `repeat` timed runs of `runner` (after one untimed run), each after a barrier, on zeroed blocks of `n_src` and
 /// `n_dst` elements.
 fn time_runs<T: Element>(
+    comm: &SimpleCommunicator,
     runner: &mut Runner,
     send: &mut [T],
     recv: &mut [T],
@@ -388,6 +390,8 @@ fn time_runs<T: Element>(
     let mut dst = vec![T::default(); n_dst];
     let mut times = Vec::with_capacity(repeat + 1);
     for _ in 0..=repeat {
+        // Each run starts together on every rank, as a caller's timing after a barrier does.
+        comm.barrier();
         let t = std::time::Instant::now();
         runner.execute(&src, &mut dst, send, recv, &mut StageTimes::default())?;
         times.push(t.elapsed().as_secs_f64());
