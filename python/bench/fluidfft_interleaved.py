@@ -1,6 +1,7 @@
 """FluidFFT's MPI classes timed interleaved through FluidFFT's own interface
 (create_fft_object, fft_as_arg, ifft_as_arg): fft3d.mpi_with_dfft beside every other
-installed 3-D method of the same kind (MPI methods on several ranks, sequential ones on one).
+installed 3-D method of the same kind (MPI methods on several ranks, sequential ones on one),
+and mpi4py-fft's PFFT (slab and pencil) called the same way.
 
     mpirun -n 2 target/venv/bin/python -P python/bench/fluidfft_interleaved.py 256
 
@@ -10,6 +11,8 @@ other instead; this is the same work with the machine's load shared fairly.
 """
 
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
@@ -18,6 +21,40 @@ from mpi4py import MPI
 import fluidfft
 
 comm = MPI.COMM_WORLD
+
+
+class Mpi4pyFft:
+    """mpi4py-fft's PFFT behind FluidFFT's two calls, for the same work in the same run (FluidFFT
+    0.4 has no mpi4py-fft class): r2c, 1/N on forward as FluidFFT normalizes, FFTW backend."""
+
+    def __init__(self, n, slab):
+        from mpi4py_fft import PFFT
+
+        self.fft = PFFT(comm, (n, n, n), axes=(0, 1, 2), dtype=np.float64, slab=slab,
+                        backend="fftw")
+
+    def fft_as_arg(self, fieldX, fieldK):
+        self.fft.forward(fieldX, fieldK)
+
+    def ifft_as_arg(self, fieldK, fieldX):
+        self.fft.backward(fieldK, fieldX)
+
+
+def mpi4py_fft_objects(n):
+    try:
+        from mpi4py_fft import newDistArray
+    except ImportError as err:
+        if comm.rank == 0:
+            print(f"mpi4py-fft: not usable ({err})")
+        return {}
+    out = {}
+    for slab in (True, False):
+        obj = Mpi4pyFft(n, slab)
+        fieldX = newDistArray(obj.fft, False)
+        fieldX[...] = 1.0
+        out["mpi4py-fft " + ("slab" if slab else "pencil")] = (
+            obj, fieldX, newDistArray(obj.fft, True))
+    return out
 
 
 def main():
@@ -38,6 +75,7 @@ def main():
         fieldX = obj.create_arrayX(1.0)
         fieldK = obj.create_arrayK(1.0)
         objects[method] = (obj, fieldX, fieldK)
+    objects.update(mpi4py_fft_objects(n))
     names = list(objects)
     ours = [m for m in names if m.endswith("_dfft")]
     times = {m: [] for m in names}
@@ -61,7 +99,12 @@ def main():
             t = np.array(times[m])
             ratio = f"{np.median(t) / ref:7.2f}" if ref else ""
             print(f"  {m:28s} {t.min():9.4f} {np.median(t):9.4f} {ratio}")
-
+    # FluidFFT's FFTW-MPI class and mpi4py-fft's FFTW plans in one process crash when Python
+    # frees them: end the process once MPI is finalized, without running destructors.
+    if any(isinstance(obj, Mpi4pyFft) for obj, *_ in objects.values()):
+        sys.stdout.flush()
+        MPI.Finalize()
+        os._exit(0)
 
 if __name__ == "__main__":
     main()
