@@ -26,14 +26,11 @@ fn tolerance(shape: &[usize]) -> f64 {
 #[test]
 #[ignore = "MPI body: run by the fft_np* launchers under mpirun"]
 fn fft_body() {
-    if !mpi_harness::is_child() {
+    let Some(mpi) = mpi_harness::start(BODY) else {
         return;
-    }
-    let universe = mpi::initialize().expect("MPI initializes");
-    redist::comm::abort_on_panic();
-    let world = universe.world();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
-    mpi_harness::mark_reached(BODY, rank, size);
+    };
+    let world = mpi.world();
+    let (rank, size) = (mpi.rank(), mpi.size());
 
     let shapes: [&[usize]; 10] = [
         &[11, 7, 13],
@@ -100,7 +97,7 @@ fn fft_body() {
     assert!(cases > 0);
     normalizations_and_f32(&world, rank, size);
     destroy_input(&world, rank, size);
-    mpi_harness::mark_passed(BODY, rank, size);
+    mpi.pass();
 }
 
 /// The same transforms between blocks the plan allocated (`alloc_input`/`alloc_output`): on

@@ -124,14 +124,11 @@ fn real_to_c64<T: Real>(x: &[T]) -> Vec<Complex<f64>> {
 #[test]
 #[ignore = "MPI body: run by the spectral_np* launchers under mpirun"]
 fn spectral_body() {
-    if !mpi_harness::is_child() {
+    let Some(mpi) = mpi_harness::start(BODY) else {
         return;
-    }
-    let universe = mpi::initialize().expect("MPI initializes");
-    redist::comm::abort_on_panic();
-    let world = universe.world();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
-    mpi_harness::mark_reached(BODY, rank, size);
+    };
+    let world = mpi.world();
+    let (rank, size) = (mpi.rank(), mpi.size());
     let mut errors = Errors::default();
     real_to_complex::<f64>(&world, rank, size, &mut errors, true);
     real_to_complex::<f32>(&world, rank, size, &mut errors, false);
@@ -144,20 +141,17 @@ fn spectral_body() {
     no_allocation(&world, rank);
     no_allocation_fused_slabs(&world, rank);
     errors.report(&world, rank);
-    mpi_harness::mark_passed(BODY, rank, size);
+    mpi.pass();
 }
 
 #[test]
 #[ignore = "MPI body: run by no_allocation_threads_np3 under mpirun"]
 fn no_allocation_threads_body() {
-    if !mpi_harness::is_child() {
+    let Some(mpi) = mpi_harness::start(THREADS_BODY) else {
         return;
-    }
-    let universe = mpi::initialize().expect("MPI initializes");
-    redist::comm::abort_on_panic();
-    let world = universe.world();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
-    mpi_harness::mark_reached(THREADS_BODY, rank, size);
+    };
+    let world = mpi.world();
+    let rank = mpi.rank();
     assert_eq!(
         rayon::current_num_threads(),
         2,
@@ -165,7 +159,7 @@ fn no_allocation_threads_body() {
     );
     no_allocation(&world, rank);
     no_allocation_fused_slabs(&world, rank);
-    mpi_harness::mark_passed(THREADS_BODY, rank, size);
+    mpi.pass();
 }
 
 /// r2c forward against the serial reference, c2r round trip, a second forward with dirty

@@ -8,24 +8,31 @@
 //! missing. A missing `mpirun` fails the test: nothing passes without running.
 //!
 //! ```no_run
-//! #[test]
-//! fn exchange_np4() {
-//!     mpi_harness::Launch::new("exchange_body", 4).run();
-//! }
+//! use mpi::traits::*;
+//!
+//! // One launcher #[test] per rank count (or `Launch::new("exchange_body", 4).run()`).
+//! mpi_harness::launches!("exchange_body", 120; exchange_np1 => 1, exchange_np4 => 4);
 //!
 //! #[test]
-//! #[ignore = "MPI body"]
+//! #[ignore = "MPI body: run by the exchange_np* launchers under mpirun"]
 //! fn exchange_body() {
-//!     if !mpi_harness::is_child() {
+//!     // Not launched by the harness (a plain `cargo test -- --ignored`): nothing to do.
+//!     let Some(mpi) = mpi_harness::start("exchange_body") else {
 //!         return;
-//!     }
-//!     // let universe = mpi::initialize().unwrap(); ...
-//!     let (rank, size) = (0, 4);
-//!     mpi_harness::mark_reached("exchange_body", rank, size);
-//!     // ... the test ...
-//!     mpi_harness::mark_passed("exchange_body", rank, size);
+//!     };
+//!     let world = mpi.world();
+//!     let (rank, size) = (mpi.rank(), mpi.size());
+//!     // ... the test: panic on any failure (the panic ends the whole job) ...
+//!     world.barrier();
+//!     mpi.pass();
 //! }
 //! ```
+//!
+//! [`start`] is the shared prologue of every MPI body: it returns `None` outside a launch,
+//! and otherwise initializes MPI, installs [`abort_on_panic`] and prints this rank's
+//! REACHED marker; [`MpiBody::pass`] prints the PASSED marker (call it last). Bodies that do
+//! not initialize MPI themselves print the markers with [`mark_reached`] and [`mark_passed`]
+//! and [`launcher_rank`].
 //!
 //! The child command is
 //! `mpirun --oversubscribe [--allow-run-as-root] --bind-to none -n P -x RAYON_NUM_THREADS=1
@@ -39,6 +46,7 @@
 //! correct but slow: pass `-- --test-threads=2` (as `scripts/test` does) or fewer, and give
 //! large launches a longer [`Launch::timeout`].
 
+use mpi::traits::Communicator;
 use std::collections::HashMap;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -78,6 +86,99 @@ pub fn mark_reached(test: &str, rank: usize, size: usize) {
 /// Prints the marker proving that `rank` of `size` finished the body of `test`. Call it last.
 pub fn mark_passed(test: &str, rank: usize, size: usize) {
     println!("\n{}", passed_marker(test, rank, size));
+}
+
+/// An MPI test body that has started: MPI initialized (finalized when this is dropped), a
+/// panic on any rank aborts the whole job, and this rank's REACHED marker printed. Made by
+/// [`start`]; [`MpiBody::pass`] ends the body.
+pub struct MpiBody {
+    test: String,
+    universe: mpi::environment::Universe,
+    rank: usize,
+    size: usize,
+}
+
+impl std::fmt::Debug for MpiBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MpiBody")
+            .field("test", &self.test)
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+impl MpiBody {
+    /// `MPI_COMM_WORLD`.
+    pub fn world(&self) -> mpi::topology::SimpleCommunicator {
+        self.universe.world()
+    }
+
+    /// The MPI universe (finalized when the body is dropped).
+    pub fn universe(&self) -> &mpi::environment::Universe {
+        &self.universe
+    }
+
+    /// This process's rank in `MPI_COMM_WORLD`.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of processes in `MPI_COMM_WORLD`.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Prints this rank's PASSED marker and finalizes MPI: the last line of a body. A body
+    /// that returns without it fails its launch.
+    pub fn pass(self) {
+        mark_passed(&self.test, self.rank, self.size);
+    }
+}
+
+/// The prologue of an MPI test body named `test` (the name its launcher runs): `None` when
+/// this process was not launched by [`Launch::run`] (the body should return at once);
+/// otherwise MPI initialized, [`abort_on_panic`] installed and this rank's REACHED marker
+/// printed. See the crate documentation for a whole body.
+///
+/// # Panics
+/// If MPI was already initialized in this process.
+pub fn start(test: &str) -> Option<MpiBody> {
+    if !is_child() {
+        return None;
+    }
+    let universe = mpi::initialize().expect("MPI initializes (once per process)");
+    abort_on_panic();
+    let world = universe.world();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    mark_reached(test, rank, size);
+    Some(MpiBody {
+        test: test.to_string(),
+        universe,
+        rank,
+        size,
+    })
+}
+
+/// Installs a panic hook that, after the previous hook has printed the message, calls
+/// `MPI_Abort` on `MPI_COMM_WORLD` if MPI is initialized and not finalized: a failed assertion
+/// on one rank then ends the launch at once instead of leaving the other ranks waiting in a
+/// collective until the timeout. [`start`] installs it. (The libraries' own hook,
+/// `redist::comm::abort_on_panic`, does the same for the binaries; the harness cannot depend
+/// on the crates it tests.)
+pub fn abort_on_panic() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        previous(info);
+        if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
+            let world = mpi::topology::SimpleCommunicator::world();
+            eprintln!(
+                "mpi-harness: rank {} panicked; calling MPI_Abort to end the launch",
+                world.rank()
+            );
+            world.abort(101);
+        }
+    }));
 }
 
 /// This process's `(rank, size)` as the launcher announced it in the environment (OpenMPI,

@@ -44,14 +44,11 @@ fn targets(d: usize, r: usize) -> Vec<Vec<usize>> {
 #[test]
 #[ignore = "MPI body: run by the exchange_np* launchers under mpirun"]
 fn exchange_body() {
-    if !mpi_harness::is_child() {
+    let Some(mpi) = mpi_harness::start(BODY) else {
         return;
-    }
-    let universe = mpi::initialize().expect("MPI initializes");
-    redist::comm::abort_on_panic();
-    let world = universe.world();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
-    mpi_harness::mark_reached(BODY, rank, size);
+    };
+    let world = mpi.world();
+    let (rank, size) = (mpi.rank(), mpi.size());
 
     let shapes: [&[usize]; 5] = [
         &[11, 7, 13],
@@ -114,7 +111,7 @@ fn exchange_body() {
         }
     }
     assert!(checked > 0, "no exchange was checked");
-    mpi_harness::mark_passed(BODY, rank, size);
+    mpi.pass();
 }
 
 /// A rank that panics while the others wait in a collective must end the job through the
@@ -170,14 +167,11 @@ fn chunked_messages_np4() {
 #[test]
 #[ignore = "MPI body: run by the chunked_messages_np* launchers under mpirun"]
 fn chunked_body() {
-    if !mpi_harness::is_child() {
+    let Some(mpi) = mpi_harness::start(CHUNKED) else {
         return;
-    }
-    let universe = mpi::initialize().expect("MPI initializes");
-    redist::comm::abort_on_panic();
-    let world = universe.world();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
-    mpi_harness::mark_reached(CHUNKED, rank, size);
+    };
+    let world = mpi.world();
+    let (rank, size) = (mpi.rank(), mpi.size());
     let mut checked = 0;
     for shape in [&[11usize, 7, 13][..], &[16, 21, 41], &[12, 10]] {
         let d = shape.len();
@@ -228,5 +222,5 @@ fn chunked_body() {
         }
     }
     assert!(checked > 0);
-    mpi_harness::mark_passed(CHUNKED, rank, size);
+    mpi.pass();
 }

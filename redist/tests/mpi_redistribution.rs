@@ -1,7 +1,6 @@
 //! General redistribution (block-cyclic, different grids, row/column order, scatter/gather)
 //! and Thakur's cyclic(x) → cyclic(y) methods under real MPI on 1..=8 ranks, for every
 //! schedule, checked exactly with index-valued data on every rank.
-use mpi::topology::Communicator;
 use redist::cyclic::plan::RedistPlan;
 use redist::cyclic::run::{Redistribution, Schedule};
 use redist::dist::{AxisDist, AxisMap, DistArray};
@@ -91,14 +90,11 @@ fn index_block(a: &DistArray, rank: usize) -> Vec<u64> {
 #[test]
 #[ignore = "MPI body: run by the redistribution_np* launchers under mpirun"]
 fn redistribution_body() {
-    if !mpi_harness::is_child() {
+    let Some(mpi) = mpi_harness::start(BODY) else {
         return;
-    }
-    let universe = mpi::initialize().expect("MPI initializes");
-    redist::comm::abort_on_panic();
-    let world = universe.world();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
-    mpi_harness::mark_reached(BODY, rank, size);
+    };
+    let world = mpi.world();
+    let (rank, size) = (mpi.rank(), mpi.size());
 
     let mut checked = 0;
     for (shape, f, t) in cases(size) {
@@ -374,5 +370,5 @@ fn redistribution_body() {
     // 15 -> 10 and 11 -> 3; both receive modes.
     assert_eq!(per_axis, 2 * (4 + 3 + 3 + 4 + 4));
     assert!(checked > 0);
-    mpi_harness::mark_passed(BODY, rank, size);
+    mpi.pass();
 }

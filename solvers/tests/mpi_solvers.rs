@@ -56,21 +56,17 @@ mpi_harness::launches!(BODY, 120; solvers_np1 => 1, solvers_np2 => 2, solvers_np
 #[test]
 #[ignore = "MPI body: run by the solvers_np* launchers under mpirun"]
 fn solvers_body() {
-    if !mpi_harness::is_child() {
+    let Some(mpi) = mpi_harness::start(BODY) else {
         return;
-    }
-    let universe = mpi::initialize().expect("MPI initializes");
-    redist::comm::abort_on_panic();
-    let world = universe.world();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
-    mpi_harness::mark_reached(BODY, rank, size);
+    };
+    let world = mpi.world();
 
     poisson(&world);
     beltrami(&world);
     taylor_green(&world);
     steps_allocate_nothing(&world);
 
-    mpi_harness::mark_passed(BODY, rank, size);
+    mpi.pass();
 }
 
 fn poisson(world: &impl Communicator) {
