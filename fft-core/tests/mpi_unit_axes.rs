@@ -48,14 +48,11 @@ fn tolerance(shape: &[usize]) -> f64 {
 #[test]
 #[ignore = "MPI body: run by the unit_axes_np* launchers under mpirun"]
 fn unit_axes_body() {
-    if !mpi_harness::is_child() {
+    let Some(mpi) = mpi_harness::start(BODY) else {
         return;
-    }
-    let universe = mpi::initialize().expect("MPI initializes");
-    redist::comm::abort_on_panic();
-    let world = universe.world();
-    let (rank, size) = (world.rank() as usize, world.size() as usize);
-    mpi_harness::mark_reached(BODY, rank, size);
+    };
+    let world = mpi.world();
+    let size = mpi.size();
     let mut cases = 0;
     for (s, shape) in SHAPES.iter().enumerate() {
         for (g, dims) in grids(size, shape.len()).into_iter().enumerate() {
@@ -75,7 +72,7 @@ fn unit_axes_body() {
         }
     }
     assert!(cases >= 2 * SHAPES.len(), "every shape ran ({cases} cases)");
-    mpi_harness::mark_passed(BODY, rank, size);
+    mpi.pass();
 }
 
 /// A c2c plan, forward and backward, between private buffers and between plan blocks.

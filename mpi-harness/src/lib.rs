@@ -46,6 +46,8 @@
 //! correct but slow: pass `-- --test-threads=2` (as `scripts/test` does) or fewer, and give
 //! large launches a longer [`Launch::timeout`].
 
+#![warn(missing_docs)]
+
 use mpi::traits::Communicator;
 use std::collections::HashMap;
 use std::io::Read;
@@ -158,6 +160,23 @@ pub fn start(test: &str) -> Option<MpiBody> {
         rank,
         size,
     })
+}
+
+/// The body of a launch whose code initializes MPI itself (an example's or a program's
+/// `main`): nothing outside a launch; otherwise this rank's REACHED marker (the rank as the
+/// launcher announced it, [`launcher_rank`]), `main`, and the PASSED marker. A panic in `main`
+/// fails the launch (the program's own hook should end the job with `MPI_Abort`).
+///
+/// # Panics
+/// If the launcher announced no rank (not OpenMPI, PMIx or Slurm).
+pub fn program_body(test: &str, main: impl FnOnce()) {
+    if !is_child() {
+        return;
+    }
+    let (rank, size) = launcher_rank().expect("launched by mpirun, which announces the rank");
+    mark_reached(test, rank, size);
+    main();
+    mark_passed(test, rank, size);
 }
 
 /// Installs a panic hook that, after the previous hook has printed the message, calls

@@ -15,11 +15,6 @@ mpi_harness::launches!(BODY, 240;
 #[test]
 #[ignore = "MPI body: run by the block_io_np* launchers under mpirun"]
 fn block_io_body() {
-    if !mpi_harness::is_child() {
-        return;
-    }
-    let (rank, size) = mpi_harness::launcher_rank().expect("launched by mpirun");
-    mpi_harness::mark_reached(BODY, rank, size);
-    block_io::run(None); // panics (and aborts the job) on any failed check
-    mpi_harness::mark_passed(BODY, rank, size);
+    // Panics (and aborts the job) on any failed check.
+    mpi_harness::program_body(BODY, || block_io::run(None));
 }
