@@ -2,7 +2,7 @@
 //!
 //! One code path for every `--kind` and `--precision`: [`run`] checks the global arguments
 //! (the same outcome on every rank), makes the plan of the kind in the precision asked for,
-//! and hands it to [`execute`], which only sees a [`RunPlan`].
+//! and hands it to `Context::execute`, which only sees a [`RunPlan`].
 
 use crate::args::{Alloc, RunArgs};
 use crate::kind::{Kind, Precision};
@@ -10,6 +10,7 @@ use crate::memory::{peak_rss_bytes, pss_bytes, PssSampler};
 use crate::report::{RunReport, Stages};
 use crate::synthetic::Reference;
 use crate::transform::{Inverse, RunPlan, Sample};
+use fft_core::view::{block_view, block_view_mut};
 use fft_core::{AxisKind, FftError, FftOptions, FftPlan, R2rPlan, Real, RealFftPlan, SharedBlock};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -173,8 +174,8 @@ fn file_shape(shape: &[usize], batch: usize) -> Vec<usize> {
 }
 
 /// Copies `batch` fields of `rank`'s block from the memory order of `from` to that of `to`
-/// (two layouts of one distribution).
-fn reorder<S: Copy + Default + Send + Sync>(
+/// (two layouts of one distribution): both as views in logical axis order.
+fn reorder<S: Copy>(
     from: &Layout,
     to: &Layout,
     rank: usize,
@@ -182,15 +183,10 @@ fn reorder<S: Copy + Default + Send + Sync>(
     src: &[S],
     dst: &mut [S],
 ) {
-    let block = from.local_len(rank);
-    let copy = redist::pack::CopyPlan::new(
-        &from.local_shape(rank),
-        &from.local_strides(rank),
-        &to.local_strides(rank),
-    );
-    for f in 0..batch {
-        copy.run(src, f * block, dst, f * block);
-    }
+    let src = block_view(from, rank, batch, src).expect("a block of `from`");
+    block_view_mut(to, rank, batch, dst)
+        .expect("a block of `to`")
+        .assign(&src);
 }
 
 /// Reads this rank's blocks of `--input` into `out` (in `layout`'s memory order). The dtype

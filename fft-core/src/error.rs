@@ -95,6 +95,14 @@ pub enum FftError {
         /// `"forward"` or `"backward"`.
         direction: &'static str,
     },
+    /// A distributed array or ndarray that does not fit the plan (see [`crate::view`]).
+    #[error("the {array} array does not fit the plan: {reason}")]
+    ArrayMismatch {
+        /// Which argument.
+        array: &'static str,
+        /// What differs, with both values.
+        reason: String,
+    },
     /// Options that do not fit the plan or the shape.
     #[error("bad transform options for shape {shape:?}: {reason}")]
     BadOptions {

@@ -9,14 +9,14 @@
 //! times the spectral resolution `N`; otherwise `M = N`.
 
 use crate::error::{Result, SolverError};
-use fft_core::{wavenumber, FftOptions, GridChoice, Normalization, RealFftPlan};
+use fft_core::ndarray::ArrayD;
+use fft_core::{FftOptions, GridChoice, Normalization, PencilArray, RealFftPlan};
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
 use num_complex::Complex;
 use redist::Layout;
 use std::f64::consts::PI;
-use std::ops::Range;
 
 /// How a solver removes the aliasing errors of quadratic products.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -137,38 +137,21 @@ impl SpectralBox {
             options = options.padding(vec![dealias.padding(); 3]);
         }
         let plan = RealFftPlan::<f64>::new(comm, &modes, options)?;
-        let spectral_len = plan.output_len() / components;
-        let mut k = [
-            vec![0.0; spectral_len],
-            vec![0.0; spectral_len],
-            vec![0.0; spectral_len],
-        ];
-        let mut k2 = vec![0.0; spectral_len];
-        let mut weight = vec![0.0; spectral_len];
-        let mut mask = vec![0.0; spectral_len];
-        let layout = plan.output_layout();
-        for_each_local(layout, plan.rank(), |offset, global| {
-            let mut kept = true;
-            for axis in 0..3 {
-                let n = modes[axis];
-                let ki = if axis < 2 {
-                    wavenumber(n, global[axis])
-                } else {
-                    global[axis] as i64 // the halved real-to-complex axis
-                };
-                k[axis][offset] = ki as f64;
-                let nyquist = n.is_multiple_of(2) && ki.unsigned_abs() as usize == n / 2;
-                kept &= !nyquist;
-                if dealias == Dealias::Truncate {
-                    // Keep |k| < N/3: products of kept modes then alias only onto removed ones.
-                    kept &= 3 * ki.unsigned_abs() < n as u64;
-                }
-            }
-            k2[offset] = (0..3).map(|a| k[a][offset] * k[a][offset]).sum();
-            let k_last = global[2];
-            let self_conjugate = k_last == 0 || 2 * k_last == modes[2];
-            weight[offset] = if self_conjugate { 1.0 } else { 2.0 };
-            mask[offset] = if kept { 1.0 } else { 0.0 };
+        // fft-core's grid of this rank's spectral block, flattened in the block's memory
+        // order so that element m of each array belongs to element m of a spectral block.
+        let grid = plan.spectral_grid();
+        let flat = |a: ArrayD<f64>| -> Vec<f64> {
+            a.as_slice_memory_order()
+                .expect("grids are stored in the block's memory order")
+                .to_vec()
+        };
+        let k = [0, 1, 2].map(|axis| flat(grid.k_full(axis)));
+        let k2 = flat(grid.k2());
+        let weight = flat(grid.hermitian_weights());
+        // Nyquist modes go in every rule; the 2/3 rule removes them with the rest.
+        let mask = flat(match dealias {
+            Dealias::Truncate => grid.two_thirds_mask(),
+            Dealias::Pad | Dealias::None => grid.three_halves_mask(),
         });
         Ok(Self {
             plan,
@@ -278,13 +261,9 @@ impl SpectralBox {
     /// The coordinates `(x, y, z)` of every local physical point, in memory order.
     pub fn coordinates(&self) -> Vec<[f64; 3]> {
         let points = self.grid_points();
-        let mut xyz = vec![[0.0; 3]; self.physical_block()];
-        for_each_local(self.physical_layout(), self.rank(), |offset, global| {
-            for axis in 0..3 {
-                xyz[offset][axis] = 2.0 * PI * global[axis] as f64 / points[axis] as f64;
-            }
-        });
-        xyz
+        let mut xyz = PencilArray::zeros(self.physical_layout().clone(), self.rank(), 1);
+        xyz.fill_with(|g| [0, 1, 2].map(|a| 2.0 * PI * g[a] as f64 / points[a] as f64));
+        xyz.into_parts().0
     }
 
     /// Seconds this rank spent in the transforms' stages (local FFTs, pack, communication,
@@ -359,23 +338,5 @@ impl SpectralBox {
             SystemOperation::max(),
         );
         global
-    }
-}
-
-/// Calls `f(offset, global_index)` for every element of `rank`'s block of `layout`, where
-/// `offset` is the element's position in the local buffer (the layout's memory order) and
-/// `global_index` its logical global index.
-fn for_each_local(layout: &Layout, rank: usize, mut f: impl FnMut(usize, [usize; 3])) {
-    let ranges: Vec<Range<usize>> = layout.global_ranges(rank);
-    let strides = layout.local_strides(rank);
-    for i in ranges[0].clone() {
-        for j in ranges[1].clone() {
-            for l in ranges[2].clone() {
-                let offset = (i - ranges[0].start) * strides[0]
-                    + (j - ranges[1].start) * strides[1]
-                    + (l - ranges[2].start) * strides[2];
-                f(offset, [i, j, l]);
-            }
-        }
     }
 }
