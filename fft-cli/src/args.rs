@@ -90,7 +90,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Alloc::Plan)]
     pub alloc: Alloc,
     /// Transform kind: c2c, r2c (real input, numpy.fft.rfftn's half spectrum), c2r (half
-    /// spectrum to real, numpy.fft.irfftn; the real shape is --shape) or r2r:<t0>,<t1>,...
+    /// spectrum to real, numpy.fft.irfftn; the real shape is --shape) or `r2r:<t0>,<t1>,...`
     /// with one type per axis among dct1..dct4, dst1..dst4 (FFTW's REDFT/RODFT).
     #[arg(long, default_value = "c2c")]
     pub kind: crate::kind::Kind,

@@ -27,7 +27,7 @@ pub struct RunReport {
     pub transposed_out: bool,
     /// `--destroy-input`: the transforms used their input as scratch.
     pub destroy_input: bool,
-    /// `--kind`: c2c, r2c, c2r or r2r:<types>.
+    /// `--kind`: c2c, r2c, c2r or `r2r:<types>`.
     pub kind: String,
     /// `--precision`: f32 or f64.
     pub precision: String,

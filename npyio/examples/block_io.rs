@@ -119,7 +119,7 @@ fn block_indices(shape: &[usize], starts: &[usize], counts: &[usize]) -> Vec<usi
 /// The two factors `(a, b)` of `p` with `a <= b` closest to each other.
 fn grid_2d(p: usize) -> (usize, usize) {
     let a = (1..=p)
-        .filter(|a| p % a == 0 && a * a <= p)
+        .filter(|a| p.is_multiple_of(*a) && a * a <= p)
         .max()
         .unwrap_or(1);
     (a, p / a)

@@ -1,19 +1,6 @@
+//! # npyio
+//!
 //! Reading and writing C-order `.npy` files block-wise from many MPI ranks.
-//!
-//! * [`header`] (no MPI): the `.npy` header — [`parse_header`],
-//!   [`read_header`], [`encode_header`], [`Dtype`], [`NpyHeader`].
-//! * [`parallel`]: collective MPI-IO — [`read_block`] and [`write_block`] let
-//!   every rank read or write only its own rectangular block of the array in
-//!   one shared file, without gathering anything on one rank.
-//! * [`staging`]: what makes outputs all-or-nothing (a reserved temporary
-//!   file renamed into place once every rank succeeded; only regular files
-//!   replaced), and [`guard`]: opt-in signal handlers and a launcher watchdog
-//!   for programs, so an interrupted or orphaned job removes its temporaries
-//!   and never publishes.
-//!
-//! Supported element types are little-endian `float32`, `float64`,
-//! `complex64` and `complex128` in C order, i.e. the `.npy` files that numpy
-//! writes for such arrays by default.
 //!
 //! ```no_run
 //! use std::path::Path;
@@ -37,6 +24,21 @@
 //! assert_eq!(back, block);
 //! # Ok::<(), npyio::NpyError>(())
 //! ```
+//!
+//! * [`header`] (no MPI): the `.npy` header — [`parse_header`],
+//!   [`read_header`], [`encode_header`], [`Dtype`], [`NpyHeader`].
+//! * [`parallel`]: collective MPI-IO — [`read_block`] and [`write_block`] let
+//!   every rank read or write only its own rectangular block of the array in
+//!   one shared file, without gathering anything on one rank.
+//! * [`staging`]: what makes outputs all-or-nothing (a reserved temporary
+//!   file renamed into place once every rank succeeded; only regular files
+//!   replaced), and [`guard`]: opt-in signal handlers and a launcher watchdog
+//!   for programs, so an interrupted or orphaned job removes its temporaries
+//!   and never publishes.
+//!
+//! Supported element types are little-endian `float32`, `float64`,
+//! `complex64` and `complex128` in C order, i.e. the `.npy` files that numpy
+//! writes for such arrays by default.
 
 #![warn(missing_docs)]
 

@@ -1,7 +1,39 @@
 //! # redist
 //!
 //! Distributed d-dimensional arrays on r-dimensional Cartesian processor grids (r < d), and
-//! the exchanges that move them between block layouts, after Birkeland & Sørøvik (seed 000).
+//! the exchanges that move them between block layouts, after Birkeland & Sørøvik's pencil
+//! decomposition; block-cyclic distributions and general redistribution between them.
+//!
+//! ```no_run
+//! use redist::{Exchange, ExchangePlan, GridShape, Layout, MemoryOrder, Method};
+//! use redist::{ProcessGrid, StageTimes};
+//! use mpi::traits::*;
+//!
+//! let universe = mpi::initialize().unwrap();
+//! redist::comm::abort_on_panic(); // a panic on one rank ends the job instead of hanging it
+//! let world = universe.world();
+//! // A 16×21×41 array on a 2-D grid of every rank: pencils along axis 2, then along axis 1.
+//! let dims = GridShape::balanced(world.size() as usize, 2).unwrap();
+//! let grid = ProcessGrid::new(&world, dims.clone()).unwrap();
+//! let z_pencils = Layout::pencil(&[16, 21, 41], dims.clone()).unwrap();
+//! let order = MemoryOrder::natural(3).with_contiguous(1);
+//! let y_pencils = Layout::new(&[16, 21, 41], dims, vec![0, 2], order).unwrap();
+//! let plan = ExchangePlan::new(&z_pencils, &y_pencils).unwrap(); // pure data, no MPI
+//! let mut exchange = Exchange::new(&grid, &plan, Method::Alltoallv).unwrap();
+//!
+//! // Every element holds its global index, so the result is checked exactly.
+//! let rank = grid.rank();
+//! let mut src = vec![0u64; z_pencils.local_len(rank)];
+//! z_pencils.fill_index_valued(rank, &mut src, |g| g);
+//! let mut dst = vec![0u64; exchange.dst_len()];
+//! let mut send = vec![0u64; exchange.send_len()];
+//! let mut recv = vec![0u64; exchange.recv_len()];
+//! let mut times = StageTimes::default();
+//! exchange.execute(&src, &mut dst, &mut send, &mut recv, &mut times).unwrap();
+//! let mut want = vec![0u64; y_pencils.local_len(rank)];
+//! y_pencils.fill_index_valued(rank, &mut want, |g| g);
+//! assert_eq!(dst, want);
+//! ```
 //!
 //! The crate keeps planning apart from communication:
 //!
@@ -9,17 +41,20 @@
 //!   [`layout::Layout`] (who owns what, in which memory order), [`plan::ExchangePlan`] (per
 //!   peer what to send and where it lands), [`chain::plan_chain`] (several exchanges), and the
 //!   strided copy kernels of [`pack`];
-//! * block-cyclic distributions and general redistribution (seeds 001-003): [`dist`]
-//!   (per-axis maps and [`dist::DistArray`]), [`cyclic::plan::RedistPlan`] (pure),
-//!   [`cyclic::run::Redistribution`] (MPI schedules) and [`thakur`] (cyclic(x) → cyclic(y));
+//! * block-cyclic distributions and general redistribution (Dongarra, Prylli, Randriamaro and
+//!   Tourancheau's ScaLAPACK redistribution; Thakur, Choudhary and Ramanujam's cyclic(x) to
+//!   cyclic(y) methods; the distributions of Parallel ESSL): [`dist`] (per-axis maps and
+//!   [`dist::DistArray`]), [`cyclic::plan::RedistPlan`] (pure),
+//!   [`cyclic::run::Redistribution`] (MPI schedules) and [`thakur`];
 //! * MPI: [`comm::ProcessGrid`] (Cartesian communicator plus one sub-communicator per grid
 //!   dimension), [`exchange::Exchange`] (pack, move, unpack) and [`transport`], the one layer
 //!   that moves messages for both (`MPI_Alltoallv`, pairwise steps, chunks past MPI's 32-bit
 //!   counts, shared-memory windows).
 //!
+//! The planning part alone, no MPI:
+//!
 //! ```
 //! use redist::{grid::GridShape, layout::{Layout, MemoryOrder}, plan::ExchangePlan};
-//! // A 16×21×41 array on a 3×2 grid: pencils along axis 2, then along axis 1.
 //! let grid = GridShape::new(vec![3, 2]).unwrap();
 //! let x_pencils = Layout::pencil(&[16, 21, 41], grid.clone()).unwrap();
 //! let y_pencils = Layout::new(&[16, 21, 41], grid, vec![0, 2],

@@ -301,7 +301,7 @@ pub struct Transfer {
     pub map: CopyMap,
 }
 
-/// One rank's part of a [`RedistPlan`]: its messages in peer order and its own part.
+/// One rank's part of a [`RedistPlan`](super::plan::RedistPlan): its messages in peer order and its own part.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RankRedist {
     /// The rank.
