@@ -112,7 +112,8 @@ class PFFT:
     def wavenumbers(self) -> tuple[npt.NDArray[np.int64], ...]:
         """The wavenumbers this rank holds along each logical axis."""
     def k2(self, lengths: Optional[Sequence[float]] = None) -> npt.NDArray[np.float64]:
-        """|k|² on this rank's spectral block (domain lengths default to 2π)."""
+        """|k|² on this rank's spectral block (domain lengths default to 2π): 2π/L·k on FFT
+        axes, π/L·m on real-to-real axes (m the basis function's frequency)."""
     def dealias_mask(self, fraction: float = 2.0 / 3.0) -> npt.NDArray[np.bool_]:
         """The modes kept by dealiasing on this rank's spectral block."""
 

@@ -10,13 +10,14 @@ use crate::spectral::{self, AxisWaves};
 use fft_core::model::{self, MachineProfile, Problem};
 use fft_core::{
     AxisKind, FftOptions, FftPlan, GridChoice, Normalization, R2rKind, R2rPlan, Real, RealFftPlan,
+    SpectralAxis, SpectralGrid,
 };
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use num_complex::Complex;
+use numpy::ndarray::IxDyn;
 use numpy::prelude::*;
 use numpy::{PyArray1, PyArrayDyn};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyTuple};
 use redist::Layout;
@@ -1024,17 +1025,44 @@ impl Pfft {
     }
 
     /// ``|k|²`` on this rank's spectral block (float64, shape ``local_spectral_shape`` without
-    /// the batch axis), with ``k_a = 2π/L_a · wavenumber``; ``lengths`` default to ``2π``
-    /// (integer wavenumbers).
+    /// the batch axis) for a box of ``lengths`` (default ``2π`` per axis), from fft-core's
+    /// spectral grid: ``k = 2π/L · wavenumber`` on FFT axes, ``k = π/L · m`` on real-to-real
+    /// axes with ``m`` the frequency of the kind's basis function (``k`` for DCT-I/II,
+    /// ``k + 1`` for DST-I/II, ``k + ½`` otherwise), so ``-k2() * u_hat`` is the Laplacian's
+    /// spectrum on every kind of axis.
     #[pyo3(signature = (lengths=None))]
     fn k2<'py>(
         &self,
         py: Python<'py>,
         lengths: Option<Vec<f64>>,
     ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        let scale = self.dk(lengths)?;
-        let memory = self.layout(true).memory_order().axes().to_vec();
-        let k2 = spectral::k_squared(&self.waves(), &scale, &memory);
+        let d = self.resolution.len();
+        let axes = (0..d)
+            .map(|a| {
+                let n = self.resolution[a];
+                match self.axes[a] {
+                    AxisKind::Fft if self.kind == Kind::R2c && a + 1 == d => {
+                        SpectralAxis::Half { n }
+                    }
+                    AxisKind::Fft => SpectralAxis::Fft { n },
+                    AxisKind::R2r(kind) => SpectralAxis::R2r { kind, n },
+                }
+            })
+            .collect();
+        let layout = self.layout(true);
+        let mut grid = SpectralGrid::<f64>::new(layout, self.rank, axes).map_err(fft_error)?;
+        if let Some(l) = lengths {
+            grid = grid.with_lengths(&l).map_err(fft_error)?;
+        }
+        // The grid's arrays have the block's logical shape, stored in the layout's memory
+        // order; the caller's spectral arrays have their axes in memory order.
+        let memory = layout.memory_order().axes().to_vec();
+        let k2 = grid.k2().permuted_axes(fft_core::ndarray::IxDyn(&memory));
+        // fft-core's ndarray is not rust-numpy's: the values go over as a Vec, C order.
+        let shape = k2.shape().to_vec();
+        let k2 =
+            numpy::ndarray::ArrayD::from_shape_vec(IxDyn(&shape), k2.iter().copied().collect())
+                .expect("the shape of the values");
         Ok(k2.into_pyarray(py))
     }
 
@@ -1082,30 +1110,6 @@ impl Pfft {
             ranks: self.size,
             element_bytes: unit,
             transposed_out: self.transposed_out,
-        }
-    }
-
-    /// `2π/L` per logical axis.
-    fn dk(&self, lengths: Option<Vec<f64>>) -> PyResult<Vec<f64>> {
-        let d = self.resolution.len();
-        match lengths {
-            None => Ok(vec![1.0; d]),
-            Some(l) if l.len() != d => Err(PyValueError::new_err(format!(
-                "lengths has {} entries for {d} axes",
-                l.len()
-            ))),
-            Some(l) => l
-                .iter()
-                .map(|&x| {
-                    if x.is_finite() && x > 0.0 {
-                        Ok(2.0 * std::f64::consts::PI / x)
-                    } else {
-                        Err(PyValueError::new_err(format!(
-                            "lengths must be positive, got {l:?}"
-                        )))
-                    }
-                })
-                .collect(),
         }
     }
 }

@@ -46,19 +46,6 @@ fn fill<T>(waves: &[AxisWaves], memory: &[usize], f: impl Fn(&[usize]) -> T) -> 
     })
 }
 
-/// `Σ_a (scale_a · k_a)²` on the local block.
-pub fn k_squared(waves: &[AxisWaves], scale: &[f64], memory: &[usize]) -> ArrayD<f64> {
-    fill(waves, memory, |ix| {
-        ix.iter()
-            .enumerate()
-            .map(|(a, &i)| {
-                let k = scale[a] * waves[a].k[i] as f64;
-                k * k
-            })
-            .sum()
-    })
-}
-
 /// `|k_a| < fraction · k_max_a` along every axis, on the local block.
 pub fn dealias_mask(waves: &[AxisWaves], fraction: f64, memory: &[usize]) -> ArrayD<bool> {
     fill(waves, memory, |ix| {

@@ -174,6 +174,33 @@ def test_wavenumbers_k2_and_masks():
         np.testing.assert_array_equal(plan.dealias_mask(), spectral_block(plan, keep))
 
 
+@pytest.mark.parametrize("transposed", [False, True])
+def test_minus_k2_is_the_laplacian_on_every_axis_kind(transposed):
+    """backward(-k2 * forward(u)) against the analytic Laplacian of a field made of each
+    axis' basis functions, on a box of lengths L: FFT axes (r2c and c2c), DCT-I, DCT-II and
+    DST-II axes (cosines and sines on [0, L] at the kinds' sample points)."""
+    L = (2.0, 3.0, 5.0)
+    shape = (8, 6, 10)
+    cases = [
+        ("r2c", None, [np.arange(n) * l / n for n, l in zip(shape, L)],
+         [(np.cos, 2 * np.pi * 3), (np.sin, 2 * np.pi * 2), (np.cos, 2 * np.pi * 4)]),
+        ("r2r", ["dct2", "dst2", "dct1"],
+         [(np.arange(shape[0]) + 0.5) * L[0] / shape[0],
+          (np.arange(shape[1]) + 0.5) * L[1] / shape[1],
+          np.arange(shape[2]) * L[2] / (shape[2] - 1)],
+         [(np.cos, np.pi * 3), (np.sin, np.pi * 2), (np.cos, np.pi * 4)]),
+    ]
+    for kind, kinds, coords, basis in cases:
+        plan = dfft.PFFT(comm, shape, kind=kind, axes_kinds=kinds, transposed_out=transposed)
+        x, y, z = np.meshgrid(*coords, indexing="ij")
+        (fx, kx), (fy, ky), (fz, kz) = [(f, k / l) for (f, k), l in zip(basis, L)]
+        u = fx(kx * x) * fy(ky * y) * fz(kz * z)
+        want = -(kx**2 + ky**2 + kz**2) * u
+        a = np.ascontiguousarray(u[plan.local_slice()])
+        got = plan.backward(-plan.k2(lengths=L) * plan.forward(a))
+        check_close(got, np.ascontiguousarray(want[plan.local_slice()]), 1e-11)
+
+
 def test_prediction_and_grid():
     plan = dfft.PFFT(comm, (16, 12, 10), grid="auto")
     pred = plan.prediction
