@@ -73,9 +73,7 @@ impl From<FftError> for Failure {
                 _ => DFFT_ERROR_BAD_ARGUMENT,
             },
             FftError::BadGridChoice { .. } => DFFT_ERROR_BAD_GRID,
-            FftError::InsufficientMemory { .. } | FftError::BadMemoryLimit { .. } => {
-                DFFT_ERROR_MEMORY
-            }
+            FftError::InsufficientMemory { .. } => DFFT_ERROR_MEMORY,
             _ => DFFT_ERROR_BAD_ARGUMENT,
         };
         Self::new(code, e.to_string())

@@ -76,6 +76,12 @@ pub enum BenchError {
     /// Building or running an exchange failed.
     #[error(transparent)]
     Redist(#[from] RedistError),
+    /// `DFFT_MEMORY_LIMIT` is malformed.
+    #[error(transparent)]
+    MemoryLimit(#[from] crate::memory_limit::MalformedLimit),
+    /// The buffers would not fit the memory limit.
+    #[error("{0}")]
+    Memory(String),
     /// The index-valued data came out wrong.
     #[error("verification failed: {wrong} element(s) misplaced in layout L{layout}")]
     Verification {
@@ -229,6 +235,29 @@ pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Resul
     let grid_shape = resolve_grid(&shape, ranks, &args.grid, &machine.profile)?;
     let r = grid_shape.rank();
     let pipe = pipeline(&shape, grid_shape.clone(), true)?;
+    // Refuse (on every rank alike) what would not fit, before anything is allocated: one
+    // block per layout, and message buffers of at most the largest block each way.
+    let limit = crate::memory_limit::agreed(world)?;
+    let elem = std::mem::size_of::<Complex<f64>>() as u64;
+    let blocks: Vec<u64> = pipe
+        .layouts
+        .iter()
+        .map(|l| (l.max_local_len() as u64).saturating_mul(elem))
+        .collect();
+    let all_blocks = blocks.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    let messages = blocks.iter().max().copied().unwrap_or(0).saturating_mul(2);
+    crate::memory_limit::check(
+        "dfft bench-redist",
+        all_blocks.saturating_add(messages),
+        &format!(
+            "{} layouts' blocks {} + message buffers {}",
+            blocks.len(),
+            fft_core::memory::format_bytes(all_blocks),
+            fft_core::memory::format_bytes(messages)
+        ),
+        limit.as_ref(),
+    )
+    .map_err(BenchError::Memory)?;
     let grid = ProcessGrid::new(world, grid_shape.clone())?;
     let rank = grid.rank();
     let layouts = &pipe.layouts;

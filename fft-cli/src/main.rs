@@ -4,6 +4,7 @@
 mod args;
 mod bench_redist;
 mod calibrate_cmd;
+mod fatal;
 #[cfg(feature = "fault-injection")]
 mod fault;
 /// Without the `fault-injection` feature (every build users run) no fault can be injected.
@@ -23,6 +24,7 @@ mod kind;
 mod logging;
 mod machine;
 mod memory;
+mod memory_limit;
 mod plan_cmd;
 mod progress;
 mod redist_cmd;
@@ -34,6 +36,10 @@ mod transform;
 
 use clap::Parser;
 use mpi::topology::Communicator;
+
+/// A failed allocation anywhere in dfft is one line and exit status 1 (see [`fatal`]).
+#[global_allocator]
+static ALLOCATOR: fatal::ExitOnOom = fatal::ExitOnOom;
 
 fn main() {
     // Parse before MPI starts so a usage error is printed once (by rank 0 of the launch)
@@ -90,10 +96,14 @@ fn main() {
             }
         };
         redist::comm::abort_on_panic();
+        // A failed MPI call (a shared window that cannot be mapped, say) is one line and
+        // exit 1, on every communicator made from the world.
+        fatal::exit_on_mpi_errors();
         // INT/TERM/HUP remove the temporary output and exit non-zero; a rank whose launcher
         // died stops instead of finishing and publishing.
         npyio::guard::install("dfft", args::launcher_rank().is_some());
         let world = universe.world();
+        fatal::set_rank(world.rank());
         let requested = match &cli.command {
             args::Command::Run(a) => a.threads,
             args::Command::BenchRedist(a) => a.threads,

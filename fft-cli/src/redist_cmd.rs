@@ -189,6 +189,28 @@ fn run<T: Element + PartialEq>(
 ) -> Result<(), String> {
     let (size, rank) = (world.size() as usize, world.rank() as usize);
     let (from, to) = validate(args, Some(size)).map_err(|e| e.to_string())?;
+    // Refuse (on every rank alike) what would not fit, before planning allocates: both
+    // blocks, and message buffers of at most their size.
+    let limit = crate::memory_limit::agreed(world).map_err(|e| e.to_string())?;
+    let elem = std::mem::size_of::<T>() as u64;
+    let largest = |d: &DistArray| {
+        (0..size)
+            .map(|r| d.local_len(r) as u64)
+            .max()
+            .unwrap_or(0)
+            .saturating_mul(elem)
+    };
+    let blocks = largest(&from).saturating_add(largest(&to));
+    crate::memory_limit::check(
+        "dfft redist",
+        blocks.saturating_mul(2),
+        &format!(
+            "source and destination blocks {} + message buffers {}",
+            fft_core::memory::format_bytes(blocks),
+            fft_core::memory::format_bytes(blocks)
+        ),
+        limit.as_ref(),
+    )?;
     let t = Instant::now();
     let plan = RedistPlan::new(&from, &to, size).map_err(|e| e.to_string())?;
     let mut way = match args.thakur {

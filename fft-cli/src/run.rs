@@ -55,6 +55,12 @@ pub enum RunError {
     /// `--kind` does not fit the shape.
     #[error(transparent)]
     Kind(#[from] crate::kind::KindError),
+    /// The per-rank memory limit is malformed.
+    #[error(transparent)]
+    MemoryLimit(#[from] crate::memory_limit::MalformedLimit),
+    /// The plan would not fit the memory limit.
+    #[error("not enough memory for the plan: {detail} ({origin}); use more ranks or nodes, a smaller shape, or set DFFT_MEMORY_LIMIT")]
+    Memory { detail: String, origin: String },
     /// Neither --shape nor --input.
     #[error("--shape is required unless --input gives the array")]
     MissingShape,
@@ -379,7 +385,10 @@ where
     T: Real + Sample<Real = T>,
     Complex<T>: Element + Sample<Real = T>,
 {
+    // The limit is read here and agreed over the ranks; the plan checks its estimate.
+    let limit = crate::memory_limit::agreed(world)?;
     let options = FftOptions::default()
+        .memory_limit(limit.as_ref().map(|l| l.bytes))
         .grid(args.grid.clone())
         .method(args.method)
         .normalization(args.normalization)
@@ -404,13 +413,23 @@ where
         verify_limit,
     };
     let shape = &setup.shape;
+    // A plan the limit refuses says where the limit comes from.
+    let planned = |e: FftError| match e {
+        FftError::InsufficientMemory { detail, .. } => RunError::Memory {
+            detail,
+            origin: limit.as_ref().map_or(String::new(), |l| l.source.clone()),
+        },
+        e => e.into(),
+    };
     match &args.kind {
-        Kind::C2c => ctx.execute(FftPlan::<T>::new(world, shape, options)?),
-        Kind::R2c => ctx.execute(RealFftPlan::<T>::new(world, shape, options)?),
-        Kind::C2r => ctx.execute(Inverse(RealFftPlan::<T>::new(world, shape, options)?)),
+        Kind::C2c => ctx.execute(FftPlan::<T>::new(world, shape, options).map_err(planned)?),
+        Kind::R2c => ctx.execute(RealFftPlan::<T>::new(world, shape, options).map_err(planned)?),
+        Kind::C2r => ctx.execute(Inverse(
+            RealFftPlan::<T>::new(world, shape, options).map_err(planned)?,
+        )),
         Kind::R2r(types) => {
             let axes = types.iter().map(|&t| AxisKind::R2r(t)).collect();
-            ctx.execute(R2rPlan::<T>::new(world, shape, options.axes(axes))?)
+            ctx.execute(R2rPlan::<T>::new(world, shape, options.axes(axes)).map_err(planned)?)
         }
     }
 }

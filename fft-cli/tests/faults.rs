@@ -723,3 +723,154 @@ fn threads_default_to_the_cores_per_rank() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("on 1 rank(s) x 3 thread(s)"), "{stdout}");
 }
+
+/// `dfft` under `mpirun` (ranks > 0) or alone, with its address space limited to `limit`
+/// bytes (as `ulimit -v` does), without RAYON_NUM_THREADS.
+fn dfft_limited(ranks: usize, args: &[&str], env: &[(&str, &str)], limit: u64) -> Outcome {
+    let mut cmd = if ranks == 0 {
+        std::process::Command::new(DFFT)
+    } else {
+        let mut c = mpi_harness::mpirun_command(ranks);
+        c.arg(DFFT);
+        c
+    };
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let rl = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &rl) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (out, timed_out) = mpi_harness::run_command_timed(cmd, TIMEOUT);
+    Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        timed_out,
+    }
+}
+
+/// `redist` and `bench-redist` estimate their buffers and refuse what does not fit before
+/// allocating anything, as `run` does. Item 11 of issue 25. (Under a 4 GiB address-space
+/// limit, so that a regression fails fast instead of filling the machine.)
+#[test]
+fn redist_and_bench_redist_refuse_what_does_not_fit() {
+    let cases: [(usize, &[&str], &str); 3] = [
+        (
+            1,
+            &["redist", "--shape", "100000000,100000000", "--from", "grid=1x1,dist=block", "--to", "grid=1x1,dist=cyclic(4)"],
+            "PiB per rank (source and destination blocks 142.11 PiB + message buffers 142.11 PiB), limit ",
+        ),
+        (
+            2,
+            &["redist", "--shape", "100000000,100000000", "--from", "grid=2x1,dist=block", "--to", "grid=1x2,dist=cyclic(4)"],
+            "dfft: error: not enough memory for dfft redist: needs ",
+        ),
+        (
+            2,
+            &["bench-redist", "--shape", "100000,100000,1000", "--grid", "1"],
+            "dfft: error: not enough memory for dfft bench-redist: needs ",
+        ),
+    ];
+    for (ranks, args, needle) in cases {
+        let start = Instant::now();
+        let out = dfft_limited(ranks, args, &[], 4 << 30);
+        let what = format!("{args:?} on {ranks} rank(s)");
+        assert!(!out.timed_out, "{what}: hung");
+        assert_eq!(out.code, 1, "{what}\n{}", out.stderr);
+        assert_eq!(
+            out.stderr.matches(needle).count(),
+            1,
+            "{what}\n{}",
+            out.stderr
+        );
+        assert!(start.elapsed() < Duration::from_secs(30), "{what}: slow");
+    }
+}
+
+/// The memory check honours the address-space limit (`ulimit -v`), and an allocation that
+/// fails anyway (the check turned off) is one line per failing rank and exit 1, for the
+/// caller's blocks and for the plan's shared-memory windows alike: no backtrace, no abort.
+/// Item 12 of issue 25.
+#[test]
+fn address_space_limits_are_checked_and_allocation_failures_are_one_line() {
+    let gib = 1u64 << 30;
+    for ranks in [0, 2] {
+        let out = dfft_limited(
+            ranks,
+            &["run", "--shape", "256,256,256", "--iters", "1"],
+            &[],
+            gib,
+        );
+        let what = format!("256^3 under ulimit -v 1 GiB, {ranks} rank(s)");
+        assert!(!out.timed_out, "{what}: hung");
+        assert_eq!(out.code, 1, "{what}\n{}", out.stderr);
+        let needle = "dfft: error: not enough memory for the plan: needs ";
+        assert_eq!(
+            out.stderr.matches(needle).count(),
+            1,
+            "{what}\n{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr
+                .contains("(RLIMIT_AS (ulimit -v) 1.00 GiB minus "),
+            "{what}\n{}",
+            out.stderr
+        );
+    }
+    // 2 ranks map both ranks' blocks of each shared window: 750 MiB cannot hold them.
+    for (ranks, alloc, limit) in [(0, "caller", gib), (0, "plan", gib), (2, "plan", 750 << 20)] {
+        let out = dfft_limited(
+            ranks,
+            &[
+                "run",
+                "--shape",
+                "256,256,256",
+                "--iters",
+                "1",
+                "--alloc",
+                alloc,
+            ],
+            &[("DFFT_MEMORY_LIMIT", "none")],
+            limit,
+        );
+        let what = format!("--alloc {alloc} without the check, {ranks} rank(s)");
+        assert!(!out.timed_out, "{what}: hung");
+        assert_eq!(out.code, 1, "{what}\n{}", out.stderr);
+        let lines: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("dfft:"))
+            .collect();
+        assert!(
+            (1..=ranks.max(1)).contains(&lines.len()),
+            "{what}: one line per failing rank\n{}",
+            out.stderr
+        );
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.starts_with("dfft: error: out of memory: allocating ")
+                    || l.starts_with("dfft: error: an MPI call failed")),
+            "{what}\n{}",
+            out.stderr
+        );
+        for noise in ["backtrace", "panicked", "Signal:", "Aborted"] {
+            assert!(
+                !out.stderr.contains(noise),
+                "{what}: {noise}\n{}",
+                out.stderr
+            );
+        }
+    }
+}

@@ -1032,6 +1032,7 @@ where
             &pipeline,
             std::mem::size_of::<Complex<T>>(),
             batch,
+            options.memory_limit,
         )?;
         let grid = ProcessGrid::new(comm, grid_shape)?;
         let rank = grid.rank();

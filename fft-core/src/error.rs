@@ -60,21 +60,18 @@ pub enum FftError {
         /// [`crate::model::MAX_CANDIDATES`].
         limit: usize,
     },
-    /// The plan would need more memory per rank than the limit (see [`crate::memory`]).
-    #[error("not enough memory for the plan: {detail}; use more ranks or nodes, a smaller shape, or set DFFT_MEMORY_LIMIT")]
+    /// The plan would need more memory per rank than [`crate::FftOptions::memory_limit`]
+    /// (see [`crate::memory`]).
+    #[error(
+        "not enough memory for the plan: {detail}; use more ranks or nodes, or a smaller shape"
+    )]
     InsufficientMemory {
         /// Bytes needed per rank (the largest over all ranks).
         need: u64,
         /// The per-rank limit in bytes (the smallest over all ranks).
         limit: u64,
-        /// Both numbers, their parts and where the limit comes from.
+        /// Both numbers and the estimate's parts.
         detail: String,
-    },
-    /// A malformed `DFFT_MEMORY_LIMIT`.
-    #[error("malformed DFFT_MEMORY_LIMIT '{value}': expected bytes such as 8000000000, 512M or 8G, or 'none'")]
-    BadMemoryLimit {
-        /// The text given.
-        value: String,
     },
     /// A malformed normalization name.
     #[error("unknown normalization '{name}' (expected one of: none, backward, ortho, forward)")]

@@ -1,30 +1,22 @@
 //! How much memory a plan needs per rank, estimated before anything is allocated, and the
-//! limit it is checked against.
+//! check against the caller's limit.
 //!
-//! [`FftPlan::new`](crate::FftPlan::new) refuses a plan whose estimate exceeds the per-rank
-//! limit with [`FftError::InsufficientMemory`], giving both numbers, instead of letting one
-//! rank die of an out-of-memory kill in the middle of a collective. The estimate
-//! ([`estimate_memory`]) is pure and uses global arguments only (the largest block over all
-//! ranks), so it is the same on every rank; the limit ([`local_memory_limit`]) is read on each
-//! node and the smallest over all ranks is used, so every rank takes the same decision.
-//!
-//! The limit per rank is, in order of preference:
-//! * `DFFT_MEMORY_LIMIT` (bytes, with an optional `K`, `M`, `G` or `T` suffix, powers of 1024;
-//!   `none` or `0` disables the check), or
-//! * the smaller of `MemAvailable` in `/proc/meminfo` and the cgroup memory limit (v2
-//!   `memory.max` minus `memory.current`, or v1 `memory.limit_in_bytes` minus usage), divided
-//!   by the number of ranks on the node (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`).
-//!
-//! When neither can be read there is no limit.
+//! [`FftPlan::new`](crate::FftPlan::new) (and the other plans) refuse a plan whose estimate
+//! exceeds [`FftOptions::memory_limit`](crate::FftOptions::memory_limit) with
+//! [`FftError::InsufficientMemory`], giving both numbers, instead of letting one rank die of
+//! an out-of-memory kill in the middle of a collective. The estimate ([`estimate_memory`]) is
+//! pure and uses global arguments only (the largest block over all ranks), so it is the same
+//! on every rank; the limit may differ between ranks (each reads its own node) and the
+//! smallest over all ranks is used, so every rank takes the same decision. This library
+//! never reads the environment or `/proc`: the `dfft` program fills the limit from
+//! `/proc/meminfo`, cgroups, `RLIMIT_AS` and `DFFT_MEMORY_LIMIT`. `None` (the default): no
+//! check.
 
 use crate::error::{FftError, Result};
 use crate::stages::Pipeline;
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
-
-/// The environment variable that overrides the per-rank memory limit.
-pub const MEMORY_LIMIT_ENV: &str = "DFFT_MEMORY_LIMIT";
 
 /// Lines of the strided FFT sweeps' tiles (at most 64, as in the local FFT kernels), plus
 /// headroom for rustfft's own scratch (at most a few times the axis length, e.g. Bluestein's
@@ -189,12 +181,14 @@ pub fn format_bytes(bytes: u64) -> String {
 }
 
 /// Parses a byte count such as `1000`, `512M`, `8G`, `1.5T` (powers of 1024; an optional
-/// trailing `B` or `iB` is accepted). `None` if malformed.
+/// trailing `B` or `iB` is accepted). `None` if malformed. Whole numbers are exact up to
+/// `u64::MAX`; larger counts saturate at `u64::MAX` (no limit can be that large anyway).
 ///
 /// ```
 /// use fft_core::memory::parse_bytes;
 /// assert_eq!(parse_bytes("512M"), Some(512 << 20));
 /// assert_eq!(parse_bytes("2GiB"), Some(2 << 30));
+/// assert_eq!(parse_bytes("18446744073709551615"), Some(u64::MAX));
 /// assert_eq!(parse_bytes("lots"), None);
 /// ```
 pub fn parse_bytes(text: &str) -> Option<u64> {
@@ -210,128 +204,51 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
         'T' => (&t[..t.len() - 1], 1 << 40),
         _ => (t, 1),
     };
-    let value: f64 = number.trim().parse().ok()?;
+    let number = number.trim();
+    if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+        // Digits only: exact, saturating beyond u64.
+        return Some(match number.parse::<u64>() {
+            Ok(n) => n.saturating_mul(scale),
+            Err(_) => u64::MAX,
+        });
+    }
+    let value: f64 = number.parse().ok()?;
     if !value.is_finite() || value < 0.0 {
         return None;
     }
     let bytes = value * scale as f64;
-    (bytes < u64::MAX as f64).then_some(bytes as u64)
-}
-
-/// Reads `MemAvailable` (bytes) from the text of `/proc/meminfo`.
-fn mem_available(meminfo: &str) -> Option<u64> {
-    meminfo.lines().find_map(|line| {
-        let rest = line.strip_prefix("MemAvailable:")?;
-        let kib: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
-        Some(kib.saturating_mul(1024))
+    Some(if bytes >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        bytes as u64
     })
 }
 
-/// Memory left under this process's cgroup limit, if there is one.
-fn cgroup_available() -> Option<u64> {
-    let read = |p: &str| std::fs::read_to_string(p).ok()?.trim().parse::<u64>().ok();
-    // cgroup v2: the process's own group.
-    let group = std::fs::read_to_string("/proc/self/cgroup")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("0::").map(str::to_string))
-        })
-        .unwrap_or_default();
-    for dir in [
-        format!("/sys/fs/cgroup{group}"),
-        "/sys/fs/cgroup".to_string(),
-    ] {
-        if let Some(max) = read(&format!("{dir}/memory.max")) {
-            let current = read(&format!("{dir}/memory.current")).unwrap_or(0);
-            return Some(max.saturating_sub(current));
-        }
-    }
-    // cgroup v1 (an unlimited group reports a huge number).
-    let max = read("/sys/fs/cgroup/memory/memory.limit_in_bytes")?;
-    if max >= 1 << 60 {
-        return None;
-    }
-    let used = read("/sys/fs/cgroup/memory/memory.usage_in_bytes").unwrap_or(0);
-    Some(max.saturating_sub(used))
-}
-
-/// The memory limit per rank on this node and where it comes from: the override in
-/// [`MEMORY_LIMIT_ENV`], else available memory (and cgroup limit) divided by
-/// `ranks_on_node`. `Ok(None)`: no limit. `Err(text)`: a malformed override.
-pub fn local_memory_limit(
-    ranks_on_node: usize,
-) -> std::result::Result<Option<(u64, String)>, String> {
-    if let Ok(value) = std::env::var(MEMORY_LIMIT_ENV) {
-        let v = value.trim();
-        if v.eq_ignore_ascii_case("none") || v.eq_ignore_ascii_case("off") {
-            return Ok(None);
-        }
-        return match parse_bytes(v) {
-            Some(0) => Ok(None),
-            Some(bytes) => Ok(Some((bytes, format!("{MEMORY_LIMIT_ENV}={v}")))),
-            None => Err(value),
-        };
-    }
-    let meminfo = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| mem_available(&s));
-    let (available, source) = match (meminfo, cgroup_available()) {
-        (Some(m), Some(c)) if c < m => (c, "cgroup memory limit"),
-        (Some(m), _) => (m, "MemAvailable"),
-        (None, Some(c)) => (c, "cgroup memory limit"),
-        (None, None) => return Ok(None),
-    };
-    let ranks = ranks_on_node.max(1);
-    Ok(Some((
-        available / ranks as u64,
-        format!(
-            "{source} {} / {ranks} rank(s) on the node",
-            format_bytes(available)
-        ),
-    )))
-}
-
-/// Checks the estimate of a plan over `pipeline` against the smallest per-rank limit over all
-/// ranks of `comm`; collective. Every rank returns the same result.
+/// Checks the estimate of a plan over `pipeline` against the smallest of the ranks'
+/// `limit`s (`None`: no limit on that rank); collective over `comm` whatever the limits. Every
+/// rank returns the same result.
 pub(crate) fn check_plan_memory<C: Communicator>(
     comm: &C,
     pipeline: &Pipeline,
     element_bytes: usize,
     batch: usize,
+    limit: Option<u64>,
 ) -> Result<()> {
+    let mine = limit.unwrap_or(u64::MAX);
+    let mut smallest = 0u64;
+    comm.all_reduce_into(&mine, &mut smallest, SystemOperation::min());
+    if smallest == u64::MAX {
+        return Ok(());
+    }
     let estimate =
         estimate_memory_batched(pipeline, element_bytes, rayon::current_num_threads(), batch);
-    let ranks_on_node = comm.split_shared(0).size() as usize;
-    let local = local_memory_limit(ranks_on_node);
-    // [limit (u64::MAX for none), malformed override (1) or not (0)], agreed over all ranks.
-    let mine = match &local {
-        Ok(Some((bytes, _))) => [*bytes, 0],
-        Ok(None) => [u64::MAX, 0],
-        Err(_) => [u64::MAX, 1],
-    };
-    let mut limit = 0u64;
-    comm.all_reduce_into(&mine[0], &mut limit, SystemOperation::min());
-    let mut malformed = 0u64;
-    comm.all_reduce_into(&mine[1], &mut malformed, SystemOperation::max());
-    if malformed != 0 {
-        return Err(FftError::BadMemoryLimit {
-            value: local
-                .err()
-                .unwrap_or_else(|| "(on another rank)".to_string()),
-        });
-    }
-    if estimate.total() > limit {
-        let source = match local {
-            Ok(Some((bytes, source))) if bytes == limit => source,
-            _ => "the smallest over all ranks".to_string(),
-        };
+    if estimate.total() > smallest {
         return Err(FftError::InsufficientMemory {
             need: estimate.total(),
-            limit,
+            limit: smallest,
             detail: format!(
-                "needs {estimate} per rank, limit {} per rank ({source})",
-                format_bytes(limit)
+                "needs {estimate} per rank, limit {} per rank",
+                format_bytes(smallest)
             ),
         });
     }
@@ -353,15 +270,12 @@ mod tests {
         assert_eq!(parse_bytes("-1G"), None);
         assert_eq!(parse_bytes(""), None);
         assert_eq!(parse_bytes("G"), None);
+        assert_eq!(parse_bytes("18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_bytes("18446744073709551616"), Some(u64::MAX));
+        assert_eq!(parse_bytes("99999999999T"), Some(u64::MAX));
+        assert_eq!(parse_bytes("1e30"), Some(u64::MAX));
         assert_eq!(format_bytes(512), "512 B");
         assert_eq!(format_bytes(3 << 29), "1.50 GiB");
-    }
-
-    #[test]
-    fn meminfo_is_read() {
-        let text = "MemTotal:       16000000 kB\nMemFree:  100 kB\nMemAvailable:    8000000 kB\n";
-        assert_eq!(mem_available(text), Some(8_000_000 * 1024));
-        assert_eq!(mem_available("MemTotal: 5 kB\n"), None);
     }
 
     #[test]

@@ -326,6 +326,13 @@ pub struct FftOptions {
     /// library never reads a profile itself; `dfft` reads `--machine`, `$DFFT_MACHINE` or its
     /// per-machine cache and passes the result here. Every rank must pass the same profile.
     pub machine: crate::model::MachineProfile,
+    /// The memory one rank may use, in bytes: a plan whose estimate
+    /// ([`crate::memory::estimate_memory`]: work and message buffers, FFT scratch, the
+    /// caller's blocks) exceeds the smallest limit over the ranks is refused with
+    /// [`crate::FftError::InsufficientMemory`] before anything is allocated. `None` (the
+    /// default): no check. The library never reads the environment; the `dfft` program fills
+    /// this from `/proc/meminfo`, cgroups, `RLIMIT_AS` and `DFFT_MEMORY_LIMIT`.
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for FftOptions {
@@ -342,6 +349,7 @@ impl Default for FftOptions {
             shared_memory: true,
             destroy_input: false,
             machine: crate::model::MachineProfile::default(),
+            memory_limit: None,
         }
     }
 }
@@ -388,6 +396,13 @@ impl FftOptions {
     /// ```
     pub fn machine(mut self, profile: crate::model::MachineProfile) -> Self {
         self.machine = profile;
+        self
+    }
+
+    /// Sets the per-rank memory limit in bytes (`None`: no check; see
+    /// [`FftOptions::memory_limit`]).
+    pub fn memory_limit(mut self, bytes: Option<u64>) -> Self {
+        self.memory_limit = bytes;
         self
     }
 

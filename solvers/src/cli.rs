@@ -59,6 +59,66 @@ pub fn parse_vector(s: &str) -> Result<[f64; 3], String> {
     })
 }
 
+/// Parses a finite number `> 0` (a time step).
+///
+/// ```
+/// use solvers::cli::parse_positive;
+/// assert_eq!(parse_positive("0.01"), Ok(0.01));
+/// assert!(parse_positive("-0.01").is_err());
+/// assert!(parse_positive("0").is_err());
+/// assert!(parse_positive("NaN").is_err());
+/// ```
+pub fn parse_positive(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("expected a finite number > 0, got '{s}'")),
+    }
+}
+
+/// Parses a finite number `>= 0` (a viscosity, a tolerance).
+///
+/// ```
+/// use solvers::cli::parse_non_negative;
+/// assert_eq!(parse_non_negative("0"), Ok(0.0));
+/// assert!(parse_non_negative("-1").is_err());
+/// assert!(parse_non_negative("NaN").is_err());
+/// assert!(parse_non_negative("inf").is_err());
+/// ```
+pub fn parse_non_negative(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("expected a finite number >= 0, got '{s}'")),
+    }
+}
+
+/// The lines of a rendered clap error before its `Usage:` block, joined into one line (the
+/// missing arguments' names, the accepted values and clap's tips stay).
+///
+/// ```
+/// let text = "error: invalid value 'x' for '--flow <FLOW>'\n  [possible values: a, b]\n\n  tip: a similar value exists: 'a'\n\nUsage: p [OPTIONS]\n\nFor more information, try '--help'.\n";
+/// assert_eq!(
+///     solvers::cli::one_line(text),
+///     "invalid value 'x' for '--flow <FLOW>' [possible values: a, b]; tip: a similar value exists: 'a'"
+/// );
+/// ```
+pub fn one_line(rendered: &str) -> String {
+    let mut out = String::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        if !out.is_empty() {
+            out.push_str(if line.starts_with("tip:") { "; " } else { " " });
+        }
+        out.push_str(line);
+    }
+    out
+}
+
 /// This process's rank as the launcher announced it (OpenMPI, PMIx or Slurm), before MPI
 /// starts; `None` when run alone.
 pub fn launcher_rank() -> Option<usize> {
@@ -76,13 +136,7 @@ pub fn parse_or_exit<A: clap::Parser>(program: &str) -> A {
             let code = e.exit_code();
             if launcher_rank().unwrap_or(0) == 0 {
                 if e.use_stderr() {
-                    let text = e.to_string();
-                    let first = text
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .trim_start_matches("error: ");
-                    eprintln!("{program}: error: {first}");
+                    eprintln!("{program}: error: {}", one_line(&e.render().to_string()));
                 } else {
                     let _ = e.print();
                 }

@@ -57,6 +57,18 @@ pub enum SolverError {
         /// The tolerance.
         tolerance: f64,
     },
+    /// A diagnostic of the field became NaN or infinite: the run diverged.
+    #[error("the {quantity} is {value} at step {step} (t = {time}): the run diverged; a smaller --dt or a larger --nu keeps it stable")]
+    NonFinite {
+        /// Which diagnostic.
+        quantity: &'static str,
+        /// Its value (NaN or ±inf).
+        value: f64,
+        /// Steps taken.
+        step: u64,
+        /// Simulated time.
+        time: f64,
+    },
     /// A flow with wavenumbers the grid cannot represent (or that the dealiasing rule removes).
     #[error("the {flow} flow needs wavenumbers up to {needed} on every axis, but {modes:?} modes with {dealias} dealiasing keep only |k| <= {kept:?}")]
     Unresolved {

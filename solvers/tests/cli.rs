@@ -106,11 +106,84 @@ fn usage_and_runtime_errors_are_printed_once() {
             1,
             "the beltrami flow needs wavenumbers up to 8 on every axis, but [16, 16, 16] modes with pad dealiasing keep only |k| <= [7, 7, 7]",
         ),
-        (&["--dt=-1"], 1, "the time step must be finite and > 0, got -1"),
+        (
+            &["--dt=-1"],
+            2,
+            "navier-stokes: error: invalid value '-1' for '--dt <DT>': expected a finite number > 0, got '-1'",
+        ),
+        (
+            &["--dt", "-0.01"],
+            2,
+            "navier-stokes: error: invalid value '-0.01' for '--dt <DT>': expected a finite number > 0, got '-0.01'",
+        ),
+        (
+            &["--nu", "NaN"],
+            2,
+            "invalid value 'NaN' for '--nu <NU>': expected a finite number >= 0, got 'NaN'",
+        ),
+        (
+            &["--steps", "18446744073709551615"],
+            2,
+            "invalid value '18446744073709551615' for '--steps <STEPS>': 18446744073709551615 is not in 0..=100000000",
+        ),
+        (&["--every", "0"], 2, "invalid value '0' for '--every <EVERY>': 0 is not in 1.."),
     ] {
         let out = run(2, ns, args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(status), "{args:?}: {stderr}");
         assert_eq!(stderr.matches(message).count(), 1, "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn poisson_tolerance_must_be_a_finite_number_at_least_zero() {
+    for value in ["NaN", "-1", "inf"] {
+        let out = run(
+            2,
+            env!("CARGO_BIN_EXE_poisson"),
+            &["--shape", "8", "--tolerance", value],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value}: {stderr}");
+        let message = format!(
+            "poisson: error: invalid value '{value}' for '--tolerance <TOLERANCE>': expected a finite number >= 0, got '{value}'"
+        );
+        assert_eq!(stderr.matches(&message).count(), 1, "{stderr}");
+    }
+}
+
+/// A run that diverges (dt far above the stability limit) stops at the first report whose
+/// energy is not finite, with exit 1 and one message; the Beltrami check never prints a NaN
+/// error next to its bound.
+#[test]
+fn a_diverging_run_stops_with_exit_1() {
+    let ns = env!("CARGO_BIN_EXE_navier-stokes");
+    for (flow, every) in [("taylor-green", "1"), ("beltrami", "5")] {
+        let out = run(
+            2,
+            ns,
+            &[
+                "--flow", flow, "--shape", "16", "--dt", "5", "--nu", "0.0001", "--steps", "40",
+                "--every", every,
+            ],
+        );
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{flow}: {stdout}\n{stderr}");
+        let message = "the run diverged; a smaller --dt or a larger --nu keeps it stable";
+        assert_eq!(stderr.matches(message).count(), 1, "{flow}: {stderr}");
+        assert!(
+            stderr.contains("navier-stokes: error: the energy is NaN at step"),
+            "{flow}: {stderr}"
+        );
+        for line in stdout.lines() {
+            assert!(
+                !line.contains("NaN") && !line.contains("inf"),
+                "{flow}: {line}"
+            );
+        }
+        assert!(!stdout.contains("max |u - u_exact|"), "{flow}: {stdout}");
     }
 }

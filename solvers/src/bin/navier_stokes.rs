@@ -6,7 +6,9 @@
 use clap::Parser;
 use fft_core::GridChoice;
 use mpi::topology::Communicator;
-use solvers::cli::{parse_or_exit, parse_shape, parse_vector, run_under_mpi};
+use solvers::cli::{
+    parse_non_negative, parse_or_exit, parse_positive, parse_shape, parse_vector, run_under_mpi,
+};
 use solvers::flows::{Beltrami, FlowKind, TaylorGreen};
 use solvers::navier_stokes::{NavierStokes, Parameters};
 use solvers::{Dealias, SolverError};
@@ -14,7 +16,7 @@ use std::time::Instant;
 
 /// Pseudo-spectral Navier–Stokes on the periodic box (see docs/solvers.md).
 #[derive(Debug, Parser)]
-#[command(name = "navier-stokes", version)]
+#[command(name = "navier-stokes", version, allow_negative_numbers = true)]
 struct Args {
     /// Initial condition: taylor-green (tgv) or beltrami (abc; exact solution known).
     #[arg(long, default_value = "taylor-green")]
@@ -22,17 +24,17 @@ struct Args {
     /// Fourier modes per axis: N (a cube) or N0,N1,N2.
     #[arg(long, default_value = "32", value_parser = parse_shape)]
     shape: [usize; 3],
-    /// Kinematic viscosity ν (Taylor–Green: Re = 1/ν).
-    #[arg(long, default_value_t = 0.01)]
+    /// Kinematic viscosity ν ≥ 0 (Taylor–Green: Re = 1/ν).
+    #[arg(long, default_value_t = 0.01, value_parser = parse_non_negative)]
     nu: f64,
-    /// Time step.
-    #[arg(long, default_value_t = 0.01)]
+    /// Time step (> 0).
+    #[arg(long, default_value_t = 0.01, value_parser = parse_positive)]
     dt: f64,
-    /// Number of time steps.
-    #[arg(long, default_value_t = 100)]
+    /// Number of time steps (at most 100000000).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=MAX_STEPS))]
     steps: u64,
-    /// Print the diagnostics every this many steps (and after the last one).
-    #[arg(long, default_value_t = 10)]
+    /// Print the diagnostics every this many steps (and after the last one); at least 1.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     every: u64,
     /// Dealiasing: truncate (2/3 rule) or none.
     #[arg(long, default_value = "pad")]
@@ -53,6 +55,9 @@ struct Args {
     #[arg(long)]
     json: bool,
 }
+
+/// The most time steps a run takes: its per-step timings are kept for the median.
+const MAX_STEPS: u64 = 100_000_000;
 
 fn main() {
     let args: Args = parse_or_exit("navier-stokes");
@@ -100,8 +105,20 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
             "step", "t", "energy", "dissipation", "max|k.u|"
         );
     }
-    let report = |ns: &NavierStokes| {
+    // The diagnostics are sums and maxima over all modes and ranks, so a NaN or Inf anywhere
+    // in the field shows in them on every rank alike: the run stops there (exit 1).
+    let report = |ns: &NavierStokes| -> Result<(), SolverError> {
         let (e, eps, div) = (ns.energy(), ns.dissipation(), ns.max_divergence());
+        for (quantity, value) in [("energy", e), ("dissipation", eps), ("divergence", div)] {
+            if !value.is_finite() {
+                return Err(SolverError::NonFinite {
+                    quantity,
+                    value,
+                    step: ns.steps(),
+                    time: ns.time(),
+                });
+            }
+        }
         if root {
             if args.json {
                 let line = serde_json::json!({
@@ -120,16 +137,17 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
                 );
             }
         }
+        Ok(())
     };
-    report(&ns);
+    report(&ns)?;
     let before = ns.space().transform_times();
-    let mut step_s = Vec::with_capacity(args.steps as usize);
+    let mut step_s = Vec::new();
     for step in 1..=args.steps {
         let start = Instant::now();
         ns.step()?;
         step_s.push(start.elapsed().as_secs_f64());
-        if step % args.every.max(1) == 0 || step == args.steps {
-            report(&ns);
+        if step % args.every == 0 || step == args.steps {
+            report(&ns)?;
         }
     }
     let after = ns.space().transform_times();

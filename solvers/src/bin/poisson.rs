@@ -4,13 +4,13 @@
 use clap::Parser;
 use fft_core::GridChoice;
 use mpi::topology::Communicator;
-use solvers::cli::{parse_or_exit, parse_shape, run_under_mpi};
+use solvers::cli::{parse_non_negative, parse_or_exit, parse_shape, run_under_mpi};
 use solvers::poisson::{solve_manufactured, ManufacturedSolution};
 use solvers::SolverError;
 
 /// Periodic 3-D Poisson solver checked on a manufactured solution (see docs/solvers.md).
 #[derive(Debug, Parser)]
-#[command(name = "poisson", version)]
+#[command(name = "poisson", version, allow_negative_numbers = true)]
 struct Args {
     /// Grid points per axis: N (a cube) or N0,N1,N2; at least 7 per axis.
     #[arg(long, default_value = "64", value_parser = parse_shape)]
@@ -18,8 +18,9 @@ struct Args {
     /// Processor grid: auto, a grid rank (1, 2) or dimensions (4x2).
     #[arg(long, default_value = "auto")]
     grid: GridChoice,
-    /// The run fails (status 1) when max|u − u_exact| / max|u_exact| exceeds this.
-    #[arg(long, default_value_t = 1e-12)]
+    /// The run fails (status 1) when max|u − u_exact| / max|u_exact| exceeds this (a finite
+    /// number >= 0).
+    #[arg(long, default_value_t = 1e-12, value_parser = parse_non_negative)]
     tolerance: f64,
     /// One JSON line instead of text.
     #[arg(long)]
