@@ -231,6 +231,11 @@ fn remove_stale(dir: &Path, target_name: &OsStr, host: u32) {
 /// Reserves `len` bytes of `file` on disk, so that later writes cannot run out of space. A
 /// file system without `fallocate` is not an error (the MPI-IO checks remain).
 fn reserve(file: &File, len: u64) -> std::io::Result<()> {
+    reserve_with(file, len, 0)
+}
+
+/// [`reserve`] with `fallocate` flags `mode`.
+fn reserve_with(file: &File, len: u64, mode: libc::c_int) -> std::io::Result<()> {
     let Ok(len) = libc::off_t::try_from(len) else {
         return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
     };
@@ -238,7 +243,7 @@ fn reserve(file: &File, len: u64) -> std::io::Result<()> {
         return Ok(());
     }
     // SAFETY: plain system call on a descriptor we own.
-    let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) };
+    let rc = unsafe { libc::fallocate(file.as_raw_fd(), mode, 0, len) };
     if rc == 0 {
         return Ok(());
     }
@@ -252,7 +257,7 @@ fn reserve(file: &File, len: u64) -> std::io::Result<()> {
 /// The name MPI should open for `file` (whose path is `path`): the short alias
 /// `/proc/self/fd/N` where the kernel provides it, else the absolute path if it is short
 /// enough for OpenMPI.
-pub(crate) fn mpi_name(file: &File, path: &Path) -> Result<CString, NpyError> {
+pub fn mpi_name(file: &File, path: &Path) -> Result<CString, NpyError> {
     if Path::new("/proc/self/fd").is_dir() {
         let alias = format!("/proc/self/fd/{}", file.as_raw_fd());
         return Ok(CString::new(alias).expect("no NUL in a number"));
@@ -323,8 +328,10 @@ pub fn remove_staged_files() {
 }
 
 /// A temporary file beside an output target, open on this rank; collective to create and to
-/// finish.
-pub(crate) struct Staged {
+/// finish. [`write_block`](crate::write_block) uses it; writers of other formats (the `h5io`
+/// crate's HDF5 files) use it the same way: [`Staged::create`], open [`Staged::mpi_name`]
+/// with MPI-IO, write, close, [`Staged::finish`].
+pub struct Staged {
     /// Absolute path of the temporary file.
     tmp: PathBuf,
     /// Where it is published (symbolic links resolved).
@@ -339,7 +346,7 @@ impl Staged {
     /// Rank 0 checks `target`, removes stale temporaries of it, creates the temporary file and
     /// reserves `len` bytes; then every rank opens it. Collective; every rank returns the same
     /// outcome, and on failure no temporary file is left.
-    pub(crate) fn create<C: Communicator>(
+    pub fn create<C: Communicator>(
         comm: &C,
         target: &Path,
         len: u64,
@@ -398,14 +405,36 @@ impl Staged {
     }
 
     /// The name MPI should open this file by.
-    pub(crate) fn mpi_name(&self) -> Result<CString, NpyError> {
+    pub fn mpi_name(&self) -> Result<CString, NpyError> {
         mpi_name(&self.file, &self.tmp)
+    }
+
+    /// Rank 0 reserves `len` bytes of disk for the file without changing its size
+    /// (`FALLOC_FL_KEEP_SIZE`): for writers that truncate the file when they open it, as
+    /// HDF5 does. Collective; every rank returns the same outcome.
+    pub fn reserve_keeping_size<C: Communicator>(
+        &self,
+        comm: &C,
+        len: u64,
+    ) -> Result<(), NpyError> {
+        let reserved = if comm.rank() == 0 {
+            reserve_with(&self.file, len, libc::FALLOC_FL_KEEP_SIZE).map_err(|source| {
+                NpyError::Io {
+                    path: self.target.clone(),
+                    action: format!("failed to reserve {len} bytes for the output"),
+                    source,
+                }
+            })
+        } else {
+            Ok(())
+        };
+        agree(comm, reserved)
     }
 
     /// Agrees on `outcome` over all ranks; if every rank succeeded, rank 0 renames the file
     /// over the target, else removes it. Collective; every rank returns the same outcome, and
     /// only after the temporary file is gone.
-    pub(crate) fn finish<C: Communicator>(
+    pub fn finish<C: Communicator>(
         self,
         comm: &C,
         outcome: Result<(), NpyError>,

@@ -1,0 +1,573 @@
+//! Distributed fields in parallel HDF5 files.
+//!
+//! Every rank writes (or reads) only its own block of each field, as a hyperslab of one
+//! dataset of the field's global shape, with collective MPI-IO transfers (HDF5's MPI-IO
+//! driver over `hdf5-metno`). Complex values are the compound `{r, i}` that h5py and
+//! numpy read as `complex64`/`complex128`. Several fields (and steps: datasets in groups such
+//! as `/step_000100/u`) go into one file in one call, each with its attributes.
+//!
+//! Files are all-or-nothing, as `.npy` outputs are ([`npyio::Staged`]): written under a short
+//! temporary name beside the target, its space reserved first, and renamed over the target
+//! only after every rank succeeded; HDF5 opens the file through `/proc/self/fd/N`.
+//! [`write_xdmf`] writes an XDMF description beside a file so ParaView opens its real fields.
+
+use std::ffi::CStr;
+use std::path::{Path, PathBuf};
+
+use hdf5::types::{FloatSize, TypeDescriptor};
+use hdf5_sys::{h5d, h5i::hid_t, h5p, h5s};
+use mpi::topology::Communicator;
+use npyio::{Dtype, NpyError, Staged};
+use num_complex::Complex;
+
+/// Everything that can go wrong, with the file and dataset concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum H5Error {
+    /// The staging of the output (target checks, temporary file, rename) failed.
+    #[error(transparent)]
+    Staging(#[from] NpyError),
+    /// The HDF5 library returned an error.
+    #[error("{path}: {what}: {source}")]
+    Hdf5 {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        what: String,
+        /// HDF5's error.
+        #[source]
+        source: hdf5::Error,
+    },
+    /// A raw HDF5 call failed.
+    #[error("{path}: {call} failed for dataset {dataset}")]
+    Call {
+        /// The file.
+        path: PathBuf,
+        /// The dataset.
+        dataset: String,
+        /// The HDF5 function.
+        call: &'static str,
+    },
+    /// A block that does not fit the field, or a buffer of the wrong length.
+    #[error("{path}: dataset {dataset}: {reason}")]
+    Block {
+        /// The file.
+        path: PathBuf,
+        /// The dataset.
+        dataset: String,
+        /// What is wrong, with the values.
+        reason: String,
+    },
+    /// A dataset of a type this crate does not read.
+    #[error("{path}: dataset {dataset} holds {found}; expected float32, float64, or the complex compound {{r, i}} of either")]
+    UnsupportedType {
+        /// The file.
+        path: PathBuf,
+        /// The dataset.
+        dataset: String,
+        /// What it holds.
+        found: String,
+    },
+    /// Another rank failed.
+    #[error("rank {rank} failed: {message}")]
+    Remote {
+        /// The lowest failing rank.
+        rank: i32,
+        /// Its message.
+        message: String,
+    },
+}
+
+/// Element types of fields: `f32`, `f64`, `Complex<f32>`, `Complex<f64>`.
+pub trait H5Element: hdf5::H5Type + Copy + Default + Send + Sync + 'static {
+    /// The same type's `.npy` dtype (the names the rest of dfft uses).
+    const DTYPE: Dtype;
+}
+
+impl H5Element for f32 {
+    const DTYPE: Dtype = Dtype::F32;
+}
+impl H5Element for f64 {
+    const DTYPE: Dtype = Dtype::F64;
+}
+impl H5Element for Complex<f32> {
+    const DTYPE: Dtype = Dtype::C64;
+}
+impl H5Element for Complex<f64> {
+    const DTYPE: Dtype = Dtype::C128;
+}
+
+/// One field to write: this rank's block `[starts, starts + counts)` of a dataset of
+/// `global_shape`, in C order, with string attributes (shape, kind, normalization, layout...).
+pub struct FieldWrite<'a, T> {
+    /// Dataset path in the file, e.g. `/u` or `/step_000100/u` (groups are created).
+    pub dataset: &'a str,
+    /// The global shape.
+    pub global_shape: &'a [usize],
+    /// This rank's block.
+    pub starts: &'a [usize],
+    /// This rank's block.
+    pub counts: &'a [usize],
+    /// The block's values, C order.
+    pub data: &'a [T],
+    /// Attributes of the dataset (name, value).
+    pub attributes: &'a [(&'a str, String)],
+}
+
+/// What [`field_info`] finds: the dataset's shape and element type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldInfo {
+    /// The global shape.
+    pub shape: Vec<usize>,
+    /// Its element type.
+    pub dtype: Dtype,
+}
+
+/// Makes every rank agree on `local`: the failing rank returns its error, the others
+/// [`H5Error::Remote`] with its message.
+fn agree<C: Communicator, T>(comm: &C, local: Result<T, H5Error>) -> Result<T, H5Error> {
+    use mpi::collective::SystemOperation;
+    use mpi::traits::{CommunicatorCollectives, Root};
+    let (rank, size) = (comm.rank(), comm.size());
+    let mine = if local.is_ok() { size } else { rank };
+    let mut first = size;
+    comm.all_reduce_into(&mine, &mut first, SystemOperation::min());
+    if first == size {
+        return local;
+    }
+    let mut message = match &local {
+        Err(e) if rank == first => e.to_string().into_bytes(),
+        _ => Vec::new(),
+    };
+    let root = comm.process_at_rank(first);
+    let mut len = message.len() as u64;
+    root.broadcast_into(&mut len);
+    message.resize(len as usize, 0);
+    root.broadcast_into(&mut message[..]);
+    match local {
+        Err(e) => Err(e),
+        Ok(_) => Err(H5Error::Remote {
+            rank: first,
+            message: String::from_utf8_lossy(&message).into_owned(),
+        }),
+    }
+}
+
+/// A file access list that opens with MPI-IO over `comm`.
+fn open_file<C: Communicator>(
+    comm: &C,
+    name: &CStr,
+    create: bool,
+    path: &Path,
+) -> Result<hdf5::File, H5Error> {
+    let name = name.to_string_lossy().into_owned();
+    let mut builder = hdf5::FileBuilder::new();
+    builder.with_fapl(|p| p.mpio(comm.as_raw(), None));
+    let opened = if create {
+        builder.create(&name)
+    } else {
+        builder.open(&name)
+    };
+    opened.map_err(|source| H5Error::Hdf5 {
+        path: path.to_path_buf(),
+        what: if create {
+            "cannot create"
+        } else {
+            "cannot open"
+        }
+        .to_string(),
+        source,
+    })
+}
+
+/// Checks a block against the shape and the buffer length; its element count.
+fn check_block(
+    path: &Path,
+    dataset: &str,
+    shape: &[usize],
+    starts: &[usize],
+    counts: &[usize],
+    len: usize,
+) -> Result<usize, H5Error> {
+    let bad = |reason: String| H5Error::Block {
+        path: path.to_path_buf(),
+        dataset: dataset.to_string(),
+        reason,
+    };
+    if starts.len() != shape.len() || counts.len() != shape.len() {
+        return Err(bad(format!(
+            "starts {starts:?} and counts {counts:?} do not match the shape {shape:?}"
+        )));
+    }
+    for (axis, ((&s, &c), &n)) in starts.iter().zip(counts).zip(shape).enumerate() {
+        if !matches!(s.checked_add(c), Some(end) if end <= n) {
+            return Err(bad(format!(
+                "on axis {axis}, start {s} + count {c} exceeds the extent {n}"
+            )));
+        }
+    }
+    let elements: usize = counts.iter().product();
+    if elements != len {
+        return Err(bad(format!(
+            "the buffer has {len} elements but the block {counts:?} has {elements}"
+        )));
+    }
+    Ok(elements)
+}
+
+/// Moves this rank's block between `buf` and the dataset with a collective transfer.
+///
+/// # Safety
+/// `buf` must hold `counts`' product elements of the dataset's memory type `T`.
+fn transfer<T: H5Element>(
+    dataset: &hdf5::Dataset,
+    starts: &[usize],
+    counts: &[usize],
+    buf: *mut T,
+    write: bool,
+    path: &Path,
+    name: &str,
+) -> Result<(), H5Error> {
+    let fail = |call| H5Error::Call {
+        path: path.to_path_buf(),
+        dataset: name.to_string(),
+        call,
+    };
+    let elements: usize = counts.iter().product();
+    let memtype = hdf5::Datatype::from_type::<T>().map_err(|source| H5Error::Hdf5 {
+        path: path.to_path_buf(),
+        what: format!("no HDF5 type for {}", T::DTYPE),
+        source,
+    })?;
+    let st: Vec<u64> = starts.iter().map(|&s| s as u64).collect();
+    let ct: Vec<u64> = counts.iter().map(|&c| c as u64).collect();
+    // SAFETY: plain HDF5 calls on live identifiers; every identifier made here is closed
+    // below; `buf` holds `elements` values of `T` (the caller's promise), matching the memory
+    // dataspace of `elements` (an empty selection when there are none).
+    unsafe {
+        let fspace: hid_t = h5d::H5Dget_space(dataset.id());
+        let mspace: hid_t =
+            h5s::H5Screate_simple(1, [elements.max(1) as u64].as_ptr(), std::ptr::null());
+        let dxpl: hid_t = h5p::H5Pcreate(*h5p::H5P_CLS_DATASET_XFER);
+        let mut rc = if fspace < 0 || mspace < 0 || dxpl < 0 {
+            -1
+        } else {
+            0
+        };
+        if rc >= 0 {
+            rc = if elements > 0 {
+                h5s::H5Sselect_hyperslab(
+                    fspace,
+                    h5s::H5S_seloper_t::H5S_SELECT_SET,
+                    st.as_ptr(),
+                    std::ptr::null(),
+                    ct.as_ptr(),
+                    std::ptr::null(),
+                )
+            } else {
+                // This rank moves nothing but still takes part in the collective call.
+                h5s::H5Sselect_none(fspace).min(h5s::H5Sselect_none(mspace))
+            };
+        }
+        if rc >= 0 {
+            rc = h5p::H5Pset_dxpl_mpio(dxpl, h5p::H5FD_mpio_xfer_t::H5FD_MPIO_COLLECTIVE);
+        }
+        let (call, moved) = if write {
+            (
+                "H5Dwrite",
+                h5d::H5Dwrite(
+                    dataset.id(),
+                    memtype.id(),
+                    mspace,
+                    fspace,
+                    dxpl,
+                    buf.cast_const().cast(),
+                ),
+            )
+        } else {
+            (
+                "H5Dread",
+                h5d::H5Dread(dataset.id(), memtype.id(), mspace, fspace, dxpl, buf.cast()),
+            )
+        };
+        for id in [dxpl] {
+            if id >= 0 {
+                h5p::H5Pclose(id);
+            }
+        }
+        for id in [mspace, fspace] {
+            if id >= 0 {
+                h5s::H5Sclose(id);
+            }
+        }
+        if rc < 0 {
+            return Err(fail("selecting the hyperslab"));
+        }
+        if moved < 0 {
+            return Err(fail(call));
+        }
+    }
+    Ok(())
+}
+
+/// The group of `dataset`'s path, created with its parents as needed, and the last name.
+fn parent_group<'a>(file: &hdf5::File, dataset: &'a str) -> hdf5::Result<(hdf5::Group, &'a str)> {
+    let trimmed = dataset.trim_start_matches('/');
+    let (dirs, name) = match trimmed.rsplit_once('/') {
+        Some((dirs, name)) => (dirs, name),
+        None => ("", trimmed),
+    };
+    let mut group = file.as_group()?;
+    for part in dirs.split('/').filter(|p| !p.is_empty()) {
+        group = match group.group(part) {
+            Ok(g) => g,
+            Err(_) => group.create_group(part)?,
+        };
+    }
+    Ok((group, name))
+}
+
+/// Writes `fields` (the same list on every rank; each rank its own blocks) into a new HDF5
+/// file at `path`, all-or-nothing. Collective over `comm`; every rank returns the same
+/// outcome.
+pub fn write_fields<C: Communicator, T: H5Element>(
+    comm: &C,
+    path: &Path,
+    fields: &[FieldWrite<'_, T>],
+) -> Result<(), H5Error> {
+    let checked = fields.iter().try_for_each(|f| {
+        check_block(
+            path,
+            f.dataset,
+            f.global_shape,
+            f.starts,
+            f.counts,
+            f.data.len(),
+        )
+        .map(|_| ())
+    });
+    agree(comm, checked)?;
+    let staged = Staged::create(comm, path, 0)?;
+    let written = agree(comm, staged.mpi_name().map_err(H5Error::from)).and_then(|name| {
+        let file = agree(comm, open_file(comm, &name, true, path))?;
+        // HDF5 truncates the file it creates: the space is reserved now, past its end.
+        let bytes: u64 = fields
+            .iter()
+            .map(|f| {
+                f.global_shape.iter().product::<usize>() as u64 * std::mem::size_of::<T>() as u64
+            })
+            .sum();
+        let reserved = staged
+            .reserve_keeping_size(comm, bytes + (1 << 20))
+            .map_err(H5Error::from);
+        let mut outcome = reserved;
+        for f in fields {
+            if outcome.is_err() {
+                break;
+            }
+            let hdf = |what: String| {
+                let path = path.to_path_buf();
+                move |source| H5Error::Hdf5 { path, what, source }
+            };
+            // Metadata calls are collective: every rank makes them with the same values.
+            let made = parent_group(&file, f.dataset)
+                .and_then(|(group, name)| {
+                    let ds = group
+                        .new_dataset::<T>()
+                        .shape(f.global_shape.to_vec())
+                        .create(name)?;
+                    for (key, value) in f.attributes {
+                        let v: hdf5::types::VarLenUnicode = value.parse().unwrap_or_default();
+                        ds.new_attr::<hdf5::types::VarLenUnicode>()
+                            .create(*key)?
+                            .write_scalar(&v)?;
+                    }
+                    Ok(ds)
+                })
+                .map_err(hdf(format!("cannot create dataset {}", f.dataset)));
+            outcome = agree(comm, made).and_then(|ds| {
+                let moved = transfer(
+                    &ds,
+                    f.starts,
+                    f.counts,
+                    f.data.as_ptr().cast_mut(),
+                    true,
+                    path,
+                    f.dataset,
+                );
+                agree(comm, moved)
+            });
+        }
+        let closed = file.close().map_err(|source| H5Error::Hdf5 {
+            path: path.to_path_buf(),
+            what: "cannot close".to_string(),
+            source,
+        });
+        outcome.and(agree(comm, closed))
+    });
+    match written {
+        Ok(()) => staged.finish(comm, Ok(())).map_err(H5Error::from),
+        Err(e) => {
+            // Every rank failed alike: the vote fails and the temporary file goes.
+            let _ = staged.finish(
+                comm,
+                Err(NpyError::InvalidPath {
+                    path: path.to_path_buf(),
+                    reason: "not written".to_string(),
+                }),
+            );
+            Err(e)
+        }
+    }
+}
+
+/// The shape and element type of `dataset` in the file at `path` (local: no MPI; every rank
+/// can call it, as [`npyio::read_header`]).
+pub fn field_info(path: &Path, dataset: &str) -> Result<FieldInfo, H5Error> {
+    // Refuses devices and FIFOs, and names a missing file plainly.
+    drop(npyio::open_input(path)?);
+    let hdf = |what: &str| {
+        let what = what.to_string();
+        let path = path.to_path_buf();
+        move |source| H5Error::Hdf5 { path, what, source }
+    };
+    let file = hdf5::File::open(path).map_err(hdf("cannot open"))?;
+    let ds = file
+        .dataset(dataset)
+        .map_err(hdf(&format!("no dataset {dataset}")))?;
+    let descriptor = ds
+        .dtype()
+        .and_then(|t| t.to_descriptor())
+        .map_err(hdf("unreadable type"))?;
+    let dtype = match &descriptor {
+        TypeDescriptor::Float(FloatSize::U4) => Dtype::F32,
+        TypeDescriptor::Float(FloatSize::U8) => Dtype::F64,
+        TypeDescriptor::Compound(c)
+            if c.fields.len() == 2 && c.fields[0].name == "r" && c.fields[1].name == "i" =>
+        {
+            match (&c.fields[0].ty, &c.fields[1].ty) {
+                (TypeDescriptor::Float(FloatSize::U4), TypeDescriptor::Float(FloatSize::U4)) => {
+                    Dtype::C64
+                }
+                (TypeDescriptor::Float(FloatSize::U8), TypeDescriptor::Float(FloatSize::U8)) => {
+                    Dtype::C128
+                }
+                _ => {
+                    return Err(H5Error::UnsupportedType {
+                        path: path.to_path_buf(),
+                        dataset: dataset.to_string(),
+                        found: format!("{descriptor:?}"),
+                    })
+                }
+            }
+        }
+        _ => {
+            return Err(H5Error::UnsupportedType {
+                path: path.to_path_buf(),
+                dataset: dataset.to_string(),
+                found: format!("{descriptor:?}"),
+            })
+        }
+    };
+    Ok(FieldInfo {
+        shape: ds.shape(),
+        dtype,
+    })
+}
+
+/// Reads this rank's block `[starts, starts + counts)` of `dataset` into `out` (C order).
+/// Collective over `comm`; every rank returns the same outcome.
+pub fn read_field<C: Communicator, T: H5Element>(
+    comm: &C,
+    path: &Path,
+    dataset: &str,
+    starts: &[usize],
+    counts: &[usize],
+    out: &mut [T],
+) -> Result<(), H5Error> {
+    let info = agree(comm, field_info(path, dataset))?;
+    let checked =
+        check_block(path, dataset, &info.shape, starts, counts, out.len()).and_then(|_| {
+            if info.dtype == T::DTYPE {
+                Ok(())
+            } else {
+                Err(H5Error::UnsupportedType {
+                    path: path.to_path_buf(),
+                    dataset: dataset.to_string(),
+                    found: format!("{} where {} is read", info.dtype, T::DTYPE),
+                })
+            }
+        });
+    agree(comm, checked)?;
+    let input = agree(comm, npyio::open_input(path).map_err(H5Error::from))?;
+    let name = agree(
+        comm,
+        npyio::staging::mpi_name(&input, path).map_err(H5Error::from),
+    )?;
+    let file = agree(comm, open_file(comm, &name, false, path))?;
+    let ds = agree(
+        comm,
+        file.dataset(dataset).map_err(|source| H5Error::Hdf5 {
+            path: path.to_path_buf(),
+            what: format!("no dataset {dataset}"),
+            source,
+        }),
+    )?;
+    let moved = transfer(&ds, starts, counts, out.as_mut_ptr(), false, path, dataset);
+    drop(ds);
+    let closed = file.close().map_err(|source| H5Error::Hdf5 {
+        path: path.to_path_buf(),
+        what: "cannot close".to_string(),
+        source,
+    });
+    agree(comm, moved.and(closed))
+}
+
+/// Writes `<file stem>.xmf` beside the HDF5 file `h5` (atomically: a temporary name, then a
+/// rename), describing `fields` (dataset, shape, dtype) on a regular grid of spacing 1 so
+/// ParaView opens them; complex fields have no XDMF number type and are left out. Local (call
+/// it on one rank).
+pub fn write_xdmf(h5: &Path, fields: &[(&str, &[usize], Dtype)]) -> std::io::Result<PathBuf> {
+    let xmf = h5.with_extension("xmf");
+    let file_name = h5
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut text = String::from("<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n");
+    for (dataset, shape, dtype) in fields {
+        let precision = match dtype {
+            Dtype::F32 => 4,
+            Dtype::F64 => 8,
+            _ => continue,
+        };
+        let dims = shape
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let name = dataset.trim_start_matches('/').replace('/', "_");
+        let ones = vec!["1"; shape.len()].join(" ");
+        let zeros = vec!["0"; shape.len()].join(" ");
+        let rank = shape.len();
+        let (topology, geometry) = if rank == 2 {
+            ("2DCoRectMesh", "ORIGIN_DXDY")
+        } else {
+            ("3DCoRectMesh", "ORIGIN_DXDYDZ")
+        };
+        text.push_str(&format!(
+            "    <Grid Name=\"{name}\" GridType=\"Uniform\">\n      \
+             <Topology TopologyType=\"{topology}\" Dimensions=\"{dims}\"/>\n      \
+             <Geometry GeometryType=\"{geometry}\">\n        \
+             <DataItem Dimensions=\"{rank}\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{zeros}</DataItem>\n        \
+             <DataItem Dimensions=\"{rank}\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{ones}</DataItem>\n      \
+             </Geometry>\n      \
+             <Attribute Name=\"{name}\" AttributeType=\"Scalar\" Center=\"Node\">\n        \
+             <DataItem Dimensions=\"{dims}\" NumberType=\"Float\" Precision=\"{precision}\" Format=\"HDF\">{file_name}:{dataset}</DataItem>\n      \
+             </Attribute>\n    </Grid>\n"
+        ));
+    }
+    text.push_str("  </Domain>\n</Xdmf>\n");
+    let tmp = xmf.with_extension(format!("xmf.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, &xmf)?;
+    Ok(xmf)
+}

@@ -1,0 +1,180 @@
+//! Distributed fields in one parallel HDF5 file under real mpirun (1 to 4 ranks): written
+//! by blocks of an uneven split, read back under another split, checked by h5py (values,
+//! complex as numpy complex, attributes), the XDMF file parsed by Python's xml; a write that
+//! fails on one rank leaves no file.
+
+use std::path::Path;
+
+use mpi::traits::*;
+use num_complex::Complex;
+
+const BODY: &str = "fields_body";
+
+mpi_harness::launches!(BODY, 180; fields_np1 => 1, fields_np3 => 3, fields_np4 => 4);
+
+/// Rank `r`'s rows `[start, start + count)` of `n` split over `p` (balanced).
+fn rows(n: usize, p: usize, r: usize) -> (usize, usize) {
+    let (q, m) = (n / p, n % p);
+    (r * q + r.min(m), q + usize::from(r < m))
+}
+
+fn python(script: &str, args: &[&Path]) -> String {
+    let out = std::process::Command::new("/usr/bin/python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python failed (h5py and numpy are required: scripts/setup):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+#[ignore = "MPI body: run by the fields_np* launchers under mpirun"]
+fn fields_body() {
+    if !mpi_harness::is_child() {
+        return;
+    }
+    let universe = mpi::initialize().unwrap();
+    let world = universe.world();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    mpi_harness::mark_reached(BODY, rank, size);
+    let dir = std::env::temp_dir().join(format!("h5io-fields-{size}"));
+    if rank == 0 {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    world.barrier();
+    let path = dir.join("fields.h5");
+    let shape = [7usize, 5, 3];
+    let plane = shape[1] * shape[2];
+    // Written by rows of axis 0.
+    let (start, count) = rows(shape[0], size, rank);
+    let index = |i: usize| Complex::new(i as f64, -(i as f64));
+    let u: Vec<Complex<f64>> = (start * plane..(start + count) * plane)
+        .map(index)
+        .collect();
+    let attrs = [
+        ("shape", "7,5,3".to_string()),
+        ("kind", "c2c".to_string()),
+        ("normalization", "backward".to_string()),
+        ("layout", "C order".to_string()),
+    ];
+    let fields = [
+        h5io::FieldWrite {
+            dataset: "/u",
+            global_shape: &shape,
+            starts: &[start, 0, 0],
+            counts: &[count, 5, 3],
+            data: &u,
+            attributes: &attrs,
+        },
+        h5io::FieldWrite {
+            dataset: "/step_000001/u",
+            global_shape: &shape,
+            starts: &[start, 0, 0],
+            counts: &[count, 5, 3],
+            data: &u,
+            attributes: &[],
+        },
+    ];
+    h5io::write_fields(&world, &path, &fields).expect("written");
+    let real: Vec<f64> = (start * plane..(start + count) * plane)
+        .map(|i| i as f64)
+        .collect();
+    let real_path = dir.join("real.h5");
+    h5io::write_fields(
+        &world,
+        &real_path,
+        &[h5io::FieldWrite {
+            dataset: "/p",
+            global_shape: &shape,
+            starts: &[start, 0, 0],
+            counts: &[count, 5, 3],
+            data: &real,
+            attributes: &[],
+        }],
+    )
+    .expect("real written");
+
+    // Read back by columns of axis 2 (another split).
+    let (c0, cn) = rows(shape[2], size, rank);
+    let mut back = vec![Complex::default(); shape[0] * shape[1] * cn];
+    h5io::read_field(
+        &world,
+        &path,
+        "/step_000001/u",
+        &[0, 0, c0],
+        &[7, 5, cn],
+        &mut back,
+    )
+    .expect("read");
+    let mut k = 0;
+    for i in 0..shape[0] {
+        for j in 0..shape[1] {
+            for l in c0..c0 + cn {
+                assert_eq!(back[k], index((i * shape[1] + j) * shape[2] + l));
+                k += 1;
+            }
+        }
+    }
+    // The wrong element type is refused on every rank.
+    let mut wrong = vec![0.0f32; back.len()];
+    assert!(h5io::read_field(&world, &path, "/u", &[0, 0, c0], &[7, 5, cn], &mut wrong).is_err());
+
+    // A block past the end on the last rank: every rank fails, no file appears.
+    let bad = dir.join("bad.h5");
+    let bad_start = if rank == size - 1 { 7 } else { start };
+    let result = h5io::write_fields(
+        &world,
+        &bad,
+        &[h5io::FieldWrite {
+            dataset: "/u",
+            global_shape: &shape,
+            starts: &[bad_start, 0, 0],
+            counts: &[count.max(1), 5, 3],
+            data: &vec![Complex::<f64>::default(); count.max(1) * plane],
+            attributes: &[],
+        }],
+    );
+    assert!(
+        result.is_err(),
+        "rank {rank}: the bad write fails everywhere"
+    );
+    world.barrier();
+    assert!(!bad.exists());
+
+    if rank == 0 {
+        let xmf = h5io::write_xdmf(&real_path, &[("/p", &shape, npyio::Dtype::F64)]).unwrap();
+        let out = python(
+            r#"
+import sys, h5py, numpy as np, xml.etree.ElementTree as ET, os
+f = h5py.File(sys.argv[1], "r")
+u = f["u"][...]
+want = np.arange(7 * 5 * 3).reshape(7, 5, 3)
+assert u.dtype == np.complex128, u.dtype
+assert np.array_equal(u, want - 1j * want)
+assert np.array_equal(f["step_000001/u"][...], u)
+a = dict(f["u"].attrs)
+assert a["kind"] == "c2c" and a["shape"] == "7,5,3" and a["normalization"] == "backward", a
+p = h5py.File(sys.argv[2], "r")["p"][...]
+assert p.dtype == np.float64 and np.array_equal(p, want)
+root = ET.parse(sys.argv[3]).getroot()
+items = [d for d in root.iter("DataItem") if d.get("Format") == "HDF"]
+assert len(items) == 1 and items[0].get("Dimensions") == "7 5 3", [i.attrib for i in items]
+assert items[0].text.strip() == "real.h5:/p", items[0].text
+names = sorted(os.listdir(os.path.dirname(sys.argv[1])))
+assert names == ["fields.h5", "real.h5", "real.xmf"], names
+print("h5py ok")
+"#,
+            &[&path, &real_path, &xmf],
+        );
+        assert!(out.contains("h5py ok"), "{out}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    mpi_harness::mark_passed(BODY, rank, size);
+}
