@@ -7,6 +7,7 @@ mod calibrate_cmd;
 mod fatal;
 #[cfg(feature = "fault-injection")]
 mod fault;
+mod files;
 /// Without the `fault-injection` feature (every build users run) no fault can be injected.
 #[cfg(not(feature = "fault-injection"))]
 mod fault {

@@ -5,6 +5,7 @@
 //! and hands it to `Context::execute`, which only sees a [`RunPlan`].
 
 use crate::args::{Alloc, RunArgs};
+use crate::files::{self, FileRef};
 use crate::kind::{Kind, Precision};
 use crate::memory::{peak_rss_bytes, pss_bytes, PssSampler};
 use crate::report::{RunReport, Stages};
@@ -19,7 +20,6 @@ use npyio::{Dtype, NpyError, NpyHeader};
 use num_complex::Complex;
 use redist::alloc::AlignedBuf;
 use redist::{Element, Layout, MemoryOrder};
-use std::path::Path;
 use std::time::Instant;
 use thiserror::Error;
 
@@ -52,6 +52,9 @@ pub enum RunError {
     /// Reading or writing a .npy file failed.
     #[error(transparent)]
     Npy(#[from] NpyError),
+    /// Reading or writing an HDF5 file failed.
+    #[error(transparent)]
+    H5(#[from] h5io::H5Error),
     /// `--kind` does not fit the shape.
     #[error(transparent)]
     Kind(#[from] crate::kind::KindError),
@@ -199,7 +202,7 @@ fn reorder<S: Copy>(
 /// is `S`'s or, for complex `S`, the real dtype of its precision (widened).
 fn read_input<S: Sample>(
     world: &SimpleCommunicator,
-    path: &Path,
+    path: &FileRef,
     header: &NpyHeader,
     layout: &Layout,
     batch: usize,
@@ -208,16 +211,16 @@ fn read_input<S: Sample>(
     let rank = world.rank() as usize;
     let (starts, counts) = file_block(layout, rank, batch);
     let natural = layout.with_memory_order(MemoryOrder::natural(layout.ndim()))?;
-    if header.dtype == S::DTYPE && layout.memory_order().is_natural() {
-        npyio::read_block(world, path, header, &starts, &counts, out)?;
+    if header.dtype == <S as npyio::NpyElement>::DTYPE && layout.memory_order().is_natural() {
+        files::read_block(world, path, header, &starts, &counts, out)?;
         return Ok(());
     }
     let mut c_order: Vec<S> = vec![S::default(); out.len()];
-    if header.dtype == S::DTYPE {
-        npyio::read_block(world, path, header, &starts, &counts, &mut c_order)?;
+    if header.dtype == <S as npyio::NpyElement>::DTYPE {
+        files::read_block(world, path, header, &starts, &counts, &mut c_order)?;
     } else {
         let mut real: Vec<S::Real> = vec![S::Real::default(); out.len()];
-        npyio::read_block(world, path, header, &starts, &counts, &mut real)?;
+        files::read_block(world, path, header, &starts, &counts, &mut real)?;
         for (o, v) in c_order.iter_mut().zip(real) {
             *o = S::from_real(v);
         }
@@ -238,17 +241,48 @@ fn write_output<S: Sample>(
     let Some(path) = &args.output else {
         return Ok(false);
     };
+    let target = FileRef::parse(path);
     let rank = world.rank() as usize;
     let shape = file_shape(layout.global_shape(), batch);
     let (starts, counts) = file_block(layout, rank, batch);
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    // An HDF5 dataset says what it holds.
+    let attributes = [
+        ("shape", list(&shape)),
+        ("kind", args.kind.to_string()),
+        ("precision", args.precision.name().to_string()),
+        ("normalization", args.normalization.name().to_string()),
+        ("direction", "forward output".to_string()),
+        (
+            "layout",
+            if batch > 1 {
+                "C order, fields along axis 0".to_string()
+            } else {
+                "C order".to_string()
+            },
+        ),
+    ];
     // The file is C order; a transposed output block is put in C order first.
     if layout.memory_order().is_natural() {
-        npyio::write_block(world, path, &shape, &starts, &counts, data)?;
+        files::write_block(world, &target, &shape, &starts, &counts, data, &attributes)?;
     } else {
         let natural = layout.with_memory_order(MemoryOrder::natural(layout.ndim()))?;
         let mut block = vec![S::default(); data.len()];
         reorder(layout, &natural, rank, batch, data, &mut block);
-        npyio::write_block(world, path, &shape, &starts, &counts, &block)?;
+        files::write_block(
+            world,
+            &target,
+            &shape,
+            &starts,
+            &counts,
+            &block,
+            &attributes,
+        )?;
     }
     Ok(true)
 }
@@ -259,7 +293,7 @@ fn setup(world: &SimpleCommunicator, args: &RunArgs) -> Result<Setup, RunError> 
     // An --output that cannot be written (a device, a FIFO, a directory, a missing directory)
     // is refused before any work, on every rank alike.
     if let Some(path) = &args.output {
-        let checked = npyio::check_output_target(path);
+        let checked = npyio::check_output_target(FileRef::parse(path).file());
         let failed = sum_over_ranks(world, checked.is_err() as u64);
         match checked {
             Err(e) => return Err(e.into()),
@@ -276,7 +310,7 @@ fn setup(world: &SimpleCommunicator, args: &RunArgs) -> Result<Setup, RunError> 
     // a file missing on one node fails the job on every rank instead of hanging it.
     let header = match &args.input {
         Some(path) => {
-            let header = npyio::read_header(path);
+            let header = files::header(&FileRef::parse(path));
             let failed = sum_over_ranks(world, header.is_err() as u64);
             match header {
                 Err(e) => return Err(e.into()),
@@ -481,7 +515,14 @@ impl Context<'_> {
         let references: Vec<Reference> = match &self.setup.header {
             Some(header) => {
                 let path = args.input.as_ref().expect("a header comes from --input");
-                read_input(world, path, header, &in_layout, batch, &mut input)?;
+                read_input(
+                    world,
+                    &FileRef::parse(path),
+                    header,
+                    &in_layout,
+                    batch,
+                    &mut input,
+                )?;
                 Vec::new()
             }
             None => (0..batch)

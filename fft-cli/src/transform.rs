@@ -6,9 +6,11 @@ use num_complex::Complex;
 use redist::{Element, Layout, ProcessGrid, StageTimes};
 
 /// An element of the arrays `dfft run` moves: `f32`, `f64`, `Complex<f32>` or `Complex<f64>`.
-pub trait Sample: npyio::NpyElement + Copy + Default + Send + Sync + 'static {
+pub trait Sample:
+    npyio::NpyElement + h5io::H5Element + Copy + Default + Send + Sync + 'static
+{
     /// Its real type.
-    type Real: Real + npyio::NpyElement + Default;
+    type Real: Real + npyio::NpyElement + h5io::H5Element + Default;
     /// Converts a value computed in complex f64 (a real type keeps the real part).
     fn from_c64(v: Complex<f64>) -> Self;
     /// Widens to complex f64.

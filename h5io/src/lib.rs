@@ -80,20 +80,20 @@ pub enum H5Error {
 /// Element types of fields: `f32`, `f64`, `Complex<f32>`, `Complex<f64>`.
 pub trait H5Element: hdf5::H5Type + Copy + Default + Send + Sync + 'static {
     /// The same type's `.npy` dtype (the names the rest of dfft uses).
-    const DTYPE: Dtype;
+    const FIELD_DTYPE: Dtype;
 }
 
 impl H5Element for f32 {
-    const DTYPE: Dtype = Dtype::F32;
+    const FIELD_DTYPE: Dtype = Dtype::F32;
 }
 impl H5Element for f64 {
-    const DTYPE: Dtype = Dtype::F64;
+    const FIELD_DTYPE: Dtype = Dtype::F64;
 }
 impl H5Element for Complex<f32> {
-    const DTYPE: Dtype = Dtype::C64;
+    const FIELD_DTYPE: Dtype = Dtype::C64;
 }
 impl H5Element for Complex<f64> {
-    const DTYPE: Dtype = Dtype::C128;
+    const FIELD_DTYPE: Dtype = Dtype::C128;
 }
 
 /// One field to write: this rank's block `[starts, starts + counts)` of a dataset of
@@ -235,7 +235,7 @@ fn transfer<T: H5Element>(
     let elements: usize = counts.iter().product();
     let memtype = hdf5::Datatype::from_type::<T>().map_err(|source| H5Error::Hdf5 {
         path: path.to_path_buf(),
-        what: format!("no HDF5 type for {}", T::DTYPE),
+        what: format!("no HDF5 type for {}", T::FIELD_DTYPE),
         source,
     })?;
     let st: Vec<u64> = starts.iter().map(|&s| s as u64).collect();
@@ -487,13 +487,13 @@ pub fn read_field<C: Communicator, T: H5Element>(
     let info = agree(comm, field_info(path, dataset))?;
     let checked =
         check_block(path, dataset, &info.shape, starts, counts, out.len()).and_then(|_| {
-            if info.dtype == T::DTYPE {
+            if info.dtype == T::FIELD_DTYPE {
                 Ok(())
             } else {
                 Err(H5Error::UnsupportedType {
                     path: path.to_path_buf(),
                     dataset: dataset.to_string(),
-                    found: format!("{} where {} is read", info.dtype, T::DTYPE),
+                    found: format!("{} where {} is read", info.dtype, T::FIELD_DTYPE),
                 })
             }
         });

@@ -346,11 +346,7 @@ impl Staged {
     /// Rank 0 checks `target`, removes stale temporaries of it, creates the temporary file and
     /// reserves `len` bytes; then every rank opens it. Collective; every rank returns the same
     /// outcome, and on failure no temporary file is left.
-    pub fn create<C: Communicator>(
-        comm: &C,
-        target: &Path,
-        len: u64,
-    ) -> Result<Staged, NpyError> {
+    pub fn create<C: Communicator>(comm: &C, target: &Path, len: u64) -> Result<Staged, NpyError> {
         let created = if comm.rank() == 0 {
             create_temporary(target, len).map(Some)
         } else {
