@@ -313,7 +313,7 @@ fn setup(world: &SimpleCommunicator, args: &RunArgs) -> Result<Setup, RunError> 
             let header = files::header(&FileRef::parse(path));
             let failed = sum_over_ranks(world, header.is_err() as u64);
             match header {
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
                 Ok(_) if failed > 0 => {
                     return Err(RunError::InputUnreadable {
                         path: path.display().to_string(),
@@ -445,6 +445,7 @@ where
         setup,
         model,
         verify_limit,
+        limit: limit.clone(),
     };
     let shape = &setup.shape;
     // A plan the limit refuses says where the limit comes from.
@@ -475,6 +476,8 @@ struct Context<'a> {
     setup: &'a Setup,
     model: crate::plan_cmd::RunModel,
     verify_limit: f64,
+    /// The agreed per-rank memory limit (`None`: no check).
+    limit: Option<crate::memory_limit::Limit>,
 }
 
 impl Context<'_> {
@@ -490,9 +493,61 @@ impl Context<'_> {
         }
     }
 
+    /// The plan checked its estimate (work and message buffers, scratch, one input and one
+    /// output block) against the limit; the run holds more before it allocates its blocks:
+    /// `back`, the round trip's input-sized block, and an output-sized one for the c2r check
+    /// (`again`) or a reordered `--output`. Global arguments only: every rank agrees.
+    fn check_memory<P: RunPlan>(&self, plan: &P) -> Result<(), RunError> {
+        let Some(limit) = &self.limit else {
+            return Ok(());
+        };
+        let batch = plan.batch() as u64;
+        let plan_needs = fft_core::memory::estimate_memory_batched(
+            plan.pipeline(),
+            plan.complex_bytes(),
+            rayon::current_num_threads(),
+            plan.batch(),
+        );
+        let block = |layout: &Layout, element: usize| {
+            (layout.max_local_len() as u64)
+                .saturating_mul(batch)
+                .saturating_mul(element as u64)
+        };
+        let reordered =
+            self.args.output.is_some() && !plan.output_layout().memory_order().is_natural();
+        let output_copy = self.args.kind.forward_is_backward() || reordered;
+        let copies = block(plan.input_layout(), std::mem::size_of::<P::In>()).saturating_add(
+            if output_copy {
+                block(plan.output_layout(), std::mem::size_of::<P::Out>())
+            } else {
+                0
+            },
+        );
+        let need = plan_needs.total().saturating_add(copies);
+        if need > limit.bytes {
+            use fft_core::memory::format_bytes;
+            return Err(RunError::Memory {
+                detail: format!(
+                    "needs {} = work {} + messages {} + FFT scratch {} + input/output {} + the run's round-trip{} copies {} per rank, limit {} per rank",
+                    format_bytes(need),
+                    format_bytes(plan_needs.work_bytes),
+                    format_bytes(plan_needs.message_bytes),
+                    format_bytes(plan_needs.scratch_bytes),
+                    format_bytes(plan_needs.data_bytes),
+                    if output_copy { " and output" } else { "" },
+                    format_bytes(copies),
+                    format_bytes(limit.bytes)
+                ),
+                origin: limit.source.clone(),
+            });
+        }
+        Ok(())
+    }
+
     /// Fills or reads the input, checks one forward transform against the reference, times
     /// forward+backward pairs, checks the round trip, reports, writes `--output`.
     fn execute<P: RunPlan>(&self, mut plan: P) -> Result<(), RunError> {
+        self.check_memory(&plan)?;
         let (world, args) = (self.world, self.args);
         let rank = world.rank() as usize;
         let in_layout = plan.input_layout().clone();

@@ -1,6 +1,7 @@
 //! One interface over the plans `dfft run` drives, so the run (fill, time, verify, write) is
 //! one code path for every kind and precision.
 
+use fft_core::stages::Pipeline;
 use fft_core::{FftError, FftPlan, R2rPlan, Real, RealFftPlan, SharedBlock};
 use num_complex::Complex;
 use redist::{Element, Layout, ProcessGrid, StageTimes};
@@ -101,6 +102,10 @@ pub trait RunPlan {
     fn reset_times(&mut self);
     /// Bytes of work memory the plan holds on this rank.
     fn work_bytes(&self) -> usize;
+    /// The plan's pipeline (layouts and stages), for its memory estimate.
+    fn pipeline(&self) -> &Pipeline;
+    /// Bytes of the complex element of the plan's precision (the unit of the estimate).
+    fn complex_bytes(&self) -> usize;
     /// A forward-input block allocated by the plan (collective).
     fn alloc_input(&mut self) -> Result<SharedBlock<Self::In>, FftError>;
     /// A forward-output block allocated by the plan (collective).
@@ -157,6 +162,12 @@ macro_rules! run_plan {
             }
             fn work_bytes(&self) -> usize {
                 self.work_len() * std::mem::size_of::<Complex<T>>()
+            }
+            fn pipeline(&self) -> &Pipeline {
+                $plan::pipeline(self)
+            }
+            fn complex_bytes(&self) -> usize {
+                std::mem::size_of::<Complex<T>>()
             }
             fn alloc_input(&mut self) -> Result<SharedBlock<$in>, FftError> {
                 $plan::alloc_input(self)
@@ -219,6 +230,12 @@ impl<P: RunPlan> RunPlan for Inverse<P> {
     }
     fn work_bytes(&self) -> usize {
         self.0.work_bytes()
+    }
+    fn pipeline(&self) -> &Pipeline {
+        self.0.pipeline()
+    }
+    fn complex_bytes(&self) -> usize {
+        self.0.complex_bytes()
     }
     fn alloc_input(&mut self) -> Result<SharedBlock<P::Out>, FftError> {
         self.0.alloc_output()

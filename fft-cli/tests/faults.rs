@@ -247,7 +247,22 @@ fn bad_shapes_grids_and_memory_limits_fail_on_every_rank() {
             "the grid [{0}] has {positions} positions but there are {ranks} processes",
             mismatch.replace('x', ", ")
         );
+        // Above the plan's own estimate (work, messages, scratch, one input and one output
+        // block) but below it plus the run's `back` block: refused before the run allocates.
+        let (between, copy) = match ranks {
+            1 => ("20M", "4.00 MiB"),
+            2 => ("14M", "2.00 MiB"),
+            _ => ("7M", "1.00 MiB"),
+        };
         let cases: Vec<Case> = vec![
+            (
+                vec!["--shape", "64,64,64"],
+                vec![("DFFT_MEMORY_LIMIT", between)],
+                format!(
+                    "+ the run's round-trip copies {copy} per rank, limit {}iB per rank (DFFT_MEMORY_LIMIT={between})",
+                    between.replace('M', ".00 M")
+                ),
+            ),
             (
                 vec!["--shape", "99999999999,99999999999,99999999999"],
                 vec![],
