@@ -104,7 +104,7 @@ impl Drop for Tmpfs {
 }
 
 /// A full disk: the run fails with the file system's message, exits 1, leaves no file, and
-/// its report names no output; an output that fits the same file system is written whole.
+/// its report names no output (`.npy` and HDF5 outputs alike); an output that fits the same file system is written whole.
 #[test]
 fn a_full_disk_fails_the_run_and_leaves_no_file() {
     let dir = scratch_dir("full");
@@ -117,23 +117,19 @@ fn a_full_disk_fails_the_run_and_leaves_no_file() {
         }
     };
     let target = small.join("x.npy");
-    for ranks in [0, 2] {
+    let h5 = format!("{}:/f", small.join("x.h5").display());
+    for (ranks, output) in [0, 2]
+        .into_iter()
+        .flat_map(|r| [(r, target.to_str().unwrap()), (r, h5.as_str())])
+    {
         let out = dfft(
             ranks,
             &[
-                "run",
-                "--shape",
-                "64,64,64",
-                "--iters",
-                "1",
-                "--warmup",
-                "0",
-                "--json",
-                "--output",
-                target.to_str().unwrap(),
+                "run", "--shape", "64,64,64", "--iters", "1", "--warmup", "0", "--json",
+                "--output", output,
             ],
         );
-        let what = format!("4 MiB output on a 1 MiB tmpfs, {ranks} rank(s)");
+        let what = format!("4 MiB output {output} on a 1 MiB tmpfs, {ranks} rank(s)");
         assert_eq!(out.code, 1, "{what}: exit status\n{}", out.stderr);
         assert_eq!(
             out.stderr.matches("No space left on device").count(),

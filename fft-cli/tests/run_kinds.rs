@@ -622,7 +622,9 @@ fn file_mismatches_name_both_sides() {
 
 /// `dfft run --kind r2c --output x.h5:/f` on 3 ranks (uneven shape): h5py reads one complex
 /// dataset of the half-spectrum shape that equals numpy.fft.rfftn of the input to 1e-12, with
-/// its attributes; the file reads back as `--input x.h5:/f` of a c2c run.
+/// its attributes; the file reads back as `--input out.h5:/f` of a c2r run on 2 ranks whose
+/// real output `back.h5:/g/x` equals the input to 1e-12 and comes with an XDMF file that
+/// Python's xml parses, naming the dataset and its dimensions.
 #[test]
 fn hdf5_output_matches_numpy_rfftn() {
     let dir = std::env::temp_dir().join(format!("dfft-h5-{}", std::process::id()));
@@ -658,12 +660,48 @@ fn hdf5_output_matches_numpy_rfftn() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Back on 2 ranks (another split), into a group of a real-valued file.
+    let back = dir.join("back.h5");
+    let back_target = format!("{}:/g/x", back.display());
+    let mut cmd = mpi_harness::mpirun_command(2);
+    cmd.arg(env!("CARGO_BIN_EXE_dfft")).args([
+        "run",
+        "--kind",
+        "c2r",
+        "--shape",
+        "11,7,13",
+        "--normalization",
+        "backward",
+        "--iters",
+        "1",
+        "--input",
+        &target,
+        "--output",
+        &back_target,
+    ]);
+    let out = mpi_harness::run_command(cmd, std::time::Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let check = std::process::Command::new("/usr/bin/python3")
         .arg("-c")
         .arg(
             r#"
-import sys, h5py, numpy as np
+import sys, h5py, numpy as np, xml.etree.ElementTree as ET
 x = np.load(sys.argv[1])
+b = h5py.File(sys.argv[3], "r")["g/x"]
+assert b.dtype == np.float64 and b.shape == x.shape, (b.dtype, b.shape)
+assert np.abs(b[...] - x).max() < 1e-12 * np.abs(x).max(), np.abs(b[...] - x).max()
+assert b.attrs["kind"] == "c2r", dict(b.attrs)
+root = ET.parse(sys.argv[4]).getroot()
+items = [d for d in root.iter("DataItem") if d.get("Format") == "HDF"]
+assert len(items) == 1, [i.attrib for i in items]
+assert items[0].get("Dimensions") == "11 7 13" and items[0].get("Precision") == "8", items[0].attrib
+assert items[0].text.strip() == "back.h5:/g/x", items[0].text
+topology = next(root.iter("Topology"))
+assert topology.get("Dimensions") == "11 7 13", topology.attrib
 f = h5py.File(sys.argv[2], "r")["f"]
 got = f[...]
 want = np.fft.rfftn(x)
@@ -676,6 +714,8 @@ print("rfftn ok", err)
         )
         .arg(&input)
         .arg(&output)
+        .arg(&back)
+        .arg(dir.join("back.xmf"))
         .output()
         .unwrap();
     assert!(
@@ -689,5 +729,83 @@ print("rfftn ok", err)
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(!files.iter().any(|f| f.contains("tmp")), "{files:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The HDF5 path and the `.npy` path of `dfft run` give the same bits: an index-valued c2c
+/// input written by numpy (`x.npy`) and by h5py (`x.h5:/x`), transformed on 1 to 4 ranks
+/// with the transposed plan (whose output `dfft` reorders before writing), one run reading
+/// and writing `.npy` and one HDF5; the outputs are equal bit for bit on every rank count and
+/// equal numpy.fft.fftn to 1e-12.
+#[test]
+fn hdf5_and_npy_paths_agree_on_1_to_4_ranks() {
+    let dir = scratch_dir("h5-npy");
+    let shape = "6,5,7";
+    let script = r#"
+import sys, h5py, numpy as np
+i = np.arange(6 * 5 * 7, dtype=np.float64).reshape(6, 5, 7)
+x = i - 0.5j * i
+np.save(sys.argv[1] + "/x.npy", x)
+with h5py.File(sys.argv[1] + "/x.h5", "w") as f:
+    f["x"] = x
+"#;
+    let made = Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .arg(&dir)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        made.status.success(),
+        "h5py and numpy (scripts/setup): {}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let file = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    for ranks in 1..=4usize {
+        let npy_out = file(&format!("y{ranks}.npy"));
+        let h5_out = format!("{}:/y", file(&format!("y{ranks}.h5")));
+        let h5_in = format!("{}:/x", file("x.h5"));
+        for (input, output) in [(file("x.npy"), npy_out), (h5_in, h5_out)] {
+            json_run(
+                ranks,
+                &[
+                    "--shape",
+                    shape,
+                    "--transposed-out",
+                    "--input",
+                    &input,
+                    "--output",
+                    &output,
+                ],
+            );
+        }
+    }
+    let check = Command::new(python())
+        .arg("-c")
+        .arg(
+            r#"
+import sys, h5py, numpy as np
+d = sys.argv[1]
+x = np.load(d + "/x.npy")
+want = np.fft.fftn(x)
+for r in range(1, 5):
+    a = np.load(d + "/y%d.npy" % r)
+    b = h5py.File(d + "/y%d.h5" % r, "r")["y"][...]
+    assert a.dtype == b.dtype == np.complex128 and a.shape == b.shape == x.shape, (a.dtype, b.dtype, b.shape)
+    assert a.tobytes() == b.tobytes(), (r, np.abs(a - b).max())
+    err = np.abs(b - want).max() / np.abs(want).max()
+    assert err < 1e-12, (r, err)
+print("npy == h5 on 1-4 ranks")
+"#,
+        )
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

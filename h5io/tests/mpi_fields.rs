@@ -10,7 +10,7 @@ use num_complex::Complex;
 
 const BODY: &str = "fields_body";
 
-mpi_harness::launches!(BODY, 180; fields_np1 => 1, fields_np3 => 3, fields_np4 => 4);
+mpi_harness::launches!(BODY, 180; fields_np1 => 1, fields_np2 => 2, fields_np3 => 3, fields_np4 => 4);
 
 /// Rank `r`'s rows `[start, start + count)` of `n` split over `p` (balanced).
 fn rows(n: usize, p: usize, r: usize) -> (usize, usize) {
