@@ -474,6 +474,34 @@ pub fn field_info(path: &Path, dataset: &str) -> Result<FieldInfo, H5Error> {
     })
 }
 
+/// The string attributes of `dataset` in the file at `path`, sorted by name (local: no MPI,
+/// like [`field_info`]). Attributes of other types are left out.
+pub fn read_attributes(path: &Path, dataset: &str) -> Result<Vec<(String, String)>, H5Error> {
+    drop(npyio::open_input(path)?);
+    let hdf = |what: String| {
+        let path = path.to_path_buf();
+        move |source| H5Error::Hdf5 { path, what, source }
+    };
+    let file = hdf5::File::open(path).map_err(hdf("cannot open".to_string()))?;
+    let ds = file
+        .dataset(dataset)
+        .map_err(hdf(format!("no dataset {dataset}")))?;
+    let mut names = ds
+        .attr_names()
+        .map_err(hdf(format!("cannot list the attributes of {dataset}")))?;
+    names.sort();
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let attr = ds
+            .attr(&name)
+            .map_err(hdf(format!("cannot open attribute {name} of {dataset}")))?;
+        if let Ok(value) = attr.read_scalar::<hdf5::types::VarLenUnicode>() {
+            out.push((name, value.as_str().to_string()));
+        }
+    }
+    Ok(out)
+}
+
 /// Reads this rank's block `[starts, starts + counts)` of `dataset` into `out` (C order).
 /// Collective over `comm`; every rank returns the same outcome.
 pub fn read_field<C: Communicator, T: H5Element>(

@@ -83,6 +83,26 @@ pub enum SolverError {
         /// Largest |k_i| kept per axis.
         kept: [u64; 3],
     },
+    /// A checkpoint that cannot be written or read.
+    #[error("checkpoint {path}: {message}")]
+    Checkpoint {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A checkpoint of another run than the one restarted.
+    #[error("checkpoint {path}: its {what} is {file}, but this run's is {run}")]
+    CheckpointMismatch {
+        /// The file.
+        path: String,
+        /// What differs.
+        what: &'static str,
+        /// The file's value.
+        file: String,
+        /// The run's value.
+        run: String,
+    },
 }
 
 /// Result alias of this crate.

@@ -29,11 +29,14 @@
 //!   dealiased, RK4, pressure by projection; checked on an exact decaying Beltrami (ABC) flow
 //!   and run on the Taylor–Green vortex ([`flows`]).
 //!
+//! [`checkpoint`]: Navier–Stokes checkpoints in parallel HDF5 files and bit-identical restarts.
+//!
 //! [`spectral::SpectralBox`] is the piece both share: the distributed transform of several
 //! real fields at once and the global wavenumber of every local spectral element.
 //! Equations, validation results and timings: `docs/solvers.md`.
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod cli;
 pub mod error;
 pub mod flows;

@@ -76,6 +76,9 @@ pub struct NavierStokes {
     params: Parameters,
     time: f64,
     steps: u64,
+    /// The step and time from which `time` is counted: `time = origin.1 + (steps − origin.0)·dt`
+    /// ((0, 0) unless restarted from a checkpoint with another time step).
+    origin: (u64, f64),
     /// û: the state (three spectral blocks: x, y, z components).
     u_hat: Vec<C64>,
     /// û at the start of the current step.
@@ -125,6 +128,7 @@ impl NavierStokes {
             params,
             time: 0.0,
             steps: 0,
+            origin: (0, 0.0),
         })
     }
 
@@ -171,7 +175,35 @@ impl NavierStokes {
         }
         self.time = 0.0;
         self.steps = 0;
+        self.origin = (0, 0.0);
         Ok(())
+    }
+
+    /// The step and time from which [`NavierStokes::time`] is counted (see
+    /// [`crate::checkpoint`]).
+    pub fn time_origin(&self) -> (u64, f64) {
+        self.origin
+    }
+
+    /// Sets the state from a checkpoint: `û` from `block` (C order of the logical axes,
+    /// component first, as [`crate::checkpoint::write`] writes it), the step count and the
+    /// time origin.
+    pub(crate) fn restore(&mut self, block: &[C64], steps: u64, origin: (u64, f64)) -> Result<()> {
+        let (layout, rank) = (self.space.spectral_layout(), self.space.rank());
+        // The block is in logical order; the state in the layout's memory order.
+        let mut u_hat = fft_core::view::block_view_mut(layout, rank, 3, &mut self.u_hat)?;
+        for (u, &v) in u_hat.iter_mut().zip(block) {
+            *u = v;
+        }
+        self.steps = steps;
+        self.origin = origin;
+        self.time = self.time_at(steps);
+        Ok(())
+    }
+
+    /// The time after `steps` steps.
+    fn time_at(&self, steps: u64) -> f64 {
+        self.origin.1 + (steps - self.origin.0) as f64 * self.params.dt
     }
 
     /// The velocity on the grid (three physical blocks; collective).
@@ -205,7 +237,7 @@ impl NavierStokes {
         }
         std::mem::swap(&mut self.u_hat, &mut self.u_hat_next);
         self.steps += 1;
-        self.time = self.steps as f64 * dt;
+        self.time = self.time_at(self.steps);
         Ok(())
     }
 

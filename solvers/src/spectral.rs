@@ -318,6 +318,11 @@ impl SpectralBox {
         self.sum_over_ranks(local)
     }
 
+    /// The communicator of the box's processes (its grid's).
+    pub fn communicator(&self) -> &mpi::topology::SimpleCommunicator {
+        self.plan.grid().communicator()
+    }
+
     /// The sum of `local` over all ranks (collective).
     pub fn sum_over_ranks(&self, local: f64) -> f64 {
         let mut global = 0.0;

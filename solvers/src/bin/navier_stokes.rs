@@ -12,6 +12,7 @@ use solvers::cli::{
 use solvers::flows::{Beltrami, FlowKind, TaylorGreen};
 use solvers::navier_stokes::{NavierStokes, Parameters};
 use solvers::{Dealias, SolverError};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Pseudo-spectral Navier–Stokes on the periodic box (see docs/solvers.md).
@@ -51,6 +52,18 @@ struct Args {
     /// Beltrami flow: uniform velocity U carrying it.
     #[arg(long, default_value = "0,0,0", value_parser = parse_vector)]
     mean: [f64; 3],
+    /// Write the state to this HDF5 file at the end (and every --checkpoint-every steps),
+    /// replacing it only once the new one is complete.
+    #[arg(long, value_name = "FILE.h5")]
+    checkpoint: Option<PathBuf>,
+    /// With --checkpoint: also write it every this many steps; at least 1.
+    #[arg(long, requires = "checkpoint", value_parser = clap::value_parser!(u64).range(1..))]
+    checkpoint_every: Option<u64>,
+    /// Start from this checkpoint instead of the initial condition (the same --shape; --steps
+    /// more steps are taken). With the same ranks, grid and --dt the run continues
+    /// bit-identically.
+    #[arg(long, value_name = "FILE.h5")]
+    restart: Option<PathBuf>,
     /// JSON lines instead of text.
     #[arg(long)]
     json: bool,
@@ -83,9 +96,12 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
     };
     let mut ns = NavierStokes::new(world, params)?;
     ns.space().check_resolves(args.flow.name(), needed)?;
-    match args.flow {
-        FlowKind::TaylorGreen => ns.set_velocity(|x| TaylorGreen.velocity(x))?,
-        FlowKind::Beltrami => ns.set_velocity(|x| beltrami.velocity(x, 0.0, args.nu))?,
+    match (&args.restart, args.flow) {
+        (Some(path), _) => {
+            solvers::checkpoint::read(&mut ns, path)?;
+        }
+        (None, FlowKind::TaylorGreen) => ns.set_velocity(|x| TaylorGreen.velocity(x))?,
+        (None, FlowKind::Beltrami) => ns.set_velocity(|x| beltrami.velocity(x, 0.0, args.nu))?,
     }
     let root = world.rank() == 0;
     if root && !args.json {
@@ -100,6 +116,14 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
             args.dt,
             args.dealias.name()
         );
+        if let Some(path) = &args.restart {
+            println!(
+                "restarted from {} at step {} (t = {})",
+                path.display(),
+                ns.steps(),
+                ns.time()
+            );
+        }
         println!(
             "{:>8} {:>10} {:>22} {:>22} {:>10}",
             "step", "t", "energy", "dissipation", "max|k.u|"
@@ -146,9 +170,19 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
         let start = Instant::now();
         ns.step()?;
         step_s.push(start.elapsed().as_secs_f64());
-        if step % args.every == 0 || step == args.steps {
+        // Counted in the run's steps, so a restarted run reports where one that never
+        // stopped would.
+        if ns.steps() % args.every == 0 || step == args.steps {
             report(&ns)?;
         }
+        if let (Some(path), Some(every)) = (&args.checkpoint, args.checkpoint_every) {
+            if ns.steps() % every == 0 && step != args.steps {
+                solvers::checkpoint::write(&ns, path)?;
+            }
+        }
+    }
+    if let Some(path) = &args.checkpoint {
+        solvers::checkpoint::write(&ns, path)?;
     }
     let after = ns.space().transform_times();
     let per_step = |a: f64, b: f64| {
@@ -184,7 +218,7 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
     if args.flow == FlowKind::Beltrami {
         let t = ns.time();
         let error = ns.max_error(|x| beltrami.velocity(x, t, args.nu))?;
-        let bound = beltrami.rk4_error_bound(args.nu, args.dt, args.steps);
+        let bound = beltrami.rk4_error_bound(args.nu, args.dt, ns.steps());
         summary["max_error"] = error.into();
         summary["rk4_error_bound"] = bound.into();
     }
