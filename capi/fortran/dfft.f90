@@ -17,7 +17,7 @@
 ! * Arrays passed to dfft_forward/dfft_backward are contiguous (any type, any rank): this
 !   rank's blocks, of at least the counts dfft_local_size gives.
 module dfft
-  use, intrinsic :: iso_c_binding, only: c_int, c_ptrdiff_t, c_ptr, c_char
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_ptrdiff_t, c_ptr, c_char
   implicit none
   public
 
@@ -171,6 +171,13 @@ module dfft
       type(c_ptr), value :: plan
       type(*), dimension(*) :: input
       type(*), dimension(*) :: output
+    end function
+
+    ! The memory per rank in bytes that plans made afterwards may use (0, the default: no
+    ! check; above it a constructor returns DFFT_ERROR_MEMORY). Local: call it on every rank.
+    integer(c_int) function dfft_set_memory_limit(bytes) bind(c)
+      import :: c_int, c_int64_t
+      integer(c_int64_t), value :: bytes
     end function
 
     ! Destroys a plan (collective; before MPI_Finalize).

@@ -2,7 +2,7 @@
 
 use crate::comm::borrow;
 use crate::plan::{dfft_r2r_kind, DfftPlan, Kind, RawRequest};
-use crate::status::{guard, Failure, Outcome};
+use crate::status::{guard, Failure, Outcome, DFFT_SUCCESS};
 use mpi::ffi::MPI_Comm;
 use std::ffi::{c_char, c_int, c_uint};
 
@@ -461,6 +461,18 @@ pub unsafe extern "C" fn dfft_destroy(plan: *mut DfftPlan) -> c_int {
         }
         Ok(())
     })
+}
+
+/// Sets the memory per rank (bytes) that the plans constructed afterwards may use; 0 (the
+/// default) checks nothing. A constructor estimates its work and message buffers, FFT
+/// scratch and the caller's two blocks before allocating anything and returns
+/// `DFFT_ERROR_MEMORY` on every rank above the smallest limit of its ranks. dfft reads no
+/// environment variable: a program that wants one reads it and calls this. Local; call it on
+/// every rank. Returns `DFFT_SUCCESS`.
+#[no_mangle]
+pub extern "C" fn dfft_set_memory_limit(bytes: u64) -> c_int {
+    crate::plan::MEMORY_LIMIT.store(bytes, std::sync::atomic::Ordering::Relaxed);
+    DFFT_SUCCESS
 }
 
 /// The library's version, e.g. `"0.1.0"`.

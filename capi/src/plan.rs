@@ -7,6 +7,11 @@ use fft_core::{
 };
 use redist::Layout;
 use std::ffi::{c_int, c_uint};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The per-rank memory limit later plans check (`dfft_set_memory_limit`; 0: none). A
+/// program-wide setting like FFTW's planner settings; the library reads no environment.
+pub(crate) static MEMORY_LIMIT: AtomicU64 = AtomicU64::new(0);
 
 /// Forward output left in the last pencil layout (FFTW's `FFTW_MPI_TRANSPOSED_OUT`); the
 /// backward transform then takes that layout as input (`FFTW_MPI_TRANSPOSED_IN`). Saves the
@@ -263,7 +268,9 @@ fn options_from_flags(flags: c_uint) -> Outcome<FftOptions> {
             ))
         }
     };
+    let limit = MEMORY_LIMIT.load(Ordering::Relaxed);
     Ok(FftOptions::default()
+        .memory_limit((limit > 0).then_some(limit))
         .transposed_out(flags & DFFT_TRANSPOSED_OUT != 0)
         .destroy_input(flags & DFFT_DESTROY_INPUT != 0)
         .shared_memory(flags & DFFT_NO_SHARED_MEMORY == 0)

@@ -62,9 +62,15 @@ int main(int argc, char **argv) {
          "kinds[1] = 1");
   expect("r2r kinds NULL", dfftf_plan_r2r(3, n3, 1, NULL, MPI_COMM_WORLD, 0, NULL, 0, &plan),
          DFFT_ERROR_NULL_POINTER, "kinds is NULL");
+  /* Memory is checked only under a limit the program sets (dfft reads no environment). */
   const ptrdiff_t huge[3] = {1 << 16, 1 << 16, 1 << 14};
+  expect("memory limit", dfft_set_memory_limit((uint64_t)1 << 30), DFFT_SUCCESS, "success");
   expect("too large", dfft_plan_dft(3, huge, 1, MPI_COMM_WORLD, 0, NULL, 0, &plan), DFFT_ERROR_MEMORY,
+         "limit 1.00 GiB per rank");
+  const ptrdiff_t big[3] = {512, 512, 512 * size}; /* 2 GiB per rank of input alone */
+  expect("over the limit", dfft_plan_dft_r2c(3, big, 1, MPI_COMM_WORLD, 0, NULL, 0, &plan), DFFT_ERROR_MEMORY,
          "not enough memory");
+  expect("no limit", dfft_set_memory_limit(0), DFFT_SUCCESS, "success");
 
   /* Grids. */
   expect("grid rank 3 of 3-D", dfft_plan_dft(3, n3, 1, MPI_COMM_WORLD, 3, NULL, 0, &plan), DFFT_ERROR_BAD_GRID, "3");
