@@ -1,5 +1,33 @@
 //! Distributed fields in parallel HDF5 files.
 //!
+//! ```no_run
+//! use mpi::topology::Communicator;
+//! use num_complex::Complex;
+//! use std::path::Path;
+//!
+//! let universe = mpi::initialize().unwrap();
+//! let world = universe.world();
+//! let (rank, size) = (world.rank() as usize, world.size() as usize);
+//! // An 8 x 4 field, each rank holding its rows (here 8 divides evenly over 1, 2, 4, 8 ranks).
+//! let rows = 8 / size;
+//! let block: Vec<Complex<f64>> = (0..rows * 4)
+//!     .map(|i| Complex::new((rank * rows * 4 + i) as f64, 0.0))
+//!     .collect();
+//! let path = Path::new("field.h5");
+//! let field = h5io::FieldWrite {
+//!     dataset: "/u",
+//!     global_shape: &[8, 4],
+//!     starts: &[rank * rows, 0],
+//!     counts: &[rows, 4],
+//!     data: &block,
+//!     attributes: &[("kind", "c2c".to_string())],
+//! };
+//! h5io::write_fields(&world, path, &[field]).unwrap(); // collective, all-or-nothing
+//! let mut back = vec![Complex::default(); rows * 4];
+//! h5io::read_field(&world, path, "/u", &[rank * rows, 0], &[rows, 4], &mut back).unwrap();
+//! assert_eq!(back, block);
+//! ```
+//!
 //! Every rank writes (or reads) only its own block of each field, as a hyperslab of one
 //! dataset of the field's global shape, with collective MPI-IO transfers (HDF5's MPI-IO
 //! driver over `hdf5-metno`). Complex values are the compound `{r, i}` that h5py and

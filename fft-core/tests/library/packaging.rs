@@ -48,10 +48,11 @@ fn run(cmd: Command, what: &str) -> Output {
 }
 
 /// The crates meant for crates.io, in publishing order.
-const PUBLISHED: [&str; 6] = [
+const PUBLISHED: [&str; 7] = [
     "mpi-harness",
     "redist",
     "npyio",
+    "h5io",
     "fft-core",
     "solvers",
     "fft-cli",
