@@ -100,6 +100,15 @@ pub enum FftError {
         /// What differs, with both values.
         reason: String,
     },
+    /// The ranks lowered different plans: a bug in dfft (decisions that should depend on
+    /// global data only did not), reported instead of a hang.
+    #[error("the ranks lowered different plans (fingerprints {least:#x} to {most:#x}): a bug in dfft, please report it")]
+    DivergentPlan {
+        /// The smallest fingerprint of any rank.
+        least: u64,
+        /// The largest.
+        most: u64,
+    },
     /// Options that do not fit the plan or the shape.
     #[error("bad transform options for shape {shape:?}: {reason}")]
     BadOptions {

@@ -62,25 +62,30 @@
 //! `exp(-2πi k·n/N)` and is unnormalized; backward uses `exp(+2πi k·n/N)` and is unnormalized
 //! unless [`Normalization::Backward`] or [`Normalization::Ortho`] is chosen.
 #![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
-mod column;
 mod engine;
 pub mod error;
 pub mod grids;
-#[cfg(test)]
-mod line_lengths;
-pub mod local;
+mod kernels;
+/// Local 1-D FFT sweeps, usable alone ([`local::Sweep`]).
+pub mod local {
+    pub(crate) use crate::kernels::column_staging_bound;
+    pub use crate::kernels::Sweep;
+}
+mod lower;
 pub mod memory;
 pub mod model;
 pub mod options;
 pub mod pencil_array;
 pub mod plan;
+mod program;
 pub mod real;
-mod rows;
+mod run;
 pub mod shared;
+mod spec;
 pub mod spectral;
 pub mod stages;
-mod transpose;
 pub mod view;
 
 pub use error::{FftError, Result};

@@ -66,8 +66,7 @@ use crate::error::{FftError, Result};
 use crate::options::GridChoice;
 use crate::stages::{pipeline, Pipeline, Stage};
 use cost::{exchange_cost, tile_lines, CopyRates, Cpu, ExchangeCost};
-use redist::split::balanced_range;
-use redist::{ExchangePlan, GridShape, Layout, RedistError};
+use redist::{ExchangePlan, GridShape, RedistError};
 use serde::Serialize;
 
 /// The global inputs of a prediction.
@@ -194,6 +193,36 @@ pub fn predict(
     grid: &GridShape,
     profile: &MachineProfile,
 ) -> Result<Prediction> {
+    predict_with(problem, grid, profile, &mut FusionMemo::default())
+}
+
+/// The fusions of each (cut) pipeline already lowered: the candidates of a huge rank count
+/// cut to a few distinct grids.
+#[derive(Default)]
+struct FusionMemo {
+    lowered: std::collections::HashMap<Vec<usize>, Vec<Fusion>>,
+}
+
+impl FusionMemo {
+    /// [`all_fusions`] of `pipe`, lowered once per grid (the problem is the same).
+    fn fusions(&mut self, pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
+        let dims = pipe.layouts[0].grid().dims();
+        if let Some(f) = self.lowered.get(dims) {
+            return Ok(f.clone());
+        }
+        let f = all_fusions(pipe, element_bytes)?;
+        self.lowered.insert(dims.to_vec(), f.clone());
+        Ok(f)
+    }
+}
+
+/// [`predict`] with the fusions of earlier candidates of the same problem.
+fn predict_with(
+    problem: &Problem,
+    grid: &GridShape,
+    profile: &MachineProfile,
+    memo: &mut FusionMemo,
+) -> Result<Prediction> {
     profile.validate()?;
     if grid.ranks() != problem.ranks {
         return Err(RedistError::GridSizeMismatch {
@@ -241,14 +270,7 @@ pub fn predict(
     }
     let cut = fusion_pipeline(&pipe, problem)?;
     let fusion_pipe = cut.as_ref().unwrap_or(&pipe);
-    let fused: Vec<Fusion> = fusions(&fusion_pipe.forward, fusion_pipe, problem.element_bytes)?
-        .into_iter()
-        .chain(fusions(
-            &fusion_pipe.backward,
-            fusion_pipe,
-            problem.element_bytes,
-        )?)
-        .collect();
+    let fused = memo.fusions(fusion_pipe, problem.element_bytes)?;
     // Forward and backward pass the same exchanges (the backward ones mirrored): each distinct
     // (from, to, fusion) is costed once.
     let mut costed: Vec<((usize, usize, Fusion), ExchangeCost)> = Vec::new();
@@ -307,61 +329,40 @@ pub fn predict(
     Ok(pred)
 }
 
-/// Pieces the plan cuts a fused slab step into: the exchanges around the sweep move
-/// [`crate::FftOptions::DEFAULT_PIECE_BYTES`] of planes of the split axis at a time (at least
-/// one plane), as many times as the rank with the most planes needs; 1 for other layouts.
-fn pieces(layout: &Layout, element_bytes: usize) -> usize {
-    let [split] = layout.decomposed() else {
-        return 1;
-    };
-    let shape = layout.global_shape();
-    let plane: usize = (0..shape.len())
-        .filter(|&ax| ax != *split)
-        .map(|ax| shape[ax])
-        .product::<usize>()
-        .saturating_mul(element_bytes);
-    let size = (crate::FftOptions::DEFAULT_PIECE_BYTES / plane.max(1)).max(1);
-    let most = balanced_range(shape[*split], layout.grid().ranks(), 0).len();
-    most.div_ceil(size).max(1)
+/// For each stage of `pipe`'s forward then backward stages, which of its copies a fused
+/// kernel does instead (only exchanges get any): the plan's own fusion decisions
+/// ([`crate::lower`]), as rank 0 lowers them, so the model costs what the plan runs. An
+/// exchange no kernel takes over gets [`Fusion::default`].
+fn all_fusions(pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
+    let mut lowered = crate::lower::exchange_fusions(pipe, element_bytes)?.into_iter();
+    Ok(pipe
+        .forward
+        .iter()
+        .chain(&pipe.backward)
+        .map(|stage| match stage {
+            Stage::Exchange { .. } => match lowered.next() {
+                Some(f) if f.pack || f.unpack => Fusion {
+                    unpack: f.unpack,
+                    pack: f.pack,
+                    pieces: f.pieces,
+                },
+                _ => Fusion::default(),
+            },
+            _ => Fusion::default(),
+        })
+        .collect())
 }
 
-/// For each stage of `stages`, which of its copies a fused FFT sweep does instead (only
-/// exchanges get any): the plan ([`crate::FftPlan`]) fuses a lone strided FFT stage with the
-/// exchange before and after it when the rows of its sweep are whole runs of that exchange
-/// (see [`redist::runs`]); the tile gather and scatter then replace unpacking and packing,
-/// and the exchanges move in [`pieces`].
-fn fusions(
-    stages: &[Stage],
-    pipe: &crate::stages::Pipeline,
-    element_bytes: usize,
-) -> Result<Vec<Fusion>> {
-    let mut out = vec![Fusion::default(); stages.len()];
-    let is_fft_on = |k: usize, layout: usize| matches!(stages.get(k), Some(Stage::Fft { layout: l, .. }) if *l == layout);
-    for (k, stage) in stages.iter().enumerate() {
-        let Stage::Fft { layout, axis } = *stage else {
-            continue;
-        };
-        let neighbour = (k > 0 && is_fft_on(k - 1, layout)) || is_fft_on(k + 1, layout);
-        let l = &pipe.layouts[layout];
-        let position = l.memory_order().position_of(axis);
-        let memory_shape = l.local_shape_in_memory(0);
-        let row: usize = memory_shape[position + 1..].iter().product();
-        if neighbour || row == 1 || l.global_shape()[axis] == 0 {
-            continue;
-        }
-        let pieces = pieces(l, element_bytes);
-        if let Some(&Stage::Exchange { from, to }) = k.checked_sub(1).and_then(|p| stages.get(p)) {
-            let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
-            out[k - 1].unpack = plan.for_rank(0).has_dst_runs(row);
-            out[k - 1].pieces = if out[k - 1].unpack { pieces } else { 1 };
-        }
-        if let Some(&Stage::Exchange { from, to }) = stages.get(k + 1) {
-            let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to])?;
-            out[k + 1].pack = plan.for_rank(0).has_src_runs(row);
-            out[k + 1].pieces = if out[k + 1].pack { pieces } else { 1 };
-        }
-    }
-    Ok(out)
+/// [`all_fusions`] of the stages `stages` (`pipe.forward` or `pipe.backward`).
+#[cfg(test)]
+fn fusions(stages: &[Stage], pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
+    let all = all_fusions(pipe, element_bytes)?;
+    let n = pipe.forward.len();
+    Ok(if stages == pipe.forward.as_slice() {
+        all[..n].to_vec()
+    } else {
+        all[n..].to_vec()
+    })
 }
 
 /// Evaluates every candidate of [`candidates`] (see [`evaluate_among`]).
@@ -417,8 +418,9 @@ pub fn evaluate_among(
         }
     };
     let mut out = Vec::with_capacity(grids.len());
+    let mut memo = FusionMemo::default();
     for grid in grids {
-        let prediction = predict(problem, &grid, profile)?;
+        let prediction = predict_with(problem, &grid, profile, &mut memo)?;
         let excluded = (prediction.idle_ranks > 0).then(|| {
             format!(
                 "{} rank(s) own nothing in some layout (a grid dimension exceeds an axis it splits)",
@@ -721,21 +723,40 @@ mod tests {
     /// Pack runs versus transposing unpacks, by hand. 4×6 on a slab of 2 (2-D: L1 splits
     /// axis 1 in memory order 1,0). Rank 0 owns rows 0..2 (L0) and columns 0..3 (L1).
     /// L0→L1: the message to rank 1 is rows 0..2 × columns 3..6 of a 2×6 row-major block,
-    /// runs of 3; the unpack and the own part go into column-major order, single elements.
-    /// L1→L0: the message (column-major, rows 2..4 × columns 0..3 of a 4×3 column-major
-    /// block) has runs of 2; unpack and own part transpose back. 6 elements of 16 B each.
+    /// runs of 3; the unpack goes into column-major order, single elements. L1→L0: the
+    /// message (column-major, rows 2..4 × columns 0..3 of a 4×3 column-major block) has runs
+    /// of 2; the unpack transposes back. 6 elements of 16 B each. The plan fuses every FFT
+    /// step with the exchange on its far side: the forward's FFTs write the messages and the
+    /// own part (no pack, no own copy), the backward's read them (no unpack, no own copy).
     #[test]
     fn copies_are_charged_by_run_length() {
         let mut profile = MachineProfile::network_only(0.0, 0.0);
         profile.copy_bytes_per_s = 1.0; // 1 s/B for single elements
         profile.stream_bytes_per_s = 4.0; // 0.25 s/B for long runs
         let problem = Problem::new(&[4, 6], 2);
+        let pipe = pipeline(&[4, 6], GridShape::new(vec![2]).unwrap(), false).unwrap();
+        let (pack, unpack) = (
+            Fusion {
+                pack: true,
+                unpack: false,
+                pieces: 1,
+            },
+            Fusion {
+                pack: false,
+                unpack: true,
+                pieces: 1,
+            },
+        );
+        let none = Fusion::default();
+        let forward = fusions(&pipe.forward, &pipe, 16).unwrap();
+        assert_eq!(forward, vec![none, pack, none, pack]);
+        let backward = fusions(&pipe.backward, &pipe, 16).unwrap();
+        assert_eq!(backward, vec![unpack, none, unpack, none]);
         let pr = predict(&problem, &GridShape::new(vec![2]).unwrap(), &profile).unwrap();
         let bytes = 6.0 * 16.0;
         let run = |len: f64| bytes * (0.25 + 0.75 / len);
-        let forward = run(3.0) + 2.0 * bytes; // L0→L1: pack, unpack + own
-        let back = run(2.0) + 2.0 * bytes; // L1→L0
-        let expected = 2.0 * (forward + back);
+        // Forward: two transposing unpacks; backward: the packs, runs of 3 then of 2.
+        let expected = 2.0 * bytes + run(3.0) + run(2.0);
         assert_eq!((pr.exchanges, pr.fft_s), (4, 0.0));
         assert!(
             (pr.memory_s - expected).abs() <= 1e-12 * expected,
@@ -745,7 +766,7 @@ mod tests {
         // Without a separate stream rate every copy is a single-element one.
         profile.stream_bytes_per_s = 1.0;
         let pr = predict(&problem, &GridShape::new(vec![2]).unwrap(), &profile).unwrap();
-        assert_eq!(pr.memory_s, 4.0 * 3.0 * bytes);
+        assert_eq!(pr.memory_s, 4.0 * bytes);
     }
 
     /// Ranks sharing cores, by hand: 3×2 on a slab of 2, FFT 1 s per element·log2 n, tw
@@ -947,9 +968,10 @@ mod tests {
         }
     }
 
-    /// The fused steps the model assumes: a slab of d ≥ 3 fuses its axis-0 sweep with the
-    /// exchanges on both sides (only the one before with transposed output); pencils, whose
-    /// FFTs after L0 are all contiguous, fuse nothing.
+    /// The fused steps the model costs, as the plan lowers them: a slab of d ≥ 3 fuses its
+    /// axis-0 sweep with the exchanges on both sides; with transposed output the FFTs of the
+    /// other axes write the exchange's messages instead; pencils, whose FFTs after L0 are all
+    /// contiguous, fuse nothing.
     #[test]
     fn fusions_follow_the_slab_layout() {
         let slab = pipeline(&[8, 6, 5], GridShape::new(vec![2]).unwrap(), false).unwrap();
@@ -978,8 +1000,10 @@ mod tests {
                 pack
             ]
         );
+        // Transposed output: the exchange goes to the FFTs of axes 2 and 1 before it, whose
+        // whole planes write the messages, not to the last sweep.
         let t = pipeline(&[8, 6, 5], GridShape::new(vec![2]).unwrap(), true).unwrap();
-        assert_eq!(fusions(&t.forward, &t, 16).unwrap()[2], unpack);
+        assert_eq!(fusions(&t.forward, &t, 16).unwrap()[2], pack);
         let pencil = pipeline(&[8, 6, 5], GridShape::new(vec![2, 2]).unwrap(), false).unwrap();
         assert!(fusions(&pencil.forward, &pencil, 16)
             .unwrap()

@@ -4,7 +4,7 @@
 //! scratch is filled with NaN first, so a kernel that reads scratch it never wrote fails.
 //! Pure: no MPI.
 
-use crate::local::{LineOp, LineStep, R2r, Sweep};
+use super::{LineOp, LineStep, R2r, Sweep};
 use crate::options::R2rKind;
 use crate::real::Real;
 use num_complex::Complex;

@@ -10,7 +10,7 @@
 //! 64-bit lane an element). The scatter applies the transform's scale factor on the way (no
 //! pass of its own), and [`scale`] scales contiguous lines in vectors of the same width.
 
-use crate::local::PREFETCH_ROWS;
+use super::PREFETCH_ROWS;
 use crate::real::Real;
 use num_complex::Complex;
 use redist::pack::prefetch_run;
@@ -37,7 +37,22 @@ pub(crate) unsafe fn gather<E: Copy>(
     let copy = |i: usize, columns: std::ops::Range<usize>| {
         let row = row(i);
         for c in columns {
-            *tile.add(c * stride + i) = *row.add(c);
+            // SAFETY: the caller's contract: row `i` holds `width` elements, the tile
+            // `(width − 1) · stride + n`.
+            unsafe { *tile.add(c * stride + i) = *row.add(c) };
+        }
+    };
+    let four = |i: usize| {
+        let rows = [0, 1, 2, 3].map(|r| row(i + r).cast::<f64>());
+        let tile = tile.cast::<f64>().wrapping_add(i * lanes::<E>());
+        // SAFETY: `blocks` names a kernel this CPU has; rows and tile as the caller's
+        // contract says.
+        unsafe {
+            match blocks {
+                Blocks::Lanes128 => gather4_avx512(rows, full, tile, stride),
+                Blocks::Lanes64 => gather4_avx(rows, full, tile, stride),
+                Blocks::None => unreachable!("walk_rows takes rows one by one"),
+            }
         }
     };
     walk_rows(
@@ -45,15 +60,7 @@ pub(crate) unsafe fn gather<E: Copy>(
         width,
         blocks,
         |i| prefetch_run(row(i), bytes),
-        |i| {
-            let rows = [0, 1, 2, 3].map(|r| row(i + r) as *const f64);
-            let tile = (tile as *mut f64).add(i * lanes::<E>());
-            match blocks {
-                Blocks::Lanes128 => gather4_avx512(rows, full, tile, stride),
-                Blocks::Lanes64 => gather4_avx(rows, full, tile, stride),
-                Blocks::None => unreachable!("walk_rows takes rows one by one"),
-            }
-        },
+        four,
         copy,
     );
 }
@@ -85,9 +92,29 @@ pub(crate) unsafe fn scatter<T: Real, E: Copy + Mul<T, Output = E>>(
     let full = blocks.columns(width);
     let copy = |i: usize, columns: std::ops::Range<usize>| {
         let row = row(i);
-        match scale {
-            None => columns.for_each(|c| *row.add(c) = *tile.add(c * stride + i)),
-            Some(s) => columns.for_each(|c| *row.add(c) = *tile.add(c * stride + i) * s),
+        for c in columns {
+            // SAFETY: the caller's contract: row `i` holds `width` elements, the tile
+            // `(width − 1) · stride + n`.
+            let x = unsafe { *tile.add(c * stride + i) };
+            let x = match scale {
+                None => x,
+                Some(s) => x * s,
+            };
+            // SAFETY: as above.
+            unsafe { *row.add(c) = x };
+        }
+    };
+    let four = |i: usize| {
+        let rows = [0, 1, 2, 3].map(|r| row(i + r).cast::<f64>());
+        let tile = tile.cast::<f64>().wrapping_add(i * lanes::<E>());
+        // SAFETY: `blocks` names a kernel this CPU has; rows and tile as the caller's
+        // contract says.
+        unsafe {
+            match blocks {
+                Blocks::Lanes128 => scatter4_avx512(tile, stride, full, rows, scale64),
+                Blocks::Lanes64 => scatter4_avx(tile, stride, full, rows, lane_scale),
+                Blocks::None => unreachable!("walk_rows takes rows one by one"),
+            }
         }
     };
     walk_rows(
@@ -95,15 +122,7 @@ pub(crate) unsafe fn scatter<T: Real, E: Copy + Mul<T, Output = E>>(
         width,
         blocks,
         |i| prefetch_run(row(i), bytes),
-        |i| {
-            let rows = [0, 1, 2, 3].map(|r| row(i + r) as *mut f64);
-            let tile = (tile as *const f64).add(i * lanes::<E>());
-            match blocks {
-                Blocks::Lanes128 => scatter4_avx512(tile, stride, full, rows, scale64),
-                Blocks::Lanes64 => scatter4_avx(tile, stride, full, rows, lane_scale),
-                Blocks::None => unreachable!("walk_rows takes rows one by one"),
-            }
-        },
+        four,
         copy,
     );
 }
@@ -161,12 +180,9 @@ fn lanes<E>() -> usize {
 /// through `four(i)` (rows `i..i + 4`, the leading whole blocks of four columns), the
 /// columns left over through `copy(row, columns)`; then the rows left over one at a time,
 /// whole, through `copy`. Row `i + PREFETCH_ROWS` (each row of the next block) is
-/// prefetched first.
-///
-/// # Safety
-/// `four` runs only with a block kernel that this CPU has; the callers' contracts.
+/// prefetched first. `four` runs only with a block kernel (`blocks` is not `None`).
 #[inline(always)]
-unsafe fn walk_rows(
+fn walk_rows(
     n: usize,
     width: usize,
     blocks: Blocks,
@@ -243,12 +259,12 @@ fn avx512() -> bool {
 unsafe fn gather4_avx512(rows: [*const f64; 4], width: usize, tile: *mut f64, stride: usize) {
     use std::arch::x86_64::*;
     for c in (0..width).step_by(4) {
-        let [a, b, d, e] = rows.map(|r| _mm512_loadu_pd(r.add(2 * c)));
-        let [o0, o1, o2, o3] = transpose4(a, b, d, e);
-        _mm512_storeu_pd(tile.add(2 * c * stride), o0);
-        _mm512_storeu_pd(tile.add(2 * (c + 1) * stride), o1);
-        _mm512_storeu_pd(tile.add(2 * (c + 2) * stride), o2);
-        _mm512_storeu_pd(tile.add(2 * (c + 3) * stride), o3);
+        // SAFETY: the caller's contract: each row holds `width` complex elements.
+        let [a, b, d, e] = rows.map(|r| unsafe { _mm512_loadu_pd(r.add(2 * c)) });
+        for (k, o) in transpose4(a, b, d, e).into_iter().enumerate() {
+            // SAFETY: the caller's contract: line `c + k` of the tile holds this block row.
+            unsafe { _mm512_storeu_pd(tile.add(2 * (c + k) * stride), o) };
+        }
     }
 }
 
@@ -267,18 +283,19 @@ unsafe fn scatter4_avx512(
 ) {
     use std::arch::x86_64::*;
     let s = _mm512_set1_pd(scale.unwrap_or(1.0));
-    let load = |at: *const f64| match scale {
-        Some(_) => _mm512_mul_pd(_mm512_loadu_pd(at), s),
-        None => _mm512_loadu_pd(at),
+    let load = |k: usize, c: usize| {
+        // SAFETY: the caller's contract: line `c + k` of the tile holds this block row.
+        let v = unsafe { _mm512_loadu_pd(tile.add(2 * (c + k) * stride)) };
+        match scale {
+            Some(_) => _mm512_mul_pd(v, s),
+            None => v,
+        }
     };
     for c in (0..width).step_by(4) {
-        let a = load(tile.add(2 * c * stride));
-        let b = load(tile.add(2 * (c + 1) * stride));
-        let d = load(tile.add(2 * (c + 2) * stride));
-        let e = load(tile.add(2 * (c + 3) * stride));
-        let out = transpose4(a, b, d, e);
-        for (row, v) in rows.iter().zip(out) {
-            _mm512_storeu_pd(row.add(2 * c), v);
+        let [a, b, d, e] = [0, 1, 2, 3].map(|k| load(k, c));
+        for (row, v) in rows.iter().zip(transpose4(a, b, d, e)) {
+            // SAFETY: the caller's contract: each row holds `width` complex elements.
+            unsafe { _mm512_storeu_pd(row.add(2 * c), v) };
         }
     }
 }
@@ -294,9 +311,11 @@ unsafe fn scatter4_avx512(
 unsafe fn gather4_avx(rows: [*const f64; 4], width: usize, tile: *mut f64, stride: usize) {
     use std::arch::x86_64::*;
     for c in (0..width).step_by(4) {
-        let [a, b, d, e] = rows.map(|r| _mm256_loadu_pd(r.add(c)));
+        // SAFETY: the caller's contract: each row holds `width` 64-bit elements.
+        let [a, b, d, e] = rows.map(|r| unsafe { _mm256_loadu_pd(r.add(c)) });
         for (k, v) in transpose4x64(a, b, d, e).into_iter().enumerate() {
-            _mm256_storeu_pd(tile.add((c + k) * stride), v);
+            // SAFETY: the caller's contract: line `c + k` of the tile holds this block row.
+            unsafe { _mm256_storeu_pd(tile.add((c + k) * stride), v) };
         }
     }
 }
@@ -317,24 +336,30 @@ unsafe fn scatter4_avx(
     use std::arch::x86_64::*;
     // One loop per kind of scaling, so that each inlines its own loads.
     macro_rules! blocks {
-        ($load:expr) => {
+        ($scaled:expr) => {
             for c in (0..width).step_by(4) {
-                let [a, b, d, e] = [0, 1, 2, 3].map(|k| $load(tile.add((c + k) * stride)));
+                let [a, b, d, e] = [0, 1, 2, 3].map(|k| {
+                    // SAFETY: the caller's contract: line `c + k` of the tile holds this
+                    // block row.
+                    let v = unsafe { _mm256_loadu_pd(tile.add((c + k) * stride)) };
+                    $scaled(v)
+                });
                 for (row, v) in rows.iter().zip(transpose4x64(a, b, d, e)) {
-                    _mm256_storeu_pd(row.add(c), v);
+                    // SAFETY: the caller's contract: each row holds `width` elements.
+                    unsafe { _mm256_storeu_pd(row.add(c), v) };
                 }
             }
         };
     }
     match scale {
-        LaneScale::None => blocks!(|at| _mm256_loadu_pd(at)),
+        LaneScale::None => blocks!(|v| v),
         LaneScale::F32(s) => {
             let s = _mm256_set1_ps(s);
-            blocks!(|at| _mm256_castps_pd(_mm256_mul_ps(_mm256_castpd_ps(_mm256_loadu_pd(at)), s)))
+            blocks!(|v| _mm256_castps_pd(_mm256_mul_ps(_mm256_castpd_ps(v), s)))
         }
         LaneScale::F64(s) => {
             let s = _mm256_set1_pd(s);
-            blocks!(|at| _mm256_mul_pd(_mm256_loadu_pd(at), s))
+            blocks!(|v| _mm256_mul_pd(v, s))
         }
     }
 }

@@ -12,7 +12,7 @@ const GRID_MIN_ROW: usize = 32;
 /// Whether rows `bytes` apart fall in different L1 sets: `bytes` is no multiple of 512. A
 /// column FFT's pass works on 16 rows at once; in place on rows a power of two apart (a
 /// 128³ plane's, 2 KiB) they all share a set and its 12 ways, which a staging block or a
-/// plane buffer avoids (`crate::column`).
+/// plane buffer avoids (`super::column`).
 pub(crate) fn spread_apart(bytes: usize) -> bool {
     bytes.trailing_zeros() < 9
 }
@@ -51,7 +51,7 @@ pub(crate) enum Swap {
 }
 
 /// The permutation `i = n1 + a · n2 ↦ n2 + b · n1` of `0..a · b` (a column FFT's
-/// digit-swapped rows, `crate::column::ColumnFft::swapped`).
+/// digit-swapped rows, `super::column::ColumnFft::swapped`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct DigitSwap {
     a: Divisor,
@@ -348,16 +348,12 @@ impl<'a, T> Rows<'a, T> {
         }
     }
 
-    /// The rows from row `r` on, numbered from zero.
-    ///
-    /// # Safety
-    /// `r` is at most the number of rows of the map (of the block).
-    pub(crate) unsafe fn skip(self, r: usize) -> Self {
+    /// The rows from row `r` on, numbered from zero (`r` at most the map's row count).
+    pub(crate) fn skip(self, r: usize) -> Self {
         let map = match self.map {
             Where::Block => {
                 return Self {
-                    // SAFETY: the caller's contract.
-                    block: unsafe { self.block.add(r * self.inner) },
+                    block: self.block.wrapping_add(r * self.inner),
                     ..self
                 };
             }
@@ -367,22 +363,21 @@ impl<'a, T> Rows<'a, T> {
         Self { map, ..self }
     }
 
-    /// The first element of row `r`.
-    ///
-    /// # Safety
-    /// `r` is a row of this map and the buffers are valid for it.
-    pub(crate) unsafe fn row(&self, r: usize) -> *mut Complex<T> {
+    /// The address of the first element of row `r` (an address only: whoever reads or
+    /// writes through it upholds the kernel's contract).
+    #[inline]
+    pub(crate) fn row(&self, r: usize) -> *mut Complex<T> {
         let base = |buffer| match buffer {
             RunBuffer::Block => self.block,
             RunBuffer::Message => self.message,
         };
         match self.map {
-            Where::Block => self.block.add(r * self.inner),
+            Where::Block => self.block.wrapping_add(r * self.inner),
             Where::Listed(runs) => {
-                let run = *runs.get_unchecked(r);
-                base(run.buffer()).add(run.offset())
+                let run = runs[r];
+                base(run.buffer()).wrapping_add(run.offset())
             }
-            Where::Grid(grid, start) => base(grid.buffer).add(grid.offset(start + r)),
+            Where::Grid(grid, start) => base(grid.buffer).wrapping_add(grid.offset(start + r)),
         }
     }
 }
@@ -461,13 +456,10 @@ mod tests {
             let listed = Rows::mapped(&list, b, m, 64);
             let rows = Rows::from_map(&map, b, m, 64);
             for skip in 0..list.len() {
-                // SAFETY: every offset is inside both buffers.
-                unsafe {
-                    let (l, g) = (listed.skip(skip), rows.skip(skip));
-                    for r in 0..list.len() - skip {
-                        assert_eq!(g.row(r), l.row(r), "skip {skip} row {r}");
-                        assert_eq!(map.get(skip + r), list[skip + r]);
-                    }
+                let (l, g) = (listed.skip(skip), rows.skip(skip));
+                for r in 0..list.len() - skip {
+                    assert_eq!(g.row(r), l.row(r), "skip {skip} row {r}");
+                    assert_eq!(map.get(skip + r), list[skip + r]);
                 }
             }
         }

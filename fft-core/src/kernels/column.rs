@@ -3,7 +3,7 @@
 //!
 //! A strided sweep's tile used to be gathered into lines (a transposition), transformed line
 //! by line and scattered back. Along axes 1 MiB apart that copy's memory traffic and the FFTs'
-//! arithmetic run one after the other (see docs/performance.md, limit 4). A column FFT instead
+//! arithmetic run one after the other. A column FFT instead
 //! reads the rows themselves: an FFT of length `n = a · b` runs as two passes of small DFTs
 //! held in registers, each vector lane a column (the "vector radix" form of FFTW's SIMD
 //! codelets):
@@ -33,7 +33,7 @@
 //! AVX-512F have a kernel; [`ColumnFft::new`] returns `None` otherwise and the sweep keeps
 //! its tiles.
 
-use crate::rows::DigitSwap;
+use super::rows::DigitSwap;
 use num_complex::Complex;
 use rustfft::{Fft, FftDirection};
 
@@ -380,6 +380,38 @@ mod avx512 {
         ((1u32 << (2 * rem)) - 1) as __mmask8
     }
 
+    /// The vector at `p`: the lanes of `mask` only (the others zero), or all of them.
+    ///
+    /// # Safety
+    /// `p` is valid for reading those lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn load(p: *const f64, mask: Option<__mmask8>) -> __m512d {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match mask {
+                Some(mask) => _mm512_maskz_loadu_pd(mask, p),
+                None => _mm512_loadu_pd(p),
+            }
+        }
+    }
+
+    /// Stores the lanes of `mask` of `y` at `p`, or all of them.
+    ///
+    /// # Safety
+    /// `p` is valid for writing those lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store(p: *mut f64, y: __m512d, mask: Option<__mmask8>) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match mask {
+                Some(mask) => _mm512_mask_storeu_pd(p, mask, y),
+                None => _mm512_storeu_pd(p, y),
+            }
+        }
+    }
+
     /// The column FFT of length `A · B` (see the module docs): through the staging block, or
     /// `DIRECT` through the destination rows (pass 1 into rows `k2 + B n1`, pass 2 in place).
     ///
@@ -405,6 +437,9 @@ mod avx512 {
         // In f64s: a staging row. The columns in vectors: a partial one up to the first
         // 64-byte boundary of row 0 (blocks from the heap start 16 bytes past one, and a
         // vector across two cache lines costs two accesses), whole ones, a partial one left.
+        // Every offset below stays under `2 · cols` in each row (partial vectors are masked)
+        // and under `n · stride` past the aligned start of staging, which has a vector of
+        // room for that (the caller's contract).
         let stride = 2 * staging_stride(cols);
         let address = src[0] as usize;
         let head = if address.is_multiple_of(16) {
@@ -430,103 +465,94 @@ mod avx512 {
             _ if j == tail => Some(tail_mask),
             _ => None,
         };
-        let (tw_re, tw_im) = (plan.twiddles.as_ptr(), plan.twiddles[n..].as_ptr());
-        // SAFETY (whole body): the caller's contract; offsets stay below `2 · cols` in each row
-        // (partial vectors are masked) and below `n · stride` past the aligned start of
-        // staging, which has a vector of room for that; twiddle indices `n1 · k2` are below `n`.
-        unsafe {
-            let staging = if DIRECT {
+        let staging = if DIRECT {
+            staging
+        } else {
+            staging.wrapping_add((64 - staging as usize % 64) % 64 / 8)
+        };
+        // Pass 1: DFTs of length B down rows n1 + A n2, twiddled, into staging rows
+        // k2 A + n1 (direct: destination rows k2 + B n1).
+        for n1 in 0..A {
+            let mut rows = [std::ptr::null::<f64>(); B];
+            for (n2, row) in rows.iter_mut().enumerate() {
+                *row = src[n1 + A * n2];
+            }
+            let mut outs = [std::ptr::null_mut::<f64>(); B];
+            if DIRECT {
+                for (k2, row) in outs.iter_mut().enumerate() {
+                    *row = dst[k2 + B * n1];
+                }
+            }
+            let out = if DIRECT {
                 staging
             } else {
-                staging.add((64 - staging as usize % 64) % 64 / 8)
+                staging.wrapping_add(n1 * stride)
             };
-            // Pass 1: DFTs of length B down rows n1 + A n2, twiddled, into staging rows
-            // k2 A + n1 (direct: destination rows k2 + B n1).
-            for n1 in 0..A {
-                let mut rows = [std::ptr::null::<f64>(); B];
-                for (n2, row) in rows.iter_mut().enumerate() {
-                    *row = src[n1 + A * n2];
+            let step = |j: usize, partial: Option<__mmask8>| {
+                let at = row_at(j);
+                let mut x = [_mm512_setzero_pd(); B];
+                for (x, row) in x.iter_mut().zip(&rows) {
+                    // SAFETY: a source row's vector `j` (above).
+                    *x = unsafe { load(row.wrapping_add(at), partial) };
                 }
-                let mut outs = [std::ptr::null_mut::<f64>(); B];
-                if DIRECT {
-                    for (k2, row) in outs.iter_mut().enumerate() {
-                        *row = dst[k2 + B * n1];
+                dft::<B, INV>(&mut x);
+                for (k2, &y) in x.iter().enumerate() {
+                    let y = if n1 == 0 || k2 == 0 {
+                        y
+                    } else {
+                        let j = n1 * k2;
+                        let (re, im) = (plan.twiddles[j], plan.twiddles[n + j]);
+                        cmul(y, _mm512_set1_pd(re), _mm512_set1_pd(im))
+                    };
+                    if DIRECT {
+                        // SAFETY: a destination row's vector `j`, written by this call only.
+                        unsafe { store(outs[k2].wrapping_add(at), y, partial) };
+                    } else {
+                        let p = out.wrapping_add(k2 * A * stride + 8 * j);
+                        // SAFETY: a staging row's aligned vector `j` (above).
+                        unsafe { _mm512_store_pd(p, y) };
                     }
                 }
-                let out = if DIRECT {
-                    staging
-                } else {
-                    staging.add(n1 * stride)
-                };
-                let step = |j: usize, partial: Option<__mmask8>| {
-                    let at = row_at(j);
-                    let mut x = [_mm512_setzero_pd(); B];
-                    for (x, row) in x.iter_mut().zip(&rows) {
-                        *x = if let Some(mask) = partial {
-                            _mm512_maskz_loadu_pd(mask, row.add(at))
-                        } else {
-                            _mm512_loadu_pd(row.add(at))
-                        };
-                    }
-                    dft::<B, INV>(&mut x);
-                    for (k2, &y) in x.iter().enumerate() {
-                        let y = if n1 == 0 || k2 == 0 {
-                            y
-                        } else {
-                            let j = n1 * k2;
-                            let (re, im) = (*tw_re.add(j), *tw_im.add(j));
-                            cmul(y, _mm512_set1_pd(re), _mm512_set1_pd(im))
-                        };
-                        if !DIRECT {
-                            _mm512_store_pd(out.add(k2 * A * stride + 8 * j), y);
-                        } else if let Some(mask) = partial {
-                            _mm512_mask_storeu_pd(outs[k2].add(at), mask, y);
-                        } else {
-                            _mm512_storeu_pd(outs[k2].add(at), y);
-                        }
-                    }
-                };
-                each_vector((first, tail, vectors), mask, step);
+            };
+            each_vector((first, tail, vectors), mask, step);
+        }
+        // Pass 2: DFTs of length A down staging rows k2 A + n1 (direct: destination rows
+        // k2 + B n1), into rows k2 + B k1.
+        let factor = _mm512_set1_pd(scale.unwrap_or(1.0));
+        for k2 in 0..B {
+            let mut rows = [std::ptr::null_mut::<f64>(); A];
+            for (k1, row) in rows.iter_mut().enumerate() {
+                *row = dst[k2 + B * k1];
             }
-            // Pass 2: DFTs of length A down staging rows k2 A + n1 (direct: destination rows
-            // k2 + B n1), into rows k2 + B k1.
-            let factor = _mm512_set1_pd(scale.unwrap_or(1.0));
-            for k2 in 0..B {
-                let mut rows = [std::ptr::null_mut::<f64>(); A];
-                for (k1, row) in rows.iter_mut().enumerate() {
-                    *row = dst[k2 + B * k1];
+            let from = if DIRECT {
+                staging
+            } else {
+                staging.wrapping_add(k2 * A * stride)
+            };
+            let step = |j: usize, partial: Option<__mmask8>| {
+                let at = row_at(j);
+                let mut x = [_mm512_setzero_pd(); A];
+                for (n1, x) in x.iter_mut().enumerate() {
+                    *x = if DIRECT {
+                        // SAFETY: a destination row's vector `j` (above).
+                        unsafe { load(rows[n1].wrapping_add(at), partial) }
+                    } else {
+                        // SAFETY: a staging row's aligned vector `j` (above).
+                        unsafe { _mm512_load_pd(from.wrapping_add(n1 * stride + 8 * j)) }
+                    };
                 }
-                let from = if DIRECT {
-                    staging
-                } else {
-                    staging.add(k2 * A * stride)
-                };
-                let step = |j: usize, partial: Option<__mmask8>| {
-                    let at = row_at(j);
-                    let mut x = [_mm512_setzero_pd(); A];
-                    for (n1, x) in x.iter_mut().enumerate() {
-                        *x = match (DIRECT, partial) {
-                            (false, _) => _mm512_load_pd(from.add(n1 * stride + 8 * j)),
-                            (true, Some(mask)) => _mm512_maskz_loadu_pd(mask, rows[n1].add(at)),
-                            (true, None) => _mm512_loadu_pd(rows[n1].add(at)),
-                        };
-                    }
-                    dft::<A, INV>(&mut x);
-                    for (&y, row) in x.iter().zip(&rows) {
-                        let y = if scale.is_some() {
-                            _mm512_mul_pd(y, factor)
-                        } else {
-                            y
-                        };
-                        if let Some(mask) = partial {
-                            _mm512_mask_storeu_pd(row.add(at), mask, y);
-                        } else {
-                            _mm512_storeu_pd(row.add(at), y);
-                        }
-                    }
-                };
-                each_vector((first, tail, vectors), mask, step);
-            }
+                dft::<A, INV>(&mut x);
+                for (&y, row) in x.iter().zip(&rows) {
+                    let y = if scale.is_some() {
+                        _mm512_mul_pd(y, factor)
+                    } else {
+                        y
+                    };
+                    // SAFETY: a destination row's vector `j`, written by this call only.
+                    unsafe { store(row.wrapping_add(at), y, partial) };
+                }
+            };
+            each_vector((first, tail, vectors), mask, step);
         }
     }
 }

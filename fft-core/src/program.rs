@@ -1,0 +1,262 @@
+//! A plan lowered for one rank ([`Program`]): plain data that the runner ([`crate::run`])
+//! executes step by step and the model ([`crate::model`]) costs. [`crate::lower`] makes it
+//! from the global problem alone; nothing here talks to MPI.
+
+use crate::kernels::{LineStep, LocalFft, PlaneKernel, PlaneSteps, RunMap, Sweep};
+use crate::real::Real;
+use redist::{ExchangePlan, Layout};
+use std::hash::{Hash, Hasher};
+use std::ops::Range;
+
+/// Where the data of a transform is between steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum At {
+    Input,
+    Work(usize),
+    Output,
+}
+
+/// A step of one direction.
+pub(crate) enum Step<T: Real> {
+    /// Complex 1-D FFTs along one or more local axes of the current block, in place.
+    Fft(LocalFft<T>),
+    /// Any other 1-D transform (real, real-to-real, padded), in or out of place.
+    Line { step: LineStep<T>, in_place: bool },
+    /// Exchange `index` of [`Program::exchanges`]; `real`: the elements are scalars, else
+    /// complex.
+    Exchange { index: usize, real: bool },
+    /// A kernel fused with the exchange before it, after it, or both ([`Fused`]).
+    Fused(Box<Fused<T>>),
+    /// An r2c step and FFTs along other trailing axes (or FFTs and a c2r step), one sub-block
+    /// at a time in cache; out of place.
+    Planes(PlaneSteps<T>),
+}
+
+/// What a fused step computes between its exchanges.
+pub(crate) enum Kernel<T: Real> {
+    /// One strided sweep whose tiles read and write their rows through the run maps.
+    Sweep(Sweep<T>),
+    /// Whole planes transformed in cache, their rows written through the scatter map (FFTs,
+    /// or r2c and FFTs, with an exchange after) or read through the gather map (FFTs, or FFTs
+    /// and c2r, with an exchange before); with one exchange only.
+    Planes(PlaneKernel<T>),
+}
+
+impl<T: Real> Kernel<T> {
+    /// Elements per row: the run length of the run maps.
+    pub(crate) fn row_len(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.row_len(),
+            Kernel::Planes(p) => p.row_len(),
+        }
+    }
+
+    /// Planes in the block.
+    pub(crate) fn outer(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.outer(),
+            Kernel::Planes(p) => p.outer(),
+        }
+    }
+
+    /// Rows per plane.
+    pub(crate) fn rows(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.len(),
+            Kernel::Planes(p) => p.len(),
+        }
+    }
+
+    /// Elements of one plane.
+    pub(crate) fn plane_len(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.plane_len(),
+            Kernel::Planes(p) => p.plane_len(),
+        }
+    }
+
+    pub(crate) fn scratch_len(&self) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.scratch_len(),
+            Kernel::Planes(p) => p.scratch_len(),
+        }
+    }
+
+    /// The memory position (of the kernel's layout; `shift` 1 with a batch axis) after which
+    /// the positions make up a row: the same on every rank, whose rows may differ in length.
+    pub(crate) fn row_position(&self, shift: usize) -> usize {
+        match self {
+            Kernel::Sweep(s) => s.position(),
+            Kernel::Planes(_) => shift + 1,
+        }
+    }
+}
+
+/// A kernel whose rows come straight from where exchange `before` leaves them (the source
+/// block for the rank's own part, the received messages for the rest; run map `gather`)
+/// and go straight to where exchange `after` takes them (run map `scatter`; the destination
+/// block for the own part, the messages to send for the rest). The layout in between is
+/// never stored, and nothing is unpacked or packed in a pass of its own. Complex data only,
+/// except that a [`Kernel::Planes`] reads or writes the block on its other side as it is (an
+/// r2c kernel reads real planes, a c2r kernel writes them).
+///
+/// The exchanges move in pieces of a few planes of the kernel at a time (cut along the
+/// slowest axis of the kernel's layout, which both exchanges scatter or gather): pack, move,
+/// transform and move back one piece after another, so the message buffers hold one piece
+/// (kept in cache between the copies) instead of a whole block. When the exchange after is
+/// the exchange before reversed, the step may run in place: every row of the rank's own part
+/// is read and written at the same place, and a piece's messages are packed before the rows
+/// they came from are unpacked again.
+pub(crate) struct Fused<T: Real> {
+    pub before: Option<usize>,
+    pub after: Option<usize>,
+    pub kernel: Kernel<T>,
+    /// Run maps over the whole block of the kernel; message offsets are into the buffers of
+    /// the piece that moves the run.
+    pub gather: RunMap,
+    pub scatter: RunMap,
+    /// The planes each piece moves (of every group), in order. Piece `k` of exchange `e` is
+    /// its plan's piece `k` cut along `axis` into runs of `size` indices.
+    pub pieces: Vec<Range<usize>>,
+    /// The kernel's planes as `groups` (batch fields) of `count` planes each.
+    pub groups: usize,
+    pub count: usize,
+    pub axis: usize,
+    pub size: usize,
+    /// Source and destination may be one buffer (the same on every rank).
+    pub in_place: bool,
+    /// Whether the pieces may move through a shared-memory window over the exchanges' group
+    /// (used where the group is on one node).
+    pub shared: bool,
+    /// Complex elements of a shared-memory window region: the largest piece of the exchange
+    /// before over all ranks (the same region layout everywhere), then this rank's largest
+    /// piece of the exchange after.
+    pub region: (usize, usize),
+    /// Complex elements of the message buffers the pieces need without a window: the
+    /// largest piece's sends and receives, both exchanges.
+    pub messages: (usize, usize),
+    /// Whether the step may move its rows straight between the ranks' blocks where every
+    /// rank's source and destination lie in shared-memory windows (every rank's rows are
+    /// whole runs of the peers' blocks; decided for all ranks alike).
+    pub direct: bool,
+}
+
+/// One direction: its steps, where each leaves the data, and its scale.
+pub(crate) struct Pass<T: Real> {
+    pub steps: Vec<Step<T>>,
+    pub dests: Vec<At>,
+    pub scale: T,
+}
+
+/// What an exchange of the plan moves: its plan, the layouts it connects (indices into
+/// [`Program::layouts`]), and this rank's message lengths (elements: complex, or scalars
+/// for a real exchange).
+pub(crate) struct ExchangeStep {
+    pub plan: ExchangePlan,
+    pub ends: (usize, usize),
+    pub send_len: usize,
+    pub recv_len: usize,
+}
+
+/// One rank's plan lowered to plain data: both directions' steps with their kernels and
+/// fused exchanges, and every buffer size.
+pub(crate) struct Program<T: Real> {
+    pub forward: Pass<T>,
+    pub backward: Pass<T>,
+    /// The pipeline's layouts with the batch axis (when batched).
+    pub layouts: Vec<Layout>,
+    pub exchanges: Vec<ExchangeStep>,
+    /// Complex elements of the two work buffers on this rank, and the most any rank needs.
+    pub work: [usize; 2],
+    pub work_most: [usize; 2],
+    /// Complex elements of one worker's scratch, and the workers (the most threads of any
+    /// rank).
+    pub scratch: usize,
+    pub workers: usize,
+    /// This rank's elements of the forward input and output (batch included).
+    pub lens: (usize, usize),
+}
+
+/// Which copies of an exchange a fused kernel takes over: what the model charges.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ExchangeFusion {
+    /// The kernel after the exchange reads the received data and the own part in place.
+    pub unpack: bool,
+    /// The kernel before the exchange writes the messages and the own part in place.
+    pub pack: bool,
+    /// Pieces a fused exchange moves in, one collective call each (1: whole).
+    pub pieces: usize,
+}
+
+impl<T: Real> Program<T> {
+    /// Both directions' steps, forward first.
+    pub(crate) fn steps(&self) -> impl Iterator<Item = &Step<T>> {
+        self.forward.steps.iter().chain(&self.backward.steps)
+    }
+
+    /// The fused steps of both directions, forward first.
+    pub(crate) fn fused(&self) -> impl Iterator<Item = &Fused<T>> {
+        self.steps().filter_map(|s| match s {
+            Step::Fused(f) => Some(&**f),
+            _ => None,
+        })
+    }
+
+    /// Message buffer lengths (complex elements: send, receive) of every exchange not fused
+    /// and of every fused step that moves its pieces through messages (`windowed(i)` says
+    /// whether fused step `i`, counted as [`Program::fused`] does, has a shared-memory
+    /// window instead).
+    pub(crate) fn message_lens(&self, windowed: impl Fn(usize) -> bool) -> (usize, usize) {
+        let mut fused = 0;
+        let (mut send, mut recv) = (0, 0);
+        for step in self.steps() {
+            let (s, r) = match step {
+                Step::Exchange { index, real } => {
+                    let e = &self.exchanges[*index];
+                    // Scalars of a real exchange in complex elements.
+                    let complex = |len: usize| if *real { len.div_ceil(2) } else { len };
+                    (complex(e.send_len), complex(e.recv_len))
+                }
+                Step::Fused(f) => {
+                    fused += 1;
+                    if windowed(fused - 1) {
+                        (0, 0)
+                    } else {
+                        f.messages
+                    }
+                }
+                _ => (0, 0),
+            };
+            send = send.max(s);
+            recv = recv.max(r);
+        }
+        (send, recv)
+    }
+
+    /// A digest of every decision that decides which collective calls a rank makes and which
+    /// buffers its peers' data lie in: the step sequence, the fused exchanges and their
+    /// pieces, in-place steps, transports, and where each step leaves the data. Every rank
+    /// must lower the same one.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for pass in [&self.forward, &self.backward] {
+            pass.dests.hash(&mut h);
+            for step in &pass.steps {
+                match step {
+                    Step::Fft(_) => 0u8.hash(&mut h),
+                    Step::Line { in_place, .. } => (1u8, in_place).hash(&mut h),
+                    Step::Exchange { index, real } => (2u8, index, real).hash(&mut h),
+                    Step::Planes(_) => 3u8.hash(&mut h),
+                    Step::Fused(f) => {
+                        (4u8, f.before, f.after, f.pieces.len()).hash(&mut h);
+                        (f.axis, f.size, f.in_place, f.shared, f.direct).hash(&mut h);
+                        f.region.0.hash(&mut h);
+                    }
+                }
+            }
+        }
+        self.workers.hash(&mut h);
+        self.work_most.hash(&mut h);
+        h.finish()
+    }
+}

@@ -1,0 +1,124 @@
+//! What a plan transforms, in global terms ([`Spec`]): shapes, per-axis kinds and scaling,
+//! checked from global arguments only, so every rank accepts or refuses alike.
+
+use crate::error::{FftError, Result};
+use crate::options::{AxisKind, FftOptions};
+use crate::stages::{Domain, TransformShape};
+
+/// What a plan transforms, in global terms, checked: shapes, per-axis kinds and scaling.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Spec {
+    pub shape: TransformShape,
+    pub axes: Vec<AxisKind>,
+    /// Spectral resolution per axis (`N`: the real length along the r2c axis).
+    pub resolution: Vec<usize>,
+    pub forward_scale: f64,
+    pub backward_scale: f64,
+}
+
+impl Spec {
+    /// Checks `options` against `shape` (the spectral resolution; the real length along the
+    /// last axis of a real-to-complex transform) from global arguments only.
+    pub(crate) fn new(shape: &[usize], options: &FftOptions, domain: Domain) -> Result<Self> {
+        let d = shape.len();
+        if d < 2 {
+            return Err(FftError::TooFewDimensions {
+                shape: shape.to_vec(),
+            });
+        }
+        redist::layout::check_shape(shape)?;
+        let bad = |reason: String| FftError::BadOptions {
+            shape: shape.to_vec(),
+            reason,
+        };
+        if options.batch == 0 {
+            return Err(bad("batch must be at least 1, got 0".into()));
+        }
+        let axes = match (&options.axes, domain) {
+            (Some(a), _) if a.len() != d => {
+                return Err(bad(format!(
+                    "axes has {} entries for {d} axes: {a:?}",
+                    a.len()
+                )))
+            }
+            (Some(a), _) => a.clone(),
+            (None, Domain::Real) => {
+                return Err(bad(
+                    "a real-to-real plan needs a real-to-real kind for every axis (axes)".into(),
+                ))
+            }
+            (None, _) => vec![AxisKind::Fft; d],
+        };
+        match domain {
+            Domain::RealToComplex if axes[d - 1] != AxisKind::Fft => {
+                return Err(bad(format!(
+                    "the last axis of a real-to-complex plan must be an FFT axis, got {:?}",
+                    axes[d - 1]
+                )))
+            }
+            Domain::Real if axes.contains(&AxisKind::Fft) => {
+                return Err(bad(format!(
+                    "every axis of a real-to-real plan must be real-to-real, got {axes:?}"
+                )))
+            }
+            _ => {}
+        }
+        for (axis, (&kind, &n)) in axes.iter().zip(shape).enumerate() {
+            if kind == AxisKind::R2r(crate::R2rKind::Dct1) && n < 2 {
+                return Err(bad(format!(
+                    "DCT-I needs at least 2 points, axis {axis} has {n}"
+                )));
+            }
+        }
+        let factors = options.padding.clone().unwrap_or_else(|| vec![1.0; d]);
+        if factors.len() != d {
+            return Err(bad(format!(
+                "padding has {} factors for {d} axes: {factors:?}",
+                factors.len()
+            )));
+        }
+        let mut physical = shape.to_vec();
+        for (axis, &f) in factors.iter().enumerate() {
+            if !f.is_finite() || f < 1.0 {
+                return Err(bad(format!(
+                    "padding factors must be finite and at least 1, axis {axis} has {f}"
+                )));
+            }
+            let m = (shape[axis] as f64 * f).floor() as usize;
+            if m != shape[axis] && axes[axis] != AxisKind::Fft {
+                return Err(bad(format!(
+                    "padding is supported on FFT axes only, axis {axis} is {:?} with factor {f}",
+                    axes[axis]
+                )));
+            }
+            physical[axis] = m;
+        }
+        redist::layout::check_shape(&physical)?;
+        let mut spectral = shape.to_vec();
+        if domain == Domain::RealToComplex {
+            spectral[d - 1] = shape[d - 1] / 2 + 1;
+        }
+        let logical: f64 = axes
+            .iter()
+            .zip(shape)
+            .map(|(k, &n)| k.logical_size(n) as f64)
+            .product();
+        let (mut forward_scale, backward_scale) = options.normalization.factors_f64(logical);
+        for axis in 0..d {
+            if physical[axis] != shape[axis] {
+                forward_scale *= shape[axis] as f64 / physical[axis] as f64;
+            }
+        }
+        Ok(Self {
+            shape: TransformShape {
+                physical,
+                spectral,
+                domain,
+            },
+            axes,
+            resolution: shape.to_vec(),
+            forward_scale,
+            backward_scale,
+        })
+    }
+}
