@@ -56,6 +56,10 @@ pub struct RunArgs {
     /// Print one JSON object on one line (rank 0) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Show progress on stderr (rank 0) even when it is not a terminal, as under mpirun or
+    /// srun (also DFFT_PROGRESS=1).
+    #[arg(long)]
+    pub progress: bool,
     /// Machine profile for `--grid auto` and the predicted time (JSON from `dfft calibrate`);
     /// default $DFFT_MACHINE, else the model's built-in defaults.
     #[arg(long)]

@@ -65,6 +65,10 @@ pub struct BenchRedistArgs {
     /// them on its node).
     #[arg(long, value_parser = crate::args::parse_threads)]
     pub threads: Option<usize>,
+    /// Show progress on stderr (rank 0) even when it is not a terminal, as under mpirun or
+    /// srun (also DFFT_PROGRESS=1).
+    #[arg(long)]
+    pub progress: bool,
 }
 
 /// Why `dfft bench-redist` failed. Every variant is reached identically on every rank.
@@ -106,8 +110,6 @@ pub struct RedistStages {
 /// The result of `dfft bench-redist`, printed by rank 0.
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchRedistReport {
-    /// Always `"bench-redist"`, so JSON lines of several commands can share a file.
-    pub kind: &'static str,
     /// MPI processes.
     pub ranks: usize,
     /// Rayon threads per rank.
@@ -145,9 +147,31 @@ pub struct BenchRedistReport {
 }
 
 impl BenchRedistReport {
-    /// One JSON object on one line.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a report serializes")
+    /// One JSON object on one line, in the common schema (see `report`).
+    pub fn to_json(&self, grid_choice: &str, provenance: &crate::provenance::Provenance) -> String {
+        let problem = serde_json::json!({
+            "shape": self.shape,
+            "ranks": self.ranks,
+            "grid_choice": grid_choice,
+            "method": self.method,
+            "repeat": self.repeat,
+            "inner": self.inner,
+            "warmup": self.warmup,
+        });
+        let result = serde_json::json!({
+            "grid": self.grid,
+            "grid_rank": self.grid_rank,
+            "threads_per_rank": self.threads_per_rank,
+            "exchanges": self.exchanges,
+            "min_s": self.min_s,
+            "median_s": self.median_s,
+            "mean_s": self.mean_s,
+            "stages": self.stages,
+            "array_bytes": self.array_bytes,
+            "max_block_bytes": self.max_block_bytes,
+            "verified": self.verified,
+        });
+        crate::report::envelope("bench-redist", problem, result, provenance)
     }
 
     /// A table for people.
@@ -318,8 +342,13 @@ pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Resul
     for _ in 0..args.warmup {
         sequence(&mut StageTimes::default())?;
     }
-    let show = rank == 0 && !args.json;
-    let bar = crate::progress::bar(args.repeat, show, "bench-redist samples");
+    let mut bar = crate::progress::start(
+        args.repeat,
+        rank,
+        args.json,
+        args.progress,
+        "dfft bench-redist: samples",
+    );
     let mut times = StageTimes::default();
     let mut samples = Vec::with_capacity(args.repeat as usize);
     for _ in 0..args.repeat {
@@ -332,12 +361,12 @@ pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Resul
         let mut max = 0.0;
         world.all_reduce_into(&local, &mut max, SystemOperation::max());
         samples.push(max);
-        if let Some(b) = &bar {
-            b.inc(1);
+        if let Some(b) = &mut bar {
+            b.inc();
         }
     }
     if let Some(b) = bar {
-        b.finish_and_clear();
+        b.finish();
     }
     let sequences = (args.repeat * args.inner) as f64;
     let per_seq = |x: f64| {
@@ -354,7 +383,6 @@ pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Resul
     samples.sort_by(f64::total_cmp);
     let elem = std::mem::size_of::<Complex<f64>>() as u64;
     let report = BenchRedistReport {
-        kind: "bench-redist",
         ranks,
         threads_per_rank: rayon::current_num_threads(),
         shape: shape.clone(),
@@ -378,9 +406,10 @@ pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Resul
             * elem,
         verified: true,
     };
+    let provenance = crate::provenance::Provenance::collect(world);
     if rank == 0 {
         if args.json {
-            println!("{}", report.to_json());
+            println!("{}", report.to_json(&args.grid.to_string(), &provenance));
         } else {
             print!("{}", report.to_table());
         }

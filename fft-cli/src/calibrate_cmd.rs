@@ -1,17 +1,15 @@
 //! `dfft calibrate`: measures this machine's model parameters under `mpirun`/`srun` and writes
-//! a machine profile (JSON) that `dfft plan --machine` and `dfft run --machine` (or
-//! `$DFFT_MACHINE`) read.
+//! a machine profile (JSON): by default into this machine's profile cache, which `dfft run`
+//! then uses (see `machine::cache_path`), or to `--out FILE` for `dfft plan --machine FILE`.
 //!
-//! * **ts, tw**: ping-pong between the two members of every pair of consecutive ranks (all
-//!   pairs at once) and `MPI_Alltoall` inside sub-communicators of consecutive ranks of several
-//!   sizes k (all groups at once, as the exchanges of an FFT run), for several message sizes m.
-//!   One sample per (kind, k, m): the minimum over a few repetitions of the mean over a timed
-//!   loop, max over ranks. The model `T = c + (k − 1)(ts + tw·m)` (c: the fixed cost of one
-//!   collective call; ping-pong: k = 2, one-way time, no c) is fitted by least squares on relative errors to the all-to-all samples (what the
-//!   profile holds: the exchanges are all-to-alls), to the ping-pong samples and to both (the
-//!   last two are recorded beside the profile). When a node runs more
-//!   ranks than it has cores, the fitted ts and tw are divided by that oversubscription (the
-//!   model multiplies them back for the ranks it plans).
+//! * **network**: `MPI_Alltoall` of several message sizes inside groups of 1, 2, 4, … and P
+//!   consecutive ranks (all groups at once, as the exchanges of one grid dimension); on
+//!   several nodes also among one rank per node (each rank's own link) and among the ranks of
+//!   equal local rank on every node (all of a node's ranks through its one interface at
+//!   once). One sample per (kind, group, size): the minimum over a few repetitions of the mean
+//!   over a timed loop, max over ranks. `calibrate_fit` fits the profile's ts, tw, node link,
+//!   call overhead and intra/inter overlap to them. Intra-node values are divided by the
+//!   oversubscription (ranks on a node per core; the model multiplies it back).
 //! * **FFT rate**: rank 0 alone, one thread, rustfft on batches of contiguous lines of several
 //!   power-of-two lengths: seconds per element·log2 n.
 //! * **copy rates**: rank 0 alone, one thread, the exchange's copy kernel on a 3-D block of
@@ -19,8 +17,10 @@
 //!   box of 1 KiB contiguous runs, the way messages are packed (`stream_bytes_per_s`).
 //!
 //! With all ranks on one node no inter-node pair exists; the inter-node values are set to the
-//! intra-node ones and the profile's `source` says so.
+//! intra-node ones and the profile's `source` says so. Switch size and uplink taper cannot be
+//! seen from a few nodes: they keep one switch and no taper.
 
+use crate::calibrate_fit::{fit_network, CommSample, NetworkFit};
 use clap::Args;
 use fft_core::model::MachineProfile;
 use mpi::collective::SystemOperation;
@@ -30,7 +30,7 @@ use num_complex::Complex;
 use redist::pack::CopyPlan;
 use rustfft::FftPlanner;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use thiserror::Error;
 
@@ -38,14 +38,17 @@ use thiserror::Error;
 #[derive(Debug, Args)]
 #[command(
     after_help = "Run it under the launcher with the rank count and placement you will use \
-(ideally one rank per core):\n  mpirun -n 2 dfft calibrate --out machine.json\n  dfft plan \
+(ideally one rank per core):\n  mpirun -n 2 dfft calibrate            (this machine's cached \
+profile, used by dfft run)\n  mpirun -n 2 dfft calibrate --out machine.json\n  dfft plan \
 --shape 256,256,256 --ranks 2 --machine machine.json\n  DFFT_MACHINE=machine.json mpirun -n 2 \
 dfft run --shape 128,128,128"
 )]
 pub struct CalibrateArgs {
-    /// Where to write the profile (JSON).
-    #[arg(long, default_value = "dfft-machine.json")]
-    pub out: PathBuf,
+    /// Where to write the profile (JSON); default: this machine's profile cache
+    /// ($DFFT_CACHE_DIR, else $XDG_CACHE_HOME/dfft, else ~/.cache/dfft), which `dfft run`
+    /// uses when no --machine or $DFFT_MACHINE is given.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Fewer sizes and repetitions (a few seconds; for tests).
     #[arg(long)]
     pub quick: bool,
@@ -68,19 +71,9 @@ pub enum CalibrateError {
     /// The fitted profile is unusable.
     #[error(transparent)]
     Fft(#[from] fft_core::FftError),
-}
-
-/// One timing sample of the communication fit.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommSample {
-    /// "pingpong" or "alltoall".
-    pub kind: &'static str,
-    /// Group size k.
-    pub group: usize,
-    /// Bytes per message.
-    pub bytes: usize,
-    /// Seconds (ping-pong: one way; all-to-all: one call), max over ranks.
-    pub seconds: f64,
+    /// No --out and no cache directory (no $HOME).
+    #[error("no --out FILE given and no cache directory for this machine's profile (set $DFFT_CACHE_DIR or $HOME)")]
+    NoCache,
 }
 
 /// What calibration measured, stored beside the profile.
@@ -88,21 +81,14 @@ pub struct CommSample {
 pub struct Calibration {
     /// Ranks of the calibration run.
     pub ranks: usize,
-    /// Ranks sharing rank 0's node.
+    /// Nodes they ran on.
+    pub nodes: usize,
+    /// Most ranks on one node.
     pub ranks_on_node: usize,
-    /// Oversubscription the ts/tw fit was divided by.
+    /// Ranks per core on a node, which the intra-node values were divided by.
     pub oversubscription: f64,
-    /// (call overhead, ts, tw) fitted to the ping-pong samples alone (no call overhead there).
-    pub pingpong_fit: Option<[f64; 3]>,
-    /// (call overhead, ts, tw) fitted to the all-to-all samples alone: what the profile holds (divided by
-    /// the oversubscription), since the exchanges are all-to-alls.
-    pub alltoall_fit: Option<[f64; 3]>,
-    /// (call overhead, ts, tw) fitted to all samples.
-    pub joint_fit: Option<[f64; 3]>,
-    /// Root mean square relative error of the joint fit.
-    pub joint_rms_relative_error: Option<f64>,
-    /// Root mean square relative error of the all-to-all fit.
-    pub alltoall_rms_relative_error: Option<f64>,
+    /// The network fit (what the profile holds) and its error.
+    pub fit: NetworkFit,
     /// The samples.
     pub samples: Vec<CommSample>,
     /// FFT seconds per element·log2 n, per length.
@@ -113,6 +99,7 @@ pub struct Calibration {
 struct ProfileFile<'a> {
     #[serde(flatten)]
     profile: &'a MachineProfile,
+    provenance: &'a crate::provenance::Provenance,
     calibration: &'a Calibration,
 }
 
@@ -148,73 +135,87 @@ fn time_collective(
     best
 }
 
-/// Least squares of `t ≈ Σ c_i·x_i` (three columns: calls, messages, bytes) on relative
-/// errors, with every coefficient ≥ 0: the best fit over the subsets of columns whose
-/// unconstrained solution is non-negative. Returns (coefficients, rms relative error).
-pub fn fit_nonnegative(rows: &[([f64; 3], f64)]) -> Option<([f64; 3], f64)> {
-    if rows.len() < 2 {
-        return None;
-    }
-    let err = |c: &[f64; 3]| -> f64 {
-        (rows
-            .iter()
-            .map(|(x, t)| ((c[0] * x[0] + c[1] * x[1] + c[2] * x[2] - t) / t).powi(2))
-            .sum::<f64>()
-            / rows.len() as f64)
-            .sqrt()
-    };
-    let mut best: Option<([f64; 3], f64)> = None;
-    for mask in 1u32..8 {
-        let cols: Vec<usize> = (0..3).filter(|i| mask & (1 << i) != 0).collect();
-        let k = cols.len();
-        // Normal equations with weights 1/t² (relative errors), solved by Gauss–Jordan.
-        let mut a = vec![vec![0.0f64; k + 1]; k];
-        for (x, t) in rows {
-            let w = 1.0 / (t * t).max(1e-30);
-            for (i, &ci) in cols.iter().enumerate() {
-                for (j, &cj) in cols.iter().enumerate() {
-                    a[i][j] += w * x[ci] * x[cj];
-                }
-                a[i][k] += w * x[ci] * t;
-            }
-        }
-        let mut ok = true;
-        for i in 0..k {
-            let pivot = (i..k).max_by(|&p, &q| a[p][i].abs().total_cmp(&a[q][i].abs()));
-            let Some(p) = pivot.filter(|&p| a[p][i].abs() > 1e-300) else {
-                ok = false;
-                break;
-            };
-            a.swap(i, p);
-            let pivot_row = a[i].clone();
-            for (r, row) in a.iter_mut().enumerate() {
-                if r != i {
-                    let f = row[i] / pivot_row[i];
-                    for (x, &y) in row.iter_mut().zip(&pivot_row).skip(i) {
-                        *x -= f * y;
-                    }
-                }
-            }
-        }
-        if !ok {
-            continue;
-        }
-        let mut coef = [0.0f64; 3];
-        for (i, &ci) in cols.iter().enumerate() {
-            coef[ci] = a[i][k] / a[i][i];
-        }
-        if coef.iter().any(|&c| c.is_nan() || c < 0.0) {
-            continue;
-        }
-        let e = err(&coef);
-        if best.as_ref().is_none_or(|(_, b)| e < *b) {
-            best = Some((coef, e));
-        }
-    }
-    best
+/// Where the ranks sit: the node of every rank (its lowest world rank), this rank's index on
+/// its node, the number of nodes and the most ranks on one node.
+struct Placement {
+    node_of: Vec<usize>,
+    local_rank: usize,
+    nodes: usize,
+    per_node: usize,
 }
 
-fn comm_samples(world: &SimpleCommunicator, quick: bool) -> Vec<CommSample> {
+impl Placement {
+    fn new(world: &SimpleCommunicator) -> Self {
+        let node = world.split_shared(0);
+        let mut first = 0i64;
+        node.all_reduce_into(&(world.rank() as i64), &mut first, SystemOperation::min());
+        let mut node_of = vec![0i64; world.size() as usize];
+        world.all_gather_into(&first, &mut node_of[..]);
+        let node_of: Vec<usize> = node_of.into_iter().map(|n| n as usize).collect();
+        let mut ids = node_of.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        let per_node = ids
+            .iter()
+            .map(|&id| node_of.iter().filter(|&&n| n == id).count())
+            .max()
+            .unwrap_or(1);
+        Self {
+            local_rank: node.rank() as usize,
+            nodes: ids.len(),
+            per_node,
+            node_of,
+        }
+    }
+
+    /// (peers on the same node, peers beyond) of `member` among `group` (world ranks).
+    fn peers(&self, group: &[usize], member: usize) -> (usize, usize) {
+        let near = group
+            .iter()
+            .filter(|&&r| r != member && self.node_of[r] == self.node_of[member])
+            .count();
+        (near, group.len() - 1 - near)
+    }
+}
+
+/// Times `MPI_Alltoall` of every size in `sizes` inside `group` (this rank's group, or none
+/// when it takes no part; all groups at once) and records the samples, described by the
+/// group of world rank 0 (`members`).
+#[allow(clippy::too_many_arguments)]
+fn time_alltoalls(
+    world: &SimpleCommunicator,
+    group: Option<&SimpleCommunicator>,
+    kind: &'static str,
+    members: &[usize],
+    node_ranks: usize,
+    placement: &Placement,
+    sizes: &[usize],
+    (target, tries): (f64, usize),
+    samples: &mut Vec<CommSample>,
+) {
+    let (intra_peers, inter_peers) = placement.peers(members, members[0]);
+    for &m in sizes {
+        let k = group.map_or(1, |g| g.size() as usize);
+        let send = vec![1u8; m * k];
+        let mut recv = vec![0u8; m * k];
+        let seconds = time_collective(world, target, tries, || {
+            if let Some(g) = group {
+                g.all_to_all_into(&send[..], &mut recv[..]);
+            }
+        });
+        samples.push(CommSample {
+            kind,
+            group: members.len(),
+            bytes: m,
+            seconds,
+            intra_peers,
+            inter_peers,
+            node_ranks,
+        });
+    }
+}
+
+fn comm_samples(world: &SimpleCommunicator, quick: bool, placement: &Placement) -> Vec<CommSample> {
     let size = world.size() as usize;
     let rank = world.rank() as usize;
     let mut samples = Vec::new();
@@ -226,26 +227,31 @@ fn comm_samples(world: &SimpleCommunicator, quick: bool) -> Vec<CommSample> {
     } else {
         &[8, 1 << 10, 16 << 10, 128 << 10, 1 << 20]
     };
-    let (target, tries) = if quick { (0.01, 2) } else { (0.05, 5) };
-    let mut groups: Vec<usize> = (1..)
+    let timing = if quick { (0.01, 2) } else { (0.05, 5) };
+    let mut groups: Vec<usize> = (0..)
         .map(|e| 1usize << e)
         .take_while(|&k| k <= size)
         .collect();
     if !groups.contains(&size) {
         groups.push(size);
     }
+    let split = |color: Option<usize>| {
+        let color = color.map_or(mpi::topology::Color::undefined(), |c| {
+            mpi::topology::Color::with_value(c as mpi::Count)
+        });
+        world.split_by_color(color)
+    };
     for &k in &groups {
-        let color = (rank / k) as mpi::Count;
-        let group = world
-            .split_by_color(mpi::topology::Color::with_value(color))
-            .expect("every rank has a color");
-        let gsize = group.size() as usize;
-        let grank = group.rank();
-        for &m in sizes {
-            if k == 2 {
-                // Ping-pong: member 0 sends, member 1 returns (when the group has two).
+        // Consecutive ranks, all groups at once (as the exchanges of one grid dimension).
+        let group = split(Some(rank / k)).expect("every rank has a color");
+        let members: Vec<usize> = (0..k.min(size)).collect();
+        if k == 2 {
+            // Ping-pong: member 0 sends, member 1 returns (when the group has two).
+            let (gsize, grank) = (group.size(), group.rank());
+            let near = placement.peers(&members, 0).0;
+            for &m in sizes {
                 let mut buf = vec![0u8; m];
-                let seconds = time_collective(world, target, tries, || {
+                let seconds = time_collective(world, timing.0, timing.1, || {
                     if gsize == 2 {
                         if grank == 0 {
                             group.process_at_rank(1).send(&buf[..]);
@@ -261,20 +267,59 @@ fn comm_samples(world: &SimpleCommunicator, quick: bool) -> Vec<CommSample> {
                     group: 2,
                     bytes: m,
                     seconds,
+                    intra_peers: near,
+                    inter_peers: 1 - near,
+                    node_ranks: 1,
                 });
             }
-            let send = vec![1u8; m * gsize];
-            let mut recv = vec![0u8; m * gsize];
-            let seconds = time_collective(world, target, tries, || {
-                group.all_to_all_into(&send[..], &mut recv[..]);
-            });
-            samples.push(CommSample {
-                kind: "alltoall",
-                group: k,
-                bytes: m,
-                seconds,
-            });
         }
+        let node_ranks = if placement.peers(&members, 0).1 > 0 {
+            placement.per_node
+        } else {
+            0
+        };
+        time_alltoalls(
+            world,
+            Some(&group),
+            "alltoall",
+            &members,
+            node_ranks,
+            placement,
+            sizes,
+            timing,
+            &mut samples,
+        );
+    }
+    if placement.nodes > 1 {
+        // One rank per node (the others wait): each rank's own link between nodes.
+        let leaders: Vec<usize> = (0..size).filter(|&r| placement.node_of[r] == r).collect();
+        let group = split((placement.local_rank == 0).then_some(0));
+        time_alltoalls(
+            world,
+            group.as_ref(),
+            "leaders",
+            &leaders,
+            1,
+            placement,
+            sizes,
+            timing,
+            &mut samples,
+        );
+        // Every rank at once, each with the ranks of equal local rank on the other nodes:
+        // all of a node's ranks send beyond it together, through its one interface.
+        // World rank 0 has local rank 0: its group is the node leaders'.
+        let group = split(Some(placement.local_rank)).expect("every rank has a color");
+        time_alltoalls(
+            world,
+            Some(&group),
+            "nodes",
+            &leaders,
+            placement.per_node,
+            placement,
+            sizes,
+            timing,
+            &mut samples,
+        );
     }
     samples
 }
@@ -342,18 +387,15 @@ fn stream_rate(quick: bool) -> f64 {
 pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(), CalibrateError> {
     let rank = world.rank() as usize;
     let size = world.size() as usize;
-    let node = world.split_shared(0);
-    let ranks_on_node = node.size() as usize;
-    let mut max_on_node = 0.0;
-    world.all_reduce_into(
-        &(ranks_on_node as f64),
-        &mut max_on_node,
-        SystemOperation::max(),
-    );
-    let max_on_node = max_on_node as usize;
+    let placement = Placement::new(world);
+    let max_on_node = placement.per_node;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let out = match &args.out {
+        Some(path) => path.clone(),
+        None => crate::machine::cache_path().ok_or(CalibrateError::NoCache)?,
+    };
 
-    let samples = comm_samples(world, args.quick);
+    let samples = comm_samples(world, args.quick, &placement);
 
     // Local rates on rank 0 alone, one thread, while the others wait.
     let mut local = [0.0f64; 3];
@@ -376,69 +418,38 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
     }
     world.process_at_rank(0).broadcast_into(&mut local[..]);
 
-    // Columns: collective calls (all-to-all only), messages per rank, bytes per rank. With a
-    // single group size (2 ranks) calls and messages are collinear: ts only, no call column.
-    let mut group_sizes: Vec<usize> = samples
-        .iter()
-        .filter(|s| s.kind == "alltoall")
-        .map(|s| s.group)
-        .collect();
-    group_sizes.dedup();
-    let separable = group_sizes.len() > 1;
-    let rows = |kind: Option<&str>| -> Vec<([f64; 3], f64)> {
-        samples
-            .iter()
-            .filter(|s| kind.is_none_or(|k| s.kind == k))
-            .map(|s| {
-                let peers = (s.group - 1) as f64;
-                let calls = if s.kind == "alltoall" && separable {
-                    1.0
-                } else {
-                    0.0
-                };
-                ([calls, peers, peers * s.bytes as f64], s.seconds)
-            })
-            .collect()
-    };
-    let pingpong = fit_nonnegative(&rows(Some("pingpong")));
-    let alltoall = fit_nonnegative(&rows(Some("alltoall")));
-    let joint = fit_nonnegative(&rows(None));
     let oversubscription = (max_on_node as f64 / cores as f64).max(1.0);
     let defaults = MachineProfile::default();
-    // The exchanges are all-to-alls: the profile takes that fit (the joint one if missing).
-    let (overhead, ts, tw) = match alltoall.or(joint) {
-        Some((c, _)) => (
-            c[0] / oversubscription,
-            c[1] / oversubscription,
-            c[2] / oversubscription,
-        ),
-        None => (
-            defaults.exchange_overhead_s,
-            defaults.ts_intra_s,
-            defaults.tw_intra_s_per_byte,
-        ),
-    };
-    let nodes = size.div_ceil(max_on_node.max(1));
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "unknown host".into());
+    let fit = fit_network(&samples, oversubscription, &defaults);
+    let host = crate::machine::hostname();
+    let nodes = placement.nodes;
     let mut source = format!(
-        "dfft calibrate on {host}: {size} rank(s), {max_on_node} per node, {cores} cores per node"
+        "dfft calibrate on {host}: {size} rank(s) on {nodes} node(s), {max_on_node} per node, {cores} cores per node"
     );
-    if joint.is_none() {
+    if samples.is_empty() {
         source.push_str("; one rank: ts/tw are the defaults");
     }
-    if nodes == 1 {
-        source.push_str("; one node: inter-node ts/tw set to the intra-node values");
+    if fit.inter_measured {
+        source.push_str(
+            "; inter-node ts/tw from one rank per node, the node link from all ranks at once",
+        );
     } else {
-        source.push_str("; several nodes: ts/tw fitted to mixed intra/inter-node groups");
+        source.push_str(
+            "; one node: inter-node ts/tw and the node link set to the intra-node values",
+        );
     }
     let profile = MachineProfile {
-        ts_intra_s: ts,
-        tw_intra_s_per_byte: tw,
-        ts_inter_s: ts,
-        tw_inter_s_per_byte: tw,
-        exchange_overhead_s: overhead,
+        ts_intra_s: fit.ts_intra_s,
+        tw_intra_s_per_byte: fit.tw_intra_s_per_byte,
+        ts_inter_s: fit.ts_inter_s,
+        tw_inter_s_per_byte: fit.tw_inter_s_per_byte,
+        // One node: nothing to share beyond it; the node link is left unlimited.
+        tw_node_s_per_byte: fit.tw_node_s_per_byte,
+        // One switch is all a few nodes show: no uplink contention measured.
+        switch_nodes: defaults.switch_nodes.max(nodes),
+        uplink_taper: 1.0,
+        intra_inter_overlap: fit.intra_inter_overlap,
+        exchange_overhead_s: fit.exchange_overhead_s,
         fft_s_per_element_log2: local[0],
         copy_bytes_per_s: local[1],
         stream_bytes_per_s: local[2],
@@ -450,61 +461,56 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
     profile.validate()?;
     let calibration = Calibration {
         ranks: size,
+        nodes,
         ranks_on_node: max_on_node,
         oversubscription,
-        pingpong_fit: pingpong.map(|(c, _)| c),
-        alltoall_fit: alltoall.map(|(c, _)| c),
-        joint_fit: joint.map(|(c, _)| c),
-        joint_rms_relative_error: joint.map(|(_, e)| e),
-        alltoall_rms_relative_error: alltoall.map(|(_, e)| e),
+        fit,
         samples,
         fft_per_length,
     };
+    let provenance = crate::provenance::Provenance::collect(world);
     if rank == 0 {
         let file = ProfileFile {
+            provenance: &provenance,
             profile: &profile,
             calibration: &calibration,
         };
         let text = serde_json::to_string_pretty(&file).expect("a profile serializes");
         let write = || -> std::io::Result<()> {
-            let tmp = args.out.with_extension("json.tmp");
+            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
+            }
+            let tmp = out.with_extension(format!("json.tmp-{}", std::process::id()));
             std::fs::write(&tmp, text.as_bytes())?;
-            std::fs::rename(&tmp, &args.out)
+            std::fs::rename(&tmp, &out)
         };
         let written = write().map_err(|source| CalibrateError::Write {
-            path: args.out.display().to_string(),
+            path: out.display().to_string(),
             source,
         });
         let mut ok = [u8::from(written.is_ok())];
         world.process_at_rank(0).broadcast_into(&mut ok[..]);
         written?;
         if args.json {
+            let problem = serde_json::json!({
+                "ranks": size,
+                "quick": args.quick,
+                "out": out.display().to_string(),
+            });
+            let result = serde_json::json!({
+                "profile": profile,
+                "calibration": calibration,
+                "written": out.display().to_string(),
+                "cached": args.out.is_none(),
+            });
             println!(
                 "{}",
-                serde_json::to_string(&file).expect("a profile serializes")
+                crate::report::envelope("calibrate", problem, result, &provenance)
             );
         } else {
-            println!("dfft calibrate: wrote {}", args.out.display());
-            println!("  {}", profile.source);
-            println!(
-                "  ts {:.3e} s   tw {:.3e} s/B ({:.2} GB/s), all-to-all fit, rms relative error {:.1} %",
-                profile.ts_intra_s,
-                profile.tw_intra_s_per_byte,
-                1e-9 / profile.tw_intra_s_per_byte.max(1e-300),
-                100.0 * calibration.alltoall_rms_relative_error.unwrap_or(0.0)
-            );
-            println!(
-                "  exchange call overhead {:.3e} s",
-                profile.exchange_overhead_s
-            );
-            if let Some(p) = calibration.pingpong_fit {
-                println!("  ping-pong alone: ts {:.3e} tw {:.3e}", p[1], p[2]);
-            }
-            println!(
-                "  fft {:.3e} s per element·log2 n   copies {:.2} GB/s transposing, {:.2} GB/s in 1 KiB runs (one core)",
-                profile.fft_s_per_element_log2,
-                profile.copy_bytes_per_s * 1e-9,
-                profile.stream_bytes_per_s * 1e-9
+            print!(
+                "{}",
+                summary(&out, args.out.is_none(), &profile, &calibration)
             );
         }
     } else {
@@ -512,7 +518,7 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
         world.process_at_rank(0).broadcast_into(&mut ok[..]);
         if ok[0] == 0 {
             return Err(CalibrateError::Write {
-                path: args.out.display().to_string(),
+                path: out.display().to_string(),
                 source: std::io::Error::other("rank 0 could not write the profile"),
             });
         }
@@ -520,33 +526,46 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::fit_nonnegative;
-
-    #[test]
-    fn fit_recovers_exact_parameters() {
-        let (c, ts, tw) = (5e-6, 2e-6, 3e-10);
-        let rows: Vec<([f64; 3], f64)> = [1usize, 3, 7]
-            .iter()
-            .flat_map(|&k| {
-                [8.0, 1024.0, 1e6].map(move |m| {
-                    let x = k as f64;
-                    ([1.0, x, x * m], c + x * (ts + tw * m))
-                })
-            })
-            .collect();
-        let (coef, e) = fit_nonnegative(&rows).unwrap();
-        for (got, want) in coef.iter().zip([c, ts, tw]) {
-            assert!((got / want - 1.0).abs() < 1e-6, "{coef:?}");
-        }
-        assert!(e < 1e-9);
-        assert!(fit_nonnegative(&rows[..1]).is_none());
-        // A negative unconstrained intercept is dropped, not returned.
-        let rows: Vec<([f64; 3], f64)> = [1.0, 2.0, 4.0]
-            .map(|x| ([1.0, x, 0.0], 3.0 * x - 0.5))
-            .to_vec();
-        let (coef, _) = fit_nonnegative(&rows).unwrap();
-        assert!(coef.iter().all(|&v| v >= 0.0) && coef[0] == 0.0, "{coef:?}");
+/// What `dfft calibrate` prints for people.
+fn summary(out: &Path, cached: bool, profile: &MachineProfile, cal: &Calibration) -> String {
+    let gbs = |tw: f64| 1e-9 / tw.max(1e-300);
+    let mut s = if cached {
+        format!(
+            "dfft calibrate: wrote this machine's profile to {} (used by dfft run from now on; --machine FILE overrides)\n",
+            out.display()
+        )
+    } else {
+        format!("dfft calibrate: wrote {}\n", out.display())
+    };
+    s.push_str(&format!("  {}\n", profile.source));
+    s.push_str(&format!(
+        "  inside a node:  ts {:.3e} s   tw {:.3e} s/B ({:.2} GB/s)   call overhead {:.3e} s\n",
+        profile.ts_intra_s,
+        profile.tw_intra_s_per_byte,
+        gbs(profile.tw_intra_s_per_byte),
+        profile.exchange_overhead_s
+    ));
+    if cal.fit.inter_measured {
+        s.push_str(&format!(
+            "  between nodes:  ts {:.3e} s   tw {:.3e} s/B ({:.2} GB/s) per rank, node link {:.3e} s/B ({:.2} GB/s), overlap {:.2}\n",
+            profile.ts_inter_s,
+            profile.tw_inter_s_per_byte,
+            gbs(profile.tw_inter_s_per_byte),
+            profile.tw_node_s_per_byte,
+            gbs(profile.tw_node_s_per_byte),
+            profile.intra_inter_overlap
+        ));
     }
+    s.push_str(&format!(
+        "  fit: rms relative error {:.1} % over {} all-to-all samples\n",
+        100.0 * cal.fit.rms_relative_error,
+        cal.samples.iter().filter(|x| x.kind != "pingpong").count()
+    ));
+    s.push_str(&format!(
+        "  fft {:.3e} s per element·log2 n   copies {:.2} GB/s transposing, {:.2} GB/s in 1 KiB runs (one core)\n",
+        profile.fft_s_per_element_log2,
+        profile.copy_bytes_per_s * 1e-9,
+        profile.stream_bytes_per_s * 1e-9
+    ));
+    s
 }

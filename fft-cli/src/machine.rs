@@ -26,6 +26,8 @@ pub enum Origin {
     Argument(PathBuf),
     /// `$DFFT_MACHINE`.
     Environment(PathBuf),
+    /// This machine's cached profile, which `dfft calibrate` writes ([`cache_path`]).
+    Cache(PathBuf),
     /// The built-in defaults (a generic cluster node).
     Defaults,
 }
@@ -35,6 +37,7 @@ impl std::fmt::Display for Origin {
         match self {
             Origin::Argument(p) => write!(f, "--machine {}", p.display()),
             Origin::Environment(p) => write!(f, "${MACHINE_ENV}={}", p.display()),
+            Origin::Cache(p) => write!(f, "this machine's calibrated profile {}", p.display()),
             Origin::Defaults => f.write_str("built-in defaults (a generic cluster node)"),
         }
     }
@@ -103,10 +106,31 @@ fn kind_of(v: &Value) -> &'static str {
 /// Parses profile JSON strictly; returns the profile and the fields that took the defaults.
 pub fn parse(text: &str) -> Result<(MachineProfile, Vec<String>), String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let (profile, defaulted) = overlay(&MachineProfile::default(), &value)?;
+    if defaulted.len() == field_types().len() {
+        return Err(format!(
+            "no profile field given (the keys are {}); leave out --machine and {MACHINE_ENV} \
+             to use the built-in defaults",
+            field_types()
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok((profile, defaulted))
+}
+
+/// `base` with the fields `value` (a JSON object) gives replaced, checked as [`parse`] checks
+/// a file; returns the profile and the fields `value` did not give.
+pub fn overlay(
+    base: &MachineProfile,
+    value: &Value,
+) -> Result<(MachineProfile, Vec<String>), String> {
     let Value::Object(given) = value else {
         return Err(format!(
             "expected a JSON object of named fields, got {} (fields are never read by position)",
-            kind_of(&value)
+            kind_of(value)
         ));
     };
     let fields = field_types();
@@ -124,14 +148,13 @@ pub fn parse(text: &str) -> Result<(MachineProfile, Vec<String>), String> {
             METADATA_KEYS.join(", ")
         ));
     }
-    let mut merged = Map::new();
+    let Value::Object(mut merged) = serde_json::to_value(base).map_err(|e| e.to_string())? else {
+        unreachable!("a profile serializes to an object");
+    };
     let mut defaulted = Vec::new();
     for (key, default) in &fields {
         match given.get(key) {
-            None => {
-                defaulted.push(key.clone());
-                merged.insert(key.clone(), default.clone());
-            }
+            None => defaulted.push(key.clone()),
             Some(v) => {
                 let fits = match default {
                     Value::Number(n) if n.is_u64() => v.is_u64(),
@@ -149,13 +172,6 @@ pub fn parse(text: &str) -> Result<(MachineProfile, Vec<String>), String> {
                 merged.insert(key.clone(), v.clone());
             }
         }
-    }
-    if defaulted.len() == fields.len() {
-        return Err(format!(
-            "no profile field given (the keys are {}); leave out --machine and {MACHINE_ENV} \
-             to use the built-in defaults",
-            known.join(", ")
-        ));
     }
     let profile: MachineProfile =
         serde_json::from_value(Value::Object(merged)).map_err(|e| e.to_string())?;
@@ -179,8 +195,65 @@ pub fn read(path: &Path, origin: Origin) -> Result<LoadedProfile, FftError> {
     })
 }
 
-/// The profile `plan`, `run` and `bench-redist` use: `--machine FILE`, else `$DFFT_MACHINE`,
-/// else the built-in defaults. Every rank must see the same file.
+/// The environment variable naming the directory of cached profiles.
+pub const CACHE_ENV: &str = "DFFT_CACHE_DIR";
+
+/// Where this machine's calibrated profile is cached: `$DFFT_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/dfft`, else `~/.cache/dfft`, file `machine-<hostname>.json`. `None`
+/// without a home directory.
+pub fn cache_path() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let dir = var(CACHE_ENV)
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("dfft")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("dfft")))?;
+    Some(dir.join(format!("machine-{}.json", hostname())))
+}
+
+/// This machine's name (the kernel's hostname), for file names and provenance.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+/// The profile `run` and `bench-redist` use: `--machine FILE`, else `$DFFT_MACHINE`, else
+/// this machine's cached profile (written by `dfft calibrate`), else the built-in defaults.
+pub fn load_for_this_machine(machine: Option<&Path>) -> Result<LoadedProfile, FftError> {
+    let loaded = load(machine)?;
+    if loaded.origin != Origin::Defaults {
+        return Ok(loaded);
+    }
+    match cache_path() {
+        Some(path) if path.is_file() => read(&path, Origin::Cache(path.clone())),
+        _ => Ok(loaded),
+    }
+}
+
+/// What to tell a user running on the built-in profile: it is generic, and how to measure
+/// this machine once.
+pub fn generic_note() -> String {
+    match cache_path() {
+        Some(path) => format!(
+            "the model's profile is the built-in generic one (a 64-core cluster node), not this \
+             machine: run `mpirun -n P dfft calibrate` once to measure it; the profile is \
+             cached in {} and used from then on (--machine FILE overrides)",
+            path.display()
+        ),
+        None => "the model's profile is the built-in generic one (a 64-core cluster node), not \
+                 this machine: measure it with `mpirun -n P dfft calibrate --out FILE` and pass \
+                 --machine FILE"
+            .to_string(),
+    }
+}
+
+/// The profile `plan` uses (a machine the user may not have): `--machine FILE`, else
+/// `$DFFT_MACHINE`, else the built-in defaults. Every rank must see the same file.
 pub fn load(machine: Option<&Path>) -> Result<LoadedProfile, FftError> {
     if let Some(path) = machine {
         return read(path, Origin::Argument(path.to_path_buf()));
@@ -206,7 +279,7 @@ mod tests {
         let (q, defaulted) = parse(r#"{"ts_inter_s": 1e-5, "calibration": {"x": 1}}"#).unwrap();
         assert_eq!(q.ts_inter_s, 1e-5);
         assert_eq!(q.cores_per_node, p.cores_per_node);
-        assert_eq!(defaulted.len(), 11);
+        assert_eq!(defaulted.len(), field_types().len() - 1);
         assert!(defaulted.contains(&"cores_per_node".to_string()));
         assert!(!defaulted.contains(&"ts_inter_s".to_string()));
     }

@@ -21,6 +21,7 @@ mod fault {
         None
     }
 }
+mod calibrate_fit;
 mod kind;
 mod logging;
 mod machine;
@@ -28,6 +29,7 @@ mod memory;
 mod memory_limit;
 mod plan_cmd;
 mod progress;
+mod provenance;
 mod redist_cmd;
 mod report;
 mod run;

@@ -1,10 +1,15 @@
-//! `dfft plan`: the complexity model's prediction for every candidate grid, without MPI.
+//! `dfft plan`: the complexity model's prediction for every candidate grid, without MPI, for
+//! one or several process counts (a strong-scaling study: the chosen grid's predicted time
+//! split into compute, intra-node, inter-node and latency, and the parallel efficiency against
+//! the smallest P), and `--batch`: one prediction per JSON line read from stdin.
 
 use crate::args::{parse_shape, ShapeArg};
 use crate::machine::LoadedProfile;
 use clap::Args;
-use fft_core::model::{self, Candidate, Candidates, MachineProfile, Problem};
-use fft_core::GridChoice;
+use fft_core::model::{self, Candidate, Candidates, MachineProfile, Prediction, Problem};
+use fft_core::{FftError, GridChoice};
+use serde_json::{json, Value};
+use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 /// Arguments of `dfft plan`.
@@ -13,16 +18,23 @@ use std::path::PathBuf;
     after_help = "Machine parameters: --machine FILE (as `dfft calibrate` writes it), else \
 $DFFT_MACHINE, else the model's defaults (a generic 64-core cluster node); the flags below \
 override single values.\n\nExamples:\n  dfft plan --shape 512,512,512 --ranks 4096\n  dfft plan \
+--shape 1024,1024,1024 --kind r2c --ranks 256,512,1024,2048 --ranks-per-node 40\n  dfft plan \
 --shape 256,256,256 --ranks 64 --ts 1e-5 --tw 1e-10 --json\n  dfft plan --shape 64,64,64 \
---ranks 8 --machine dfft-machine.json --ranks-per-node 8"
+--ranks 8 --machine dfft-machine.json --ranks-per-node 8\n  echo '{\"shape\":[64,64,64],\"ranks\":8}' \
+| dfft plan --batch"
 )]
 pub struct PlanArgs {
     /// Global shape, comma-separated (axis 0 slowest), e.g. 512,512,512.
-    #[arg(long, value_parser = parse_shape, allow_hyphen_values = true)]
-    pub shape: ShapeArg,
-    /// Number of MPI ranks P to plan for (at most 2^40).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub ranks: u64,
+    #[arg(long, value_parser = parse_shape, allow_hyphen_values = true, required_unless_present = "batch")]
+    pub shape: Option<ShapeArg>,
+    /// Numbers of MPI ranks P to plan for (at most 2^40 each), comma-separated: with several,
+    /// a scaling table of the chosen grids and their efficiency against the smallest P.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..),
+          required_unless_present = "batch")]
+    pub ranks: Vec<u64>,
+    /// Transform: c2c (complex) or r2c (real input; the exchanges move the half spectrum).
+    #[arg(long, value_enum, default_value_t = PlanKind::C2c)]
+    pub kind: PlanKind,
     /// Which grids to evaluate: `auto` (every grid rank r < d), a grid rank R (its
     /// factorizations only) or one grid AxB...
     #[arg(long, default_value = "auto")]
@@ -39,9 +51,23 @@ pub struct PlanArgs {
     /// Latency between nodes only, seconds.
     #[arg(long)]
     pub ts_inter: Option<f64>,
-    /// Inverse bandwidth between nodes only, seconds per byte.
+    /// Inverse bandwidth of one rank's messages between nodes, seconds per byte.
     #[arg(long)]
     pub tw_inter: Option<f64>,
+    /// Inverse injection bandwidth of one node (all its ranks together), seconds per byte;
+    /// 0: not limiting.
+    #[arg(long)]
+    pub tw_node: Option<f64>,
+    /// Nodes under one first-level switch (non-blocking among them).
+    #[arg(long)]
+    pub switch_nodes: Option<usize>,
+    /// How much thinner a switch's uplinks are than its nodes' links together (≥ 1).
+    #[arg(long)]
+    pub uplink_taper: Option<f64>,
+    /// Fraction (0..1) of the shorter of the intra- and inter-node transfers hidden behind
+    /// the longer.
+    #[arg(long)]
+    pub overlap: Option<f64>,
     /// Fixed cost of one exchange (collective call), seconds.
     #[arg(long)]
     pub exchange_overhead: Option<f64>,
@@ -63,7 +89,7 @@ pub struct PlanArgs {
     /// Threads per rank.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Bytes per element: 16 for complex f64, 8 for complex f32.
+    /// Bytes per complex element: 16 for f64, 8 for f32.
     #[arg(long, default_value_t = 16, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub element_bytes: usize,
     /// Plan with transposed output (the forward result stays in the last pencil).
@@ -72,61 +98,56 @@ pub struct PlanArgs {
     /// One JSON object per candidate per line (the chosen one first) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Read problems from stdin, one JSON object per line (`shape`, `ranks`, optional `kind`,
+    /// `grid`, `transposed_out`, `element_bytes`, and `machine`: profile fields that replace
+    /// the ones of --machine and the flags), and answer each with one JSON line: the chosen
+    /// candidate, or `{"error": ...}`. Flushed line by line, for scripts that fit profiles.
+    #[arg(long, conflicts_with_all = ["shape", "ranks", "json"])]
+    pub batch: bool,
+}
+
+/// The transform `dfft plan` predicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlanKind {
+    /// Complex to complex.
+    C2c,
+    /// Real to complex (forward) and back.
+    R2c,
 }
 
 fn profile_from(args: &PlanArgs) -> fft_core::Result<LoadedProfile> {
     let mut loaded = crate::machine::load(args.machine.as_deref())?;
     let p = &mut loaded.profile;
-    let overridden = [
-        args.ts.is_some(),
-        args.tw.is_some(),
-        args.ts_inter.is_some(),
-        args.tw_inter.is_some(),
-        args.exchange_overhead.is_some(),
-        args.fft_rate.is_some(),
-        args.copy_bw.is_some(),
-        args.stream_bw.is_some(),
-        args.cores_per_node.is_some(),
-        args.ranks_per_node.is_some(),
-        args.threads.is_some(),
-    ]
-    .iter()
-    .any(|&b| b);
-    if let Some(ts) = args.ts {
-        p.ts_intra_s = ts;
-        p.ts_inter_s = ts;
-    }
-    if let Some(tw) = args.tw {
-        p.tw_intra_s_per_byte = tw;
-        p.tw_inter_s_per_byte = tw;
-    }
-    if let Some(v) = args.ts_inter {
-        p.ts_inter_s = v;
-    }
-    if let Some(v) = args.tw_inter {
-        p.tw_inter_s_per_byte = v;
-    }
-    if let Some(v) = args.exchange_overhead {
-        p.exchange_overhead_s = v;
-    }
-    if let Some(v) = args.fft_rate {
-        p.fft_s_per_element_log2 = v;
-    }
-    if let Some(v) = args.copy_bw {
-        p.copy_bytes_per_s = v;
-    }
-    if let Some(v) = args.stream_bw {
-        p.stream_bytes_per_s = v;
-    }
-    if let Some(v) = args.cores_per_node {
-        p.cores_per_node = v;
-    }
-    if let Some(v) = args.ranks_per_node {
-        p.ranks_per_node = v;
-    }
-    if let Some(v) = args.threads {
-        p.threads_per_rank = v;
-    }
+    let mut overridden = false;
+    let mut set_f = |field: &mut f64, value: Option<f64>| {
+        if let Some(v) = value {
+            *field = v;
+            overridden = true;
+        }
+    };
+    set_f(&mut p.ts_intra_s, args.ts);
+    set_f(&mut p.ts_inter_s, args.ts);
+    set_f(&mut p.tw_intra_s_per_byte, args.tw);
+    set_f(&mut p.tw_inter_s_per_byte, args.tw);
+    set_f(&mut p.ts_inter_s, args.ts_inter);
+    set_f(&mut p.tw_inter_s_per_byte, args.tw_inter);
+    set_f(&mut p.tw_node_s_per_byte, args.tw_node);
+    set_f(&mut p.uplink_taper, args.uplink_taper);
+    set_f(&mut p.intra_inter_overlap, args.overlap);
+    set_f(&mut p.exchange_overhead_s, args.exchange_overhead);
+    set_f(&mut p.fft_s_per_element_log2, args.fft_rate);
+    set_f(&mut p.copy_bytes_per_s, args.copy_bw);
+    set_f(&mut p.stream_bytes_per_s, args.stream_bw);
+    let mut set_n = |field: &mut usize, value: Option<usize>| {
+        if let Some(v) = value {
+            *field = v;
+            overridden = true;
+        }
+    };
+    set_n(&mut p.switch_nodes, args.switch_nodes);
+    set_n(&mut p.cores_per_node, args.cores_per_node);
+    set_n(&mut p.ranks_per_node, args.ranks_per_node);
+    set_n(&mut p.threads_per_rank, args.threads);
     if overridden {
         p.source = format!("{} (with command-line overrides)", p.source);
     }
@@ -141,13 +162,32 @@ fn grid_name(dims: &[usize]) -> String {
         .join("x")
 }
 
-/// The table `dfft plan` prints.
-pub fn table(problem: &Problem, loaded: &LoadedProfile, cands: &[Candidate]) -> String {
+fn which(grid: &GridChoice) -> Candidates {
+    match grid {
+        GridChoice::Auto => Candidates::All,
+        GridChoice::Rank(r) => Candidates::Rank(*r),
+        GridChoice::Dims(dims) => Candidates::Grid(dims.clone()),
+    }
+}
+
+/// Compute (FFTs and copies) of a prediction.
+fn compute_s(p: &Prediction) -> f64 {
+    p.fft_s + p.memory_s
+}
+
+/// The header lines: the problem and the machine.
+fn header(problem: &Problem, ranks: &[usize], loaded: &LoadedProfile) -> String {
     let profile = &loaded.profile;
+    let ranks: Vec<String> = ranks.iter().map(|r| r.to_string()).collect();
     let mut s = format!(
-        "dfft plan: shape {:?} on {} rank(s), {} B per element, {} output\n",
+        "dfft plan: {} shape {:?} on {} rank(s), {} B per element, {} output\n",
+        if problem.real_to_complex {
+            "r2c"
+        } else {
+            "c2c"
+        },
         problem.shape,
-        problem.ranks,
+        ranks.join(", "),
         problem.element_bytes,
         if problem.transposed_out {
             "transposed"
@@ -156,11 +196,19 @@ pub fn table(problem: &Problem, loaded: &LoadedProfile, cands: &[Candidate]) -> 
         }
     );
     s.push_str(&format!(
-        "machine: ts {:.2e}/{:.2e} s, tw {:.2e}/{:.2e} s/B (intra/inter node), fft {:.2e} s/(elem·log2 n), copy {:.2e} B/s (runs {:.2e} B/s), {} cores and {} ranks per node, {} thread(s)/rank\nprofile: {}\n",
+        "machine: ts {:.2e}/{:.2e} s, tw {:.2e}/{:.2e} s/B (intra/inter node), node link {}, switch of {} node(s), uplink taper {}, overlap {}, fft {:.2e} s/(elem·log2 n), copy {:.2e} B/s (runs {:.2e} B/s), {} cores and {} ranks per node, {} thread(s)/rank\nprofile: {}\n",
         profile.ts_intra_s,
         profile.ts_inter_s,
         profile.tw_intra_s_per_byte,
         profile.tw_inter_s_per_byte,
+        if profile.tw_node_s_per_byte > 0.0 {
+            format!("{:.2e} s/B", profile.tw_node_s_per_byte)
+        } else {
+            "unlimited".into()
+        },
+        profile.switch_nodes,
+        profile.uplink_taper,
+        profile.intra_inter_overlap,
         profile.fft_s_per_element_log2,
         profile.copy_bytes_per_s,
         profile.stream_bytes_per_s,
@@ -169,15 +217,21 @@ pub fn table(problem: &Problem, loaded: &LoadedProfile, cands: &[Candidate]) -> 
         profile.threads_per_rank,
         loaded.describe()
     ));
-    s.push_str(&model::explain(cands));
+    s
+}
+
+/// The candidates of one P, as a table.
+pub fn table(cands: &[Candidate]) -> String {
+    let mut s = model::explain(cands);
     s.push_str("\n\nper forward+backward pair; each stage charged for its most loaded rank (or, where ranks share cores, the node's mean rank)\n");
     s.push_str(&format!(
-        "  {:<14} {:>2} {:>11} {:>11} {:>11} {:>11} {:>11} {:>5} {:>7} {:>11}  note\n",
+        "  {:<14} {:>2} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>5} {:>7} {:>11}  note\n",
         "grid",
         "r",
         "predicted_s",
         "latency_s",
-        "bandwidth_s",
+        "intra_s",
+        "inter_s",
         "fft_s",
         "memory_s",
         "exch",
@@ -192,13 +246,14 @@ pub fn table(problem: &Problem, loaded: &LoadedProfile, cands: &[Candidate]) -> 
             (None, false) => format!("{:.2}x", p.predicted_s / cands[0].prediction.predicted_s),
         };
         s.push_str(&format!(
-            "{} {:<14} {:>2} {:>11.3e} {:>11.3e} {:>11.3e} {:>11.3e} {:>11.3e} {:>5} {:>7} {:>11.2}  {}\n",
+            "{} {:<14} {:>2} {:>11.3e} {:>11.3e} {:>11.3e} {:>11.3e} {:>11.3e} {:>11.3e} {:>5} {:>7} {:>11.2}  {}\n",
             if c.chosen { "*" } else { " " },
             grid_name(&p.grid),
             p.grid_rank,
             p.predicted_s,
             p.latency_s,
-            p.bandwidth_s,
+            p.intra_node_s,
+            p.inter_node_s,
             p.fft_s,
             p.memory_s,
             p.exchanges,
@@ -210,67 +265,253 @@ pub fn table(problem: &Problem, loaded: &LoadedProfile, cands: &[Candidate]) -> 
     s
 }
 
-/// One JSON line per candidate (chosen first): the prediction's fields plus `chosen`,
-/// `excluded`, and on the chosen line `why`.
-pub fn json_lines(problem: &Problem, cands: &[Candidate]) -> Vec<String> {
+/// Where the chosen grid's time goes, in words, with shares.
+fn split_line(p: &Prediction) -> String {
+    let total = p.predicted_s.max(f64::MIN_POSITIVE);
+    let part = |x: f64| format!("{x:.3e} s ({:.0} %)", 100.0 * x / total);
+    format!(
+        "predicted split of {}: compute {} (fft {:.3e}, copies {:.3e}), intra-node {}, inter-node {}, latency {}\n",
+        grid_name(&p.grid),
+        part(compute_s(p)),
+        p.fft_s,
+        p.memory_s,
+        part(p.intra_node_s),
+        part(p.inter_node_s),
+        part(p.latency_s)
+    )
+}
+
+/// Parallel efficiency of `t` on `ranks` against `t0` on `ranks0`: `t0·P0 / (t·P)`.
+fn efficiency(t0: f64, ranks0: usize, t: f64, ranks: usize) -> f64 {
+    t0 * ranks0 as f64 / (t * ranks as f64).max(f64::MIN_POSITIVE)
+}
+
+/// The scaling table: per P, the chosen grid, its split, speed-up and efficiency against the
+/// smallest P.
+fn scaling_table(results: &[(usize, Vec<Candidate>)]) -> String {
+    let mut s = String::from(
+        "strong scaling, the chosen grid of each P (speed-up and efficiency against the smallest P):\n",
+    );
+    s.push_str(&format!(
+        "  {:>13} {:<12} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8} {:>10}\n",
+        "P",
+        "grid",
+        "predicted_s",
+        "compute_s",
+        "intra_s",
+        "inter_s",
+        "latency_s",
+        "speed-up",
+        "efficiency"
+    ));
+    let (p0, t0) = (results[0].0, results[0].1[0].prediction.predicted_s);
+    for (ranks, cands) in results {
+        let p = &cands[0].prediction;
+        s.push_str(&format!(
+            "  {:>13} {:<12} {:>11.3e} {:>11.3e} {:>11.3e} {:>11.3e} {:>11.3e} {:>8.2} {:>9.0} %{}\n",
+            ranks,
+            grid_name(&p.grid),
+            p.predicted_s,
+            compute_s(p),
+            p.intra_node_s,
+            p.inter_node_s,
+            p.latency_s,
+            t0 / p.predicted_s.max(f64::MIN_POSITIVE),
+            100.0 * efficiency(t0, p0, p.predicted_s, *ranks),
+            if cands[0].excluded.is_some() {
+                "  (idle ranks)"
+            } else {
+                ""
+            }
+        ));
+    }
+    s
+}
+
+/// One candidate as the JSON fields `plan` prints: the prediction, `chosen`, `excluded`, and
+/// the derived `compute_s`.
+fn candidate_json(c: &Candidate) -> Value {
+    let mut v = serde_json::to_value(c).expect("a candidate serializes");
+    v["compute_s"] = json!(compute_s(&c.prediction));
+    v
+}
+
+/// One JSON line per candidate (chosen first) in the common schema: the problem (with the
+/// candidates evaluated), and as the result the prediction's fields plus `chosen`,
+/// `excluded`, `compute_s`, the profile, and on the chosen line `why` and the efficiency
+/// against the smallest P.
+pub fn json_lines(
+    problem: &Problem,
+    grid: &GridChoice,
+    cands: &[Candidate],
+    base: (usize, f64),
+    loaded: &LoadedProfile,
+    provenance: &crate::provenance::Provenance,
+) -> Vec<String> {
     let why = model::explain(cands);
+    let problem_json = json!({
+        "shape": problem.shape,
+        "ranks": problem.ranks,
+        "kind": if problem.real_to_complex { "r2c" } else { "c2c" },
+        "element_bytes": problem.element_bytes,
+        "transposed_out": problem.transposed_out,
+        "grid_choice": grid.to_string(),
+    });
     cands
         .iter()
         .map(|c| {
-            let mut v = serde_json::to_value(c).expect("a candidate serializes");
-            v["shape"] = serde_json::json!(problem.shape);
-            v["ranks"] = serde_json::json!(problem.ranks);
+            let mut v = candidate_json(c);
+            v["machine_profile"] = json!(loaded.describe());
+            v["generic_profile"] = json!(loaded.origin == crate::machine::Origin::Defaults);
             if c.chosen {
-                v["why"] = serde_json::json!(why);
+                v["why"] = json!(why);
+                v["efficiency"] = json!(efficiency(
+                    base.1,
+                    base.0,
+                    c.prediction.predicted_s,
+                    problem.ranks
+                ));
             }
-            serde_json::to_string(&v).expect("a value serializes")
+            crate::report::envelope("plan", problem_json.clone(), v, provenance)
         })
         .collect()
 }
 
-/// Runs `dfft plan`: evaluates every candidate and prints them; no MPI.
-pub fn plan(args: &PlanArgs) -> Result<(), fft_core::FftError> {
-    let loaded = profile_from(args)?;
-    let profile = &loaded.profile;
-    let ranks = usize::try_from(args.ranks).unwrap_or(usize::MAX);
-    let problem = Problem {
-        shape: args.shape.0.clone(),
-        ranks,
-        element_bytes: args.element_bytes.max(1),
-        transposed_out: args.transposed_out,
-    };
-    let which = match &args.grid {
-        GridChoice::Auto => Candidates::All,
-        GridChoice::Rank(r) => Candidates::Rank(*r),
-        GridChoice::Dims(dims) => Candidates::Grid(dims.clone()),
-    };
-    let cands = model::evaluate_among(&problem, profile, &which)?;
-    let text = if args.json {
-        json_lines(&problem, &cands)
-            .into_iter()
-            .map(|line| line + "\n")
-            .collect()
-    } else {
-        table(&problem, &loaded, &cands)
-    };
-    // A reader that stops early (`dfft plan --json | head -1`) closes the pipe: not an error
-    // of the plan, so it ends quietly instead of panicking in `println!`.
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
+/// Writes `text` to stdout; a reader that stops early (`dfft plan --json | head -1`) closes
+/// the pipe, which is not an error of the plan, so it ends quietly instead of panicking.
+fn emit(out: &mut impl Write, text: &str) -> bool {
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => false,
+        Err(e) => {
             eprintln!("dfft plan: cannot write the plan: {e}");
             std::process::exit(1);
+        }
+    }
+}
+
+/// Runs `dfft plan`: evaluates the candidates of every P and prints them; no MPI.
+pub fn plan(args: &PlanArgs) -> Result<(), FftError> {
+    let loaded = profile_from(args)?;
+    if args.batch {
+        return batch(args, &loaded.profile);
+    }
+    let shape = args.shape.as_ref().map(|s| s.0.clone()).unwrap_or_default();
+    let mut ranks: Vec<usize> = args
+        .ranks
+        .iter()
+        .map(|&r| usize::try_from(r).unwrap_or(usize::MAX))
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let problem = |p: usize| Problem {
+        shape: shape.clone(),
+        ranks: p,
+        element_bytes: args.element_bytes.max(1),
+        transposed_out: args.transposed_out,
+        real_to_complex: args.kind == PlanKind::R2c,
+    };
+    let mut results = Vec::with_capacity(ranks.len());
+    for &p in &ranks {
+        results.push((
+            p,
+            model::evaluate_among(&problem(p), &loaded.profile, &which(&args.grid))?,
+        ));
+    }
+    let base = (results[0].0, results[0].1[0].prediction.predicted_s);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let provenance = crate::provenance::Provenance::without_mpi();
+        for (p, cands) in &results {
+            for line in json_lines(&problem(*p), &args.grid, cands, base, &loaded, &provenance) {
+                if !emit(&mut out, &(line + "\n")) {
+                    return Ok(());
+                }
+            }
+        }
+        return Ok(());
+    }
+    let mut text = header(&problem(ranks[0]), &ranks, &loaded);
+    if loaded.origin == crate::machine::Origin::Defaults {
+        text.push_str("note: the built-in profile describes a generic cluster node; give --machine FILE (from `dfft calibrate` on the target machine) or the flags below for a real one\n");
+    }
+    if let [(_, cands)] = results.as_slice() {
+        text.push_str(&table(cands));
+        text.push_str(&split_line(&cands[0].prediction));
+    } else {
+        text.push_str(&scaling_table(&results));
+        for (p, cands) in &results {
+            text.push_str(&format!("P = {p}: {}", split_line(&cands[0].prediction)));
+        }
+        text.push_str("(--ranks P alone lists every candidate of P)\n");
+    }
+    emit(&mut out, &text);
+    Ok(())
+}
+
+/// `dfft plan --batch`: one answer per JSON line of stdin.
+fn batch(args: &PlanArgs, base: &MachineProfile) -> Result<(), FftError> {
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match answer_one(&line, args, base) {
+            Ok(v) => v,
+            Err(e) => json!({ "error": e }),
+        };
+        if !emit(&mut out, &format!("{answer}\n")) {
+            break;
         }
     }
     Ok(())
 }
 
+/// One `--batch` request: the chosen candidate of the problem it describes.
+fn answer_one(line: &str, args: &PlanArgs, base: &MachineProfile) -> Result<Value, String> {
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let shape: Vec<usize> =
+        serde_json::from_value(v["shape"].clone()).map_err(|e| format!("shape: {e}"))?;
+    let ranks = v["ranks"]
+        .as_u64()
+        .ok_or("ranks: expected a positive integer")? as usize;
+    let kind = match v.get("kind").and_then(Value::as_str) {
+        None | Some("c2c") => false,
+        Some("r2c") => true,
+        Some(k) => return Err(format!("kind: '{k}' is neither c2c nor r2c")),
+    };
+    let grid: GridChoice = match v.get("grid").and_then(Value::as_str) {
+        Some(g) => g.parse().map_err(|e: FftError| e.to_string())?,
+        None => args.grid.clone(),
+    };
+    let profile = match v.get("machine") {
+        Some(m) => crate::machine::overlay(base, m)?.0,
+        None => base.clone(),
+    };
+    let problem = Problem {
+        shape,
+        ranks,
+        element_bytes: v["element_bytes"]
+            .as_u64()
+            .map_or(args.element_bytes, |b| b as usize),
+        transposed_out: v["transposed_out"].as_bool().unwrap_or(args.transposed_out),
+        real_to_complex: kind,
+    };
+    let cands =
+        model::evaluate_among(&problem, &profile, &which(&grid)).map_err(|e| e.to_string())?;
+    Ok(candidate_json(&cands[0]))
+}
+
 /// The model's part in `dfft run`: the profile with this launch's facts filled in (ranks per
 /// node, threads per rank, cores; agreed on by all ranks), and the problem.
 pub struct RunModel {
-    /// The profile used.
+    /// The profile used, completed with the launch's facts.
     pub profile: MachineProfile,
+    /// Where the profile came from (`--machine`, `$DFFT_MACHINE`, this machine's cache or
+    /// the built-in defaults), for the report.
+    pub loaded: LoadedProfile,
     /// The problem (shape, ranks, complex f64, output layout).
     pub problem: Problem,
     /// Whether the grid was chosen by the model (`--grid auto`).
@@ -278,9 +519,10 @@ pub struct RunModel {
 }
 
 impl RunModel {
-    /// Loads the profile (`--machine`, `$DFFT_MACHINE` or defaults), completes it with facts
-    /// of this launch (max over ranks, so every rank has the same numbers) and, for
-    /// `GridChoice::Auto`, replaces the choice with the model's grid. Collective.
+    /// Loads the profile (`--machine`, `$DFFT_MACHINE`, this machine's cached calibration or
+    /// the defaults), completes it with facts of this launch (max over ranks, so every rank
+    /// has the same numbers) and, for `GridChoice::Auto`, replaces the choice with the
+    /// model's grid. Collective.
     pub fn prepare(
         world: &mpi::topology::SimpleCommunicator,
         shape: &[usize],
@@ -290,7 +532,8 @@ impl RunModel {
     ) -> fft_core::Result<(fft_core::FftOptions, RunModel)> {
         use mpi::collective::SystemOperation;
         use mpi::traits::*;
-        let mut profile = crate::machine::load(machine.map(PathBuf::as_path))?.profile;
+        let loaded = crate::machine::load_for_this_machine(machine.map(PathBuf::as_path))?;
+        let mut profile = loaded.profile.clone();
         let local = [
             world.split_shared(0).size() as f64,
             rayon::current_num_threads() as f64,
@@ -306,6 +549,7 @@ impl RunModel {
             ranks: world.size() as usize,
             element_bytes,
             transposed_out: options.transposed_out,
+            real_to_complex: false,
         };
         let auto = options.grid == fft_core::GridChoice::Auto;
         if auto && shape.len() >= 2 {
@@ -317,15 +561,20 @@ impl RunModel {
             options,
             RunModel {
                 profile,
+                loaded,
                 problem,
                 auto,
             },
         ))
     }
 
-    /// The model's predicted forward+backward time on `grid`.
-    pub fn predicted_s(&self, grid: &redist::GridShape) -> Option<f64> {
-        model::predict(&self.problem, grid, &self.profile)
+    /// The model's predicted forward+backward time on `grid`, complex or real-to-complex.
+    pub fn predicted_s(&self, grid: &redist::GridShape, real_to_complex: bool) -> Option<f64> {
+        let problem = Problem {
+            real_to_complex,
+            ..self.problem.clone()
+        };
+        model::predict(&problem, grid, &self.profile)
             .ok()
             .map(|p| p.predicted_s)
     }

@@ -135,8 +135,6 @@ pub fn launcher_size() -> Option<usize> {
 /// What `dfft redist --json` prints.
 #[derive(Debug, Serialize)]
 pub struct RedistReport {
-    /// Always "redist".
-    pub command: &'static str,
     /// MPI processes.
     pub ranks: usize,
     /// Global shape.
@@ -172,6 +170,33 @@ pub struct RedistReport {
     /// Seconds to plan (per-axis merge scans and copy maps), max over ranks; with --thakur
     /// the checks only (its methods compute their sets in every call).
     pub plan_s: f64,
+}
+
+impl RedistReport {
+    /// One JSON object on one line, in the common schema (see `report`).
+    pub fn to_json(&self, provenance: &crate::provenance::Provenance) -> String {
+        let problem = serde_json::json!({
+            "shape": self.shape,
+            "ranks": self.ranks,
+            "from": self.from,
+            "to": self.to,
+            "method": self.method,
+            "dtype": self.dtype,
+            "iters": self.iters,
+        });
+        let result = serde_json::json!({
+            "min_s": self.min_s,
+            "median_s": self.median_s,
+            "bytes_moved": self.bytes_moved,
+            "wrong": self.wrong,
+            "stages": match (self.pack_s, self.comm_s, self.unpack_s) {
+                (Some(p), Some(c), Some(u)) => serde_json::json!({"pack_s": p, "comm_s": c, "unpack_s": u}),
+                _ => serde_json::Value::Null,
+            },
+            "plan_s": self.plan_s,
+        });
+        crate::report::envelope("redist", problem, result, provenance)
+    }
 }
 
 /// Runs `dfft redist` on `world`.
@@ -224,6 +249,17 @@ fn run<T: Element + PartialEq>(
         )),
     };
     let plan_s = max_over(world, t.elapsed().as_secs_f64());
+    if rank == 0 {
+        log::info!(
+            "redist: planned {} -> {} of {:?} on {size} rank(s), {} bytes change rank, method {}, in {plan_s:.6} s",
+            from.spec(),
+            to.spec(),
+            args.shape.0,
+            plan.bytes_moved(std::mem::size_of::<T>()),
+            args.thakur
+                .map_or_else(|| args.method.to_string(), |m| format!("thakur-{m}")),
+        );
+    }
     // The blocks and message buffers on cache lines and huge pages, as the FFT plans' own.
     let huge = |n: usize| redist::alloc::AlignedBuf::<T>::new(n);
     let (src_len, dst_len) = (from.local_len(rank), to.local_len(rank));
@@ -264,7 +300,6 @@ fn run<T: Element + PartialEq>(
         None => args.method.to_string(),
     };
     let report = RedistReport {
-        command: "redist",
         ranks: size,
         shape: args.shape.0.clone(),
         from: from.spec(),
@@ -281,9 +316,10 @@ fn run<T: Element + PartialEq>(
         unpack_s: stage(times.unpack),
         plan_s,
     };
+    let provenance = crate::provenance::Provenance::collect(world);
     if rank == 0 {
         if args.json {
-            println!("{}", serde_json::to_string(&report).expect("serializes"));
+            println!("{}", report.to_json(&provenance));
         } else {
             println!(
                 "dfft redist: shape {:?} on {} rank(s), {} -> {}, {} ({:?})",

@@ -1,6 +1,30 @@
-//! What `dfft run` prints: a table for people, one JSON line for scripts.
+//! What the subcommands print: tables for people, and for scripts one JSON object per line
+//! in one schema for every subcommand (`docs/schema/dfft-report.schema.json`):
+//!
+//! ```text
+//! {"schema_version": 1, "command": "run" | "redist" | "bench-redist" | "plan" | "calibrate",
+//!  "problem": {what was asked}, "result": {what came out},
+//!  "provenance": {dfft version and commit, build, MPI library, hosts, ranks, threads, CPU, time}}
+//! ```
 
+use crate::provenance::Provenance;
 use serde::Serialize;
+use serde_json::{json, Value};
+
+/// The version of the JSON schema; bumped when a field changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One JSON line in the common schema.
+pub fn envelope(command: &str, problem: Value, result: Value, provenance: &Provenance) -> String {
+    let v = json!({
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "problem": problem,
+        "result": result,
+        "provenance": provenance,
+    });
+    serde_json::to_string(&v).expect("a report serializes")
+}
 
 /// Seconds per stage of one forward+backward pair (mean over the timed pairs, max over ranks).
 #[derive(Debug, Clone, Serialize)]
@@ -22,6 +46,10 @@ pub struct RunReport {
     pub grid_choice: String,
     /// The complexity model's forward+backward time for this grid (compare with `min_s`).
     pub predicted_s: Option<f64>,
+    /// The machine profile the model used: where it came from and what it describes.
+    pub machine_profile: String,
+    /// Whether that profile is the built-in generic one (no calibration of this machine).
+    pub generic_profile: bool,
     pub method: String,
     /// Whether the forward output stayed in the last pencil layout.
     pub transposed_out: bool,
@@ -69,9 +97,42 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// One JSON object on one line.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a report serializes")
+    /// One JSON object on one line, in the common schema.
+    pub fn to_json(&self, provenance: &Provenance) -> String {
+        let problem = json!({
+            "shape": self.shape,
+            "ranks": self.ranks,
+            "kind": self.kind,
+            "precision": self.precision,
+            "batch": self.batch,
+            "normalization": self.normalization,
+            "grid_choice": self.grid_choice,
+            "method": self.method,
+            "transposed_out": self.transposed_out,
+            "destroy_input": self.destroy_input,
+            "alloc": self.alloc,
+            "iters": self.iters,
+            "warmup": self.warmup,
+            "input": self.input,
+            "output": self.output,
+        });
+        let result = json!({
+            "grid": self.grid,
+            "threads_per_rank": self.threads_per_rank,
+            "min_s": self.min_s,
+            "median_s": self.median_s,
+            "stages": self.stages,
+            "predicted_s": self.predicted_s,
+            "machine_profile": self.machine_profile,
+            "generic_profile": self.generic_profile,
+            "roundtrip_error": self.roundtrip_error,
+            "reference_error": self.reference_error,
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "pss_bytes": self.pss_bytes,
+            "pss_peak_bytes": self.pss_peak_bytes,
+            "plan_work_bytes": self.plan_work_bytes,
+        });
+        envelope("run", problem, result, provenance)
     }
 
     /// A table for people.
@@ -115,6 +176,13 @@ impl RunReport {
                     "given with --grid"
                 },
                 self.min_s / p.max(f64::MIN_POSITIVE)
+            ));
+        }
+        s.push_str(&format!("  model profile      {}\n", self.machine_profile));
+        if self.generic_profile {
+            s.push_str(&format!(
+                "  note               {}\n",
+                crate::machine::generic_note()
             ));
         }
         s.push_str(&format!(

@@ -446,6 +446,7 @@ where
         model,
         verify_limit,
         limit: limit.clone(),
+        planning: Instant::now(),
     };
     let shape = &setup.shape;
     // A plan the limit refuses says where the limit comes from.
@@ -478,6 +479,8 @@ struct Context<'a> {
     verify_limit: f64,
     /// The agreed per-rank memory limit (`None`: no check).
     limit: Option<crate::memory_limit::Limit>,
+    /// When planning began (for the phase log).
+    planning: Instant,
 }
 
 impl Context<'_> {
@@ -550,11 +553,29 @@ impl Context<'_> {
         self.check_memory(&plan)?;
         let (world, args) = (self.world, self.args);
         let rank = world.rank() as usize;
+        let mut phases = crate::logging::Phases::new("dfft run", rank, self.planning);
+        phases.done("plan");
         let in_layout = plan.input_layout().clone();
         let out_layout = plan.output_layout().clone();
         let batch = plan.batch();
         let in_block = in_layout.local_len(rank);
         let out_block = out_layout.local_len(rank);
+        if rank == 0 {
+            log::info!(
+                "dfft run: planned {} {:?} on {} rank(s): grid {} ({}), method {}, batch {}, blocks in {:?} out {:?} (rank 0), plan work {:.1} MiB, model {}",
+                args.kind,
+                self.setup.shape,
+                world.size(),
+                plan.grid().shape(),
+                if self.model.auto { "chosen by the model" } else { "given" },
+                args.method,
+                batch,
+                in_layout.local_shape(0),
+                out_layout.local_shape(0),
+                plan.work_bytes() as f64 / (1024.0 * 1024.0),
+                self.model.loaded.describe()
+            );
+        }
         // Scaling of this run's forward and backward, and of backward(forward(x)) / x.
         let logical = args.kind.logical_len(&self.setup.shape);
         let (forward_scale, backward_scale) = args.normalization.factors_f64(logical);
@@ -634,6 +655,7 @@ impl Context<'_> {
                 plan.backward(output, back)
             }
         };
+        phases.done("input and blocks");
         forward_of_input(&mut plan, &mut back, &mut output)?;
         if let (Some(delta), Some(r)) = (crate::fault::perturbation(), references.first()) {
             // Test-only: a wrong answer of relative size `delta` that the checks must catch.
@@ -651,15 +673,23 @@ impl Context<'_> {
                 max_over_ranks(world, e)
             })
             .collect();
+        phases.done("first forward and its check");
         for _ in 0..args.warmup {
             if destroy {
                 back.copy_from_slice(&input);
             }
             pair(&mut plan, &mut back, &mut output)?;
         }
+        phases.done("warm-up pairs");
         plan.reset_times();
         let mut pair_times = Vec::with_capacity(args.iters as usize);
-        let bar = crate::progress::bar(args.iters, rank == 0 && !args.json, "dfft run");
+        let mut bar = crate::progress::start(
+            args.iters,
+            rank,
+            args.json,
+            args.progress,
+            "dfft run: timed pairs",
+        );
         for iter in 0..args.iters {
             if panic_rank == Some(rank) && iter == args.iters / 2 {
                 crate::fault::deliberate_panic(rank);
@@ -671,13 +701,14 @@ impl Context<'_> {
             let t = Instant::now();
             pair(&mut plan, &mut back, &mut output)?;
             pair_times.push(max_over_ranks(world, t.elapsed().as_secs_f64()));
-            if let Some(b) = &bar {
-                b.inc(1);
+            if let Some(b) = &mut bar {
+                b.inc();
             }
         }
         if let Some(b) = bar {
-            b.finish_and_clear();
+            b.finish();
         }
+        phases.done("timed pairs");
         let times = plan.times();
         let per_pair = |x: f64| max_over_ranks(world, x / args.iters as f64);
         let stages = Stages {
@@ -696,6 +727,7 @@ impl Context<'_> {
         let sampler = PssSampler::start();
         pair(&mut plan, &mut back, &mut output)?;
         let pss_peak = sampler.finish();
+        phases.done("memory-sampled pair");
 
         // Round trip per field: backward(forward(x)) against roundtrip_scale·x, relative to
         // roundtrip_scale·max |x|. For c2r the input (a half spectrum) need not be Hermitian, so the round
@@ -727,6 +759,7 @@ impl Context<'_> {
         };
         let (rt_field, roundtrip_error) = worst(&roundtrip_errors).expect("batch >= 1");
         let reference = worst(&reference_errors);
+        phases.done("round trip check");
 
         // The verdict comes before --output: finite input that fails verification writes
         // nothing. Non-finite input is still transformed IEEE-exactly, so its output is
@@ -769,6 +802,8 @@ impl Context<'_> {
         } else {
             Ok(false)
         };
+        phases.done("output");
+        phases.summary();
         if nonfinite > 0 {
             verdict = Err(RunError::NonFinite {
                 count: nonfinite,
@@ -792,12 +827,14 @@ impl Context<'_> {
             } else {
                 args.grid.to_string()
             },
-            // The model describes one c2c field.
-            predicted_s: if args.kind == Kind::C2c && batch == 1 {
-                self.model.predicted_s(plan.grid().shape())
-            } else {
-                None
+            // The model describes one c2c or r2c field.
+            predicted_s: match (&args.kind, batch) {
+                (Kind::C2c, 1) => self.model.predicted_s(plan.grid().shape(), false),
+                (Kind::R2c, 1) => self.model.predicted_s(plan.grid().shape(), true),
+                _ => None,
             },
+            machine_profile: self.model.loaded.describe(),
+            generic_profile: self.model.loaded.origin == crate::machine::Origin::Defaults,
             method: args.method.to_string(),
             transposed_out: args.transposed_out,
             destroy_input: args.destroy_input,
@@ -824,9 +861,10 @@ impl Context<'_> {
                 _ => None,
             },
         };
+        let provenance = crate::provenance::Provenance::collect(world);
         if rank == 0 {
             if args.json {
-                println!("{}", report.to_json());
+                println!("{}", report.to_json(&provenance));
             } else {
                 print!("{}", report.to_table());
             }

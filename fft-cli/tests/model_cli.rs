@@ -8,6 +8,18 @@ use std::time::Duration;
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
+/// The fields of a report's `problem` and `result` objects, flat (the common JSON schema
+/// nests them; these tests read fields by name).
+fn flat(v: Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for part in ["problem", "result"] {
+        if let Some(Value::Object(fields)) = v.get(part) {
+            out.extend(fields.clone());
+        }
+    }
+    Value::Object(out)
+}
+
 fn plan_json(args: &[&str]) -> Vec<Value> {
     let out = Command::new(DFFT)
         .arg("plan")
@@ -23,7 +35,7 @@ fn plan_json(args: &[&str]) -> Vec<Value> {
     );
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .map(|l| flat(serde_json::from_str(l).expect("one JSON object per line")))
         .collect()
 }
 
@@ -144,7 +156,7 @@ fn plan_answers_any_rank_count_up_to_2_40_quickly() {
         let (status, stdout, stderr, cpu, rss) =
             plan_measured(&["--shape", "1024,1024,1024", "--ranks", ranks, "--json"]);
         assert!(status.success(), "P = {ranks}: {stderr}");
-        let first: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+        let first = flat(serde_json::from_str(stdout.lines().next().unwrap()).unwrap());
         assert_eq!(first["chosen"], true, "{first}");
         assert!(cpu < 1.0, "P = {ranks}: {cpu:.2} s of CPU time");
         assert!(rss < 100 << 20, "P = {ranks}: peak RSS {} MB", rss >> 20);
@@ -280,9 +292,22 @@ fn calibrate_then_plan(ranks: usize) {
         .env("DFFT_MACHINE", &profile)
         .output()
         .unwrap();
-    let first: Value =
-        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
-    assert_eq!(first, lines[0]);
+    let mut first = flat(
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap(),
+    );
+    // The same numbers; the profile's name says where it came from.
+    let named = first["machine_profile"].take();
+    assert!(
+        named.as_str().unwrap().starts_with("$DFFT_MACHINE="),
+        "{named}"
+    );
+    let mut by_flag = lines[0].clone();
+    assert!(by_flag["machine_profile"]
+        .take()
+        .as_str()
+        .unwrap()
+        .starts_with("--machine "));
+    assert_eq!(first, by_flag);
 
     // dfft run --grid auto names the model's grid and its predicted time.
     let mut cmd = mpi_harness::mpirun_command(ranks);
@@ -305,8 +330,8 @@ fn calibrate_then_plan(ranks: usize) {
         String::from_utf8_lossy(&out.stderr)
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let report: Value =
-        serde_json::from_str(stdout.lines().find(|l| l.starts_with('{')).unwrap()).unwrap();
+    let report =
+        flat(serde_json::from_str(stdout.lines().find(|l| l.starts_with('{')).unwrap()).unwrap());
     assert_eq!(report["grid_choice"], "auto");
     assert!(report["predicted_s"].as_f64().unwrap() > 0.0);
     let grid = report["grid"].as_array().unwrap();
@@ -350,7 +375,7 @@ fn plan_ends_quietly_when_the_reader_stops() {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut first)
         .unwrap();
-    let v: Value = serde_json::from_str(&first).expect("a JSON line");
+    let v = flat(serde_json::from_str(&first).expect("a JSON line"));
     assert_eq!(v["chosen"], true);
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -363,5 +388,192 @@ fn plan_ends_quietly_when_the_reader_stops() {
         out.stderr.is_empty(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Several P: the chosen grid of each with its time split (compute, intra-node, inter-node,
+/// latency) and the efficiency against the smallest P; the JSON carries the same.
+#[test]
+fn plan_shows_the_split_and_the_efficiency() {
+    let out = Command::new(DFFT)
+        .args([
+            "plan",
+            "--shape",
+            "1024,1024,1024",
+            "--kind",
+            "r2c",
+            "--ranks",
+            "256,1024,4096",
+            "--ranks-per-node",
+            "40",
+            "--cores-per-node",
+            "40",
+        ])
+        .env_remove("DFFT_MACHINE")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "strong scaling",
+        "efficiency",
+        "compute",
+        "intra-node",
+        "inter-node",
+        "latency",
+        "profile: built-in defaults",
+    ] {
+        assert!(text.contains(needle), "no '{needle}' in\n{text}");
+    }
+    let lines = plan_json(&["--shape", "64,64,64", "--ranks", "4,16", "--kind", "r2c"]);
+    let chosen: Vec<&Value> = lines.iter().filter(|l| l["chosen"] == true).collect();
+    assert_eq!(chosen.len(), 2);
+    assert_eq!(chosen[0]["efficiency"], 1.0);
+    for c in &chosen {
+        let split = [
+            "fft_s",
+            "memory_s",
+            "intra_node_s",
+            "inter_node_s",
+            "latency_s",
+        ]
+        .map(|k| c[k].as_f64().unwrap())
+        .iter()
+        .sum::<f64>();
+        let total = c["predicted_s"].as_f64().unwrap();
+        assert!((split - total).abs() <= 1e-9 * total, "{c}");
+    }
+    // --batch: one answer per request line, profile fields replaced per request.
+    let mut child = Command::new(DFFT)
+        .args(["plan", "--batch"])
+        .env_remove("DFFT_MACHINE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        // 4 ranks per node: the exchanges cross nodes, so a slower node link costs time.
+        writeln!(
+            stdin,
+            r#"{{"shape":[64,64,64],"ranks":16,"grid":"4x4","machine":{{"ranks_per_node":4}}}}"#
+        )
+        .unwrap();
+        writeln!(
+            stdin,
+            r#"{{"shape":[64,64,64],"ranks":16,"grid":"4x4","machine":{{"ranks_per_node":4,"tw_node_s_per_byte":1e-8}}}}"#
+        )
+        .unwrap();
+        writeln!(
+            stdin,
+            r#"{{"shape":[64,64,64],"ranks":16,"machine":{{"tw_nod":1}}}}"#
+        )
+        .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let answers: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 3);
+    assert_eq!(answers[0]["grid"], serde_json::json!([4, 4]));
+    assert!(answers[1]["predicted_s"].as_f64() > answers[0]["predicted_s"].as_f64());
+    assert!(answers[2]["error"].as_str().unwrap().contains("tw_nod"));
+}
+
+/// `dfft calibrate` without --out caches this machine's profile, says where, and `dfft run`
+/// uses it and names it; with no cache the run says its profile is the generic one.
+#[test]
+fn calibration_is_cached_and_runs_name_their_profile() {
+    let cache = tmp_path("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let run_json = || {
+        let mut cmd = mpi_harness::mpirun_command(2);
+        cmd.arg(DFFT)
+            .args([
+                "run", "--shape", "12,10,9", "--iters", "1", "--warmup", "0", "--json",
+            ])
+            .env_remove("DFFT_MACHINE")
+            .env("DFFT_CACHE_DIR", &cache);
+        let out = mpi_harness::run_command(cmd, Duration::from_secs(120));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{stdout}");
+        flat(serde_json::from_str(stdout.lines().find(|l| l.starts_with('{')).unwrap()).unwrap())
+    };
+    let before = run_json();
+    assert_eq!(before["generic_profile"], true, "{before}");
+    assert!(before["machine_profile"]
+        .as_str()
+        .unwrap()
+        .contains("built-in"));
+    let mut cmd = mpi_harness::mpirun_command(2);
+    cmd.arg(DFFT)
+        .args(["calibrate", "--quick"])
+        .env("DFFT_CACHE_DIR", &cache);
+    let out = mpi_harness::run_command(cmd, Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let cached = cache.join(format!("machine-{}.json", host.trim()));
+    assert!(
+        stdout.contains(cached.to_str().unwrap()) && cached.is_file(),
+        "{stdout}"
+    );
+    let after = run_json();
+    assert_eq!(after["generic_profile"], false, "{after}");
+    assert!(
+        after["machine_profile"]
+            .as_str()
+            .unwrap()
+            .contains(cached.to_str().unwrap()),
+        "{after}"
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// `scripts/model-validate --published` (the pure part: `dfft plan --batch` only): one profile
+/// fitted to two points of each published Jean-Zay table predicts every other point within 25 %
+/// or a miss it names and explains, and docs/model.md holds exactly its current output.
+#[test]
+fn published_runs_are_predicted_and_documented() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let out_file = tmp_path("published.md");
+    let out = Command::new("python3")
+        .arg(root.join("scripts/model-validate"))
+        .arg("--published")
+        .arg("--out")
+        .arg(&out_file)
+        .env("DFFT_BIN", DFFT)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let rows = text
+        .lines()
+        .filter(|l| l.starts_with("| Pencil") || l.starts_with("| P3D"));
+    assert_eq!(rows.count(), 25, "{text}");
+    let docs = std::fs::read_to_string(root.join("docs/model.md")).unwrap();
+    let section = docs
+        .split("<!-- published:begin -->")
+        .nth(1)
+        .and_then(|s| s.split("<!-- published:end -->").next())
+        .expect("docs/model.md has the published section");
+    assert_eq!(
+        section.trim(),
+        text.trim(),
+        "docs/model.md is stale: run scripts/model-validate --published --update-docs"
     );
 }

@@ -4,6 +4,7 @@
 //! Every launch runs under a timeout; a test that needs root (mount, mknod) and does not have
 //! it prints SKIPPED with the reason.
 
+use serde_json::Value;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,18 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
+
+/// The fields of a report's `problem` and `result` objects, flat (the common JSON schema,
+/// docs/schema/dfft-report.schema.json, nests them; these tests read fields by name).
+fn flat(v: Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for part in ["problem", "result"] {
+        if let Some(Value::Object(fields)) = v.get(part) {
+            out.extend(fields.clone());
+        }
+    }
+    Value::Object(out)
+}
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 struct Outcome {
@@ -74,7 +87,7 @@ fn json(out: &Outcome) -> serde_json::Value {
         .lines()
         .find(|l| l.starts_with('{'))
         .unwrap_or_else(|| panic!("no JSON line\n{}\n{}", out.stdout, out.stderr));
-    serde_json::from_str(line).unwrap()
+    flat(serde_json::from_str(line).unwrap())
 }
 
 /// A tmpfs of `size` mounted at `dir` for the guard's lifetime.

@@ -1,7 +1,9 @@
 //! `dfft` under a real Slurm: `scripts/slurm-local up` brings up a one-node cluster (or the
-//! running one is reused), then `srun -n 4 --mpi=pmix dfft run|bench-redist` and
-//! `sbatch --wait scripts/slurm/dfft-job.sbatch` must produce verified JSON reports. A machine
-//! where Slurm cannot start fails this test with the reason: it never passes without running.
+//! running one is reused); from a directory outside the repository, `sbatch --wait` of
+//! scripts/slurm/dfft-job.sbatch and of the scaling study's template (the smoke config: run and
+//! bench-redist through srun) must produce verified reports, and `scripts/scaling collect` a
+//! CSV and plots whose provenance names this build's commit and this machine. A machine where
+//! Slurm cannot start fails this test with the reason: it never passes without running.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -116,9 +118,12 @@ fn json_lines(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A verified `run` report of `ranks` ranks on a grid of rank `grid_rank`.
 fn check_run(v: &Value, ranks: usize, grid_rank: usize) {
-    assert_eq!(v["ranks"], ranks, "{v}");
-    let grid: Vec<u64> = v["grid"]
+    assert_eq!(v["command"], "run", "{v}");
+    let (p, r) = (&v["problem"], &v["result"]);
+    assert_eq!(p["ranks"], ranks, "{v}");
+    let grid: Vec<u64> = r["grid"]
         .as_array()
         .expect("grid")
         .iter()
@@ -127,72 +132,68 @@ fn check_run(v: &Value, ranks: usize, grid_rank: usize) {
     assert_eq!(grid.len(), grid_rank, "{v}");
     assert_eq!(grid.iter().product::<u64>(), ranks as u64, "{v}");
     for key in ["roundtrip_error", "reference_error"] {
-        let e = v[key].as_f64().expect(key);
+        let e = r[key].as_f64().expect(key);
         assert!(e < 1e-12, "{key} = {e:e}: {v}");
     }
-    assert!(v["min_s"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(r["min_s"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["provenance"]["launcher"], "srun", "{v}");
 }
 
+/// A verified `bench-redist` report.
 fn check_bench(v: &Value, ranks: usize, grid_rank: usize) {
-    assert_eq!(v["kind"], "bench-redist", "{v}");
-    assert_eq!(v["ranks"], ranks, "{v}");
-    assert_eq!(v["grid_rank"], grid_rank, "{v}");
-    assert_eq!(v["exchanges"], 2 * grid_rank + 1, "{v}");
-    assert_eq!(v["verified"], true, "{v}");
-    assert!(v["min_s"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["command"], "bench-redist", "{v}");
+    let r = &v["result"];
+    assert_eq!(v["problem"]["ranks"], ranks, "{v}");
+    assert_eq!(r["grid_rank"], grid_rank, "{v}");
+    assert_eq!(r["exchanges"], 2 * grid_rank + 1, "{v}");
+    assert_eq!(r["verified"], true, "{v}");
+    assert!(r["min_s"].as_f64().unwrap() > 0.0, "{v}");
+}
+
+/// `sbatch --wait ARGS SCRIPT` from `dir` (outside the repository), with `env`; the job log.
+fn sbatch(dir: &Path, args: &[&str], script: &str, env: &[(&str, &str)], secs: u64) -> String {
+    let log = dir.join("job.out");
+    let _ = std::fs::remove_file(&log);
+    let mut cmd = slurm_command("sbatch");
+    cmd.current_dir(dir)
+        .arg("--wait")
+        .arg(format!("--output={}", log.display()))
+        .args(args)
+        .arg(repo_root().join(script))
+        .env("DFFT", DFFT);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let (ok, stdout, stderr) = run(cmd, secs);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        ok,
+        "sbatch --wait {script} failed:\n{stdout}\n{stderr}\n--- job log ---\n{text}"
+    );
+    text
 }
 
 #[test]
 fn srun_and_sbatch_on_a_local_slurm_cluster() {
     let start = Instant::now();
     let _cluster = Cluster::up();
+    // Jobs are submitted from a directory outside the repository.
+    let dir = std::env::temp_dir().join(format!("dfft-srun-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
 
-    // srun: a pencil transform and the seed's redistribution benchmark on 4 ranks.
-    let mut cmd = slurm_command("srun");
-    cmd.args(["-n", "4", "--mpi=pmix", "--time=2", DFFT]).args([
-        "run", "--shape", "16,21,41", "--grid", "2", "--iters", "2", "--warmup", "1", "--json",
-    ]);
-    let (ok, stdout, stderr) = run(cmd, 90);
-    assert!(ok, "srun dfft run failed:\n{stdout}\n{stderr}");
-    let lines = json_lines(&stdout);
-    assert_eq!(lines.len(), 1, "one JSON line from rank 0:\n{stdout}");
-    check_run(&lines[0], 4, 2);
-
-    let mut cmd = slurm_command("srun");
-    cmd.args(["-n", "4", "--mpi=pmix", "--time=2", DFFT]).args([
-        "bench-redist",
-        "--shape",
-        "12,10,14",
-        "--grid",
-        "2x2",
-        "--repeat",
-        "3",
-        "--json",
-    ]);
-    let (ok, stdout, stderr) = run(cmd, 90);
-    assert!(ok, "srun dfft bench-redist failed:\n{stdout}\n{stderr}");
-    let lines = json_lines(&stdout);
-    assert_eq!(lines.len(), 1, "one JSON line from rank 0:\n{stdout}");
-    check_bench(&lines[0], 4, 2);
-
-    // sbatch --wait with the provided job script.
-    let log = std::env::temp_dir().join(format!("dfft-sbatch-{}.out", std::process::id()));
-    let _ = std::fs::remove_file(&log);
-    let mut cmd = slurm_command("sbatch");
-    cmd.arg("--wait")
-        .arg(format!("--output={}", log.display()))
-        .arg("scripts/slurm/dfft-job.sbatch")
-        .env("DFFT", DFFT)
-        .env("DFFT_SHAPE", "12,10,14")
-        // An explicit slab: the test checks the job, not the model's pick for this shape.
-        .env("DFFT_GRID", "1")
-        .env("DFFT_ITERS", "2");
-    let (ok, stdout, stderr) = run(cmd, 150);
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let _ = std::fs::remove_file(&log);
-    assert!(
-        ok,
-        "sbatch --wait failed:\n{stdout}\n{stderr}\n--- job log ---\n{text}"
+    // The plain job script: one transform and one redistribution benchmark on 4 ranks.
+    let text = sbatch(
+        &dir,
+        &[],
+        "scripts/slurm/dfft-job.sbatch",
+        &[
+            ("DFFT_SHAPE", "12,10,14"),
+            // An explicit slab: the test checks the job, not the model's pick for this shape.
+            ("DFFT_GRID", "1"),
+            ("DFFT_ITERS", "2"),
+        ],
+        150,
     );
     let lines = json_lines(&text);
     assert_eq!(
@@ -202,6 +203,115 @@ fn srun_and_sbatch_on_a_local_slurm_cluster() {
     );
     check_run(&lines[0], 4, 1);
     check_bench(&lines[1], 4, 1);
+
+    // The scaling study's sbatch template with the smoke config: run c2c and r2c on every grid
+    // rank and auto, and bench-redist, on 2 and 4 ranks through srun; one JSONL per job. The
+    // template finds the repository from the path it was submitted with (no DFFT_ROOT).
+    let out = dir.join("study");
+    let text = sbatch(
+        &dir,
+        &["--ntasks=4", "--time=5"],
+        "scripts/slurm/dfft-scaling.sbatch",
+        &[
+            (
+                "DFFT_CONFIG",
+                repo_root()
+                    .join("scripts/scaling.d/smoke.conf")
+                    .to_str()
+                    .unwrap(),
+            ),
+            ("DFFT_OUT", out.to_str().unwrap()),
+        ],
+        240,
+    );
+    let jsonl: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(
+        jsonl.len(),
+        1,
+        "one JSONL per job in {}:\n{text}",
+        out.display()
+    );
+    let reports = json_lines(&std::fs::read_to_string(&jsonl[0]).unwrap());
+    // 2 kinds x P in {2, 4} x grids {1, 2, auto} runs, P x grids bench-redist.
+    assert_eq!(reports.len(), 12 + 6, "{text}");
+    for v in &reports {
+        let ranks = v["problem"]["ranks"].as_u64().unwrap() as usize;
+        let grid_rank = v["result"]["grid"].as_array().unwrap().len();
+        match v["command"].as_str().unwrap() {
+            "run" => check_run(v, ranks, grid_rank),
+            "bench-redist" => check_bench(v, ranks, grid_rank),
+            other => panic!("unexpected command {other}"),
+        }
+    }
+
+    // The collector, run from the job directory: CSV, plots and their provenance.
+    let plots = dir.join("plots");
+    let mut cmd = Command::new("bash");
+    cmd.current_dir(&dir)
+        .arg(repo_root().join("scripts/scaling"))
+        .arg("collect")
+        .arg(&plots)
+        .args(&jsonl);
+    let (ok, stdout, stderr) = run(cmd, 120);
+    assert!(ok, "scripts/scaling collect failed:\n{stdout}\n{stderr}");
+    let csv = std::fs::read_to_string(plots.join("scaling.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in [
+        "command",
+        "kind",
+        "ranks",
+        "grid",
+        "min_s",
+        "comm_s",
+        "predicted_s",
+        "git_commit",
+        "hostnames",
+        "oversubscribed",
+    ] {
+        assert!(header.contains(&col), "column {col} missing: {header:?}");
+    }
+    assert_eq!(lines.count(), 18, "{csv}");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(plots.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["rows"], 18, "{manifest}");
+    // The provenance names the commit of this binary and this machine.
+    let commit = reports[0]["provenance"]["git_commit"].as_str().unwrap();
+    assert!(commit.len() >= 12 && commit != "unknown", "{commit}");
+    assert_eq!(
+        manifest["git_commits"],
+        serde_json::json!([commit]),
+        "{manifest}"
+    );
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert!(
+        manifest["provenance"]
+            .as_str()
+            .unwrap()
+            .contains(host.trim()),
+        "{manifest}"
+    );
+    // 4 ranks on this machine's cores: the plots carry the warning when ranks exceed cores.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 4 {
+        assert!(
+            manifest["oversubscription_warning"].is_string(),
+            "{manifest}"
+        );
+    }
+    for entry in manifest["plots"].as_array().unwrap() {
+        let path = plots.join(entry["file"].as_str().unwrap());
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", path.display());
+        assert_eq!(entry["bytes"], bytes.len());
+    }
+    assert!(plots.join("table.md").exists());
+    let _ = std::fs::remove_dir_all(&dir);
     eprintln!(
         "srun/sbatch test took {:.1} s",
         start.elapsed().as_secs_f64()

@@ -64,7 +64,7 @@ pub use profile::MachineProfile;
 
 use crate::error::{FftError, Result};
 use crate::options::GridChoice;
-use crate::stages::{pipeline, Pipeline, Stage};
+use crate::stages::{pipeline_for, Domain, Pipeline, Stage, TransformShape};
 use cost::{exchange_cost, tile_lines, CopyRates, Cpu, ExchangeCost};
 use redist::{ExchangePlan, GridShape, RedistError};
 use serde::Serialize;
@@ -80,6 +80,10 @@ pub struct Problem {
     pub element_bytes: usize,
     /// Whether the forward output stays in the last pencil (no exchanges back).
     pub transposed_out: bool,
+    /// A real-to-complex transform (`dfft run --kind r2c`): the forward input is real, the
+    /// last axis becomes `n/2 + 1` complex elements first, and every exchange moves complex
+    /// elements of `element_bytes`. Otherwise complex-to-complex.
+    pub real_to_complex: bool,
 }
 
 impl Problem {
@@ -90,7 +94,35 @@ impl Problem {
             ranks,
             element_bytes: 16,
             transposed_out: false,
+            real_to_complex: false,
         }
+    }
+
+    /// The same problem as a real-to-complex transform.
+    pub fn real_to_complex(mut self) -> Self {
+        self.real_to_complex = true;
+        self
+    }
+
+    /// The global shapes the transform goes through.
+    fn transform_shape(&self) -> TransformShape {
+        if !self.real_to_complex {
+            return TransformShape::complex(&self.shape);
+        }
+        let mut spectral = self.shape.clone();
+        if let Some(last) = spectral.last_mut() {
+            *last = *last / 2 + 1;
+        }
+        TransformShape {
+            physical: self.shape.clone(),
+            spectral,
+            domain: Domain::RealToComplex,
+        }
+    }
+
+    /// The pipeline of this problem on `grid`.
+    fn pipeline(&self, grid: GridShape) -> Result<Pipeline> {
+        pipeline_for(&self.transform_shape(), grid, self.transposed_out)
     }
 }
 
@@ -106,8 +138,13 @@ pub struct Prediction {
     pub predicted_s: f64,
     /// `ts` × messages.
     pub latency_s: f64,
-    /// `tw` × bytes.
+    /// `tw` × bytes: the transfer time of the exchanges, `intra_node_s + inter_node_s`.
     pub bandwidth_s: f64,
+    /// The share of `bandwidth_s` spent on transfers between ranks of one node.
+    pub intra_node_s: f64,
+    /// The share of `bandwidth_s` spent on transfers between nodes (each rank's link, the
+    /// node's shared interface or the switch's uplinks, whichever is slowest).
+    pub inter_node_s: f64,
     /// Local 1-D FFTs.
     pub fft_s: f64,
     /// Pack, unpack, own-part copies and strided-FFT tile copies.
@@ -165,11 +202,7 @@ fn fusion_pipeline(pipe: &Pipeline, problem: &Problem) -> Result<Option<Pipeline
     if dims == grid.dims() {
         return Ok(None);
     }
-    let cut = pipeline(
-        &problem.shape,
-        GridShape::new(dims)?,
-        problem.transposed_out,
-    )?;
+    let cut = problem.pipeline(GridShape::new(dims)?)?;
     let same = cut.forward == pipe.forward && cut.backward == pipe.backward;
     Ok(same.then_some(cut))
 }
@@ -238,7 +271,7 @@ fn predict_with(
             limit: MAX_RANKS as u64,
         });
     }
-    let pipe = pipeline(&problem.shape, grid.clone(), problem.transposed_out)?;
+    let pipe = problem.pipeline(grid.clone())?;
     let cpu = Cpu::new(profile, problem.ranks);
     let rates = CopyRates::new(profile);
     let eb = problem.element_bytes as f64;
@@ -249,6 +282,8 @@ fn predict_with(
         predicted_s: 0.0,
         latency_s: 0.0,
         bandwidth_s: 0.0,
+        intra_node_s: 0.0,
+        inter_node_s: 0.0,
         fft_s: 0.0,
         memory_s: 0.0,
         exchanges: 0,
@@ -262,7 +297,7 @@ fn predict_with(
                 // Parts of grid dimension j that own nothing of the axis it splits, times the
                 // ranks sharing each such coordinate.
                 let axis = layout.decomposed()[j];
-                let empty = grid.dims()[j].saturating_sub(problem.shape[axis]);
+                let empty = grid.dims()[j].saturating_sub(layout.global_shape()[axis]);
                 empty * (problem.ranks / grid.dims()[j])
             })
             .fold(0usize, |acc, x| acc.max(x));
@@ -280,6 +315,13 @@ fn predict_with(
             | Stage::Resize {
                 from: layout, axis, ..
             } => {
+                // A real FFT (or its inverse) of n points costs about what a complex one of
+                // n/2 does: half the complex rate per real element, on the real side.
+                let (layout, real) = match *stage {
+                    Stage::Resize { to, .. } if pipe.real[to] => (to, 0.5),
+                    _ if pipe.real[layout] => (layout, 0.5),
+                    _ => (layout, 1.0),
+                };
                 let l = &pipe.layouts[layout];
                 // The most loaded rank's block (rank 0's, under the balanced split), and the
                 // mean one (the blocks of all ranks make up the global array).
@@ -287,7 +329,7 @@ fn predict_with(
                 let mean = l.global_shape().iter().map(|&x| x as f64).product::<f64>() / ranks;
                 let len = problem.shape[axis];
                 let log = if len > 1 { (len as f64).log2() } else { 0.0 };
-                let per_element = log * profile.fft_s_per_element_log2;
+                let per_element = real * log * profile.fft_s_per_element_log2;
                 pred.fft_s += cpu.time(most * per_element, mean * per_element);
                 if len > 1 && !crate::stages::is_contiguous(l, axis) {
                     // Strided sweep: lines gathered into a tile and scattered back, each tile
@@ -318,6 +360,8 @@ fn predict_with(
                 };
                 pred.latency_s += c.latency_s;
                 pred.bandwidth_s += c.bandwidth_s;
+                pred.intra_node_s += c.intra_s;
+                pred.inter_node_s += c.inter_s;
                 pred.memory_s += c.memory_s;
                 pred.messages += c.messages;
                 pred.bytes += c.bytes;
@@ -618,6 +662,7 @@ pub fn resolve_grid(
 mod tests {
     use super::cost::common_run;
     use super::*;
+    use crate::stages::pipeline;
 
     /// Powers of two, so the sums below are exact in binary floating point.
     const TS: f64 = 1.0 / (1u64 << 20) as f64;
@@ -629,6 +674,7 @@ mod tests {
             ranks,
             element_bytes: 1, // tw per data item, as in the seed
             transposed_out,
+            real_to_complex: false,
         }
     }
 
@@ -677,6 +723,7 @@ mod tests {
             ranks: 2,
             element_bytes: 1,
             transposed_out: false,
+            real_to_complex: false,
         };
         let pr = predict(&problem, &GridShape::new(vec![2]).unwrap(), &profile).unwrap();
         assert_eq!(pr.latency_s, 4.0);
@@ -783,6 +830,7 @@ mod tests {
             ranks: 2,
             element_bytes: 1,
             transposed_out: false,
+            real_to_complex: false,
         };
         let grid = GridShape::new(vec![2]).unwrap();
         let log3 = 3f64.log2();
@@ -826,6 +874,7 @@ mod tests {
                             ranks,
                             element_bytes: 16,
                             transposed_out,
+                            real_to_complex: false,
                         };
                         let pipe = pipeline(shape, grid.clone(), transposed_out).unwrap();
                         let mut expected = 0.0;
@@ -907,6 +956,7 @@ mod tests {
                             ranks,
                             element_bytes: 1,
                             transposed_out: true,
+                            real_to_complex: false,
                         };
                         let pipe = pipeline(&shape, grid.clone(), true).unwrap();
                         let fused: Vec<Fusion> = fusions(&pipe.forward, &pipe, 1)
@@ -966,6 +1016,85 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The cluster terms by hand. 4×4 on a slab of 4 ranks, 2 per node, 1-byte elements:
+    /// each exchange sends one element to each of 3 peers, one on the rank's node and two
+    /// beyond; a pair has 4 exchanges.
+    #[test]
+    fn cluster_terms_by_hand() {
+        let problem = |shape: &[usize], ranks| Problem {
+            shape: shape.to_vec(),
+            ranks,
+            element_bytes: 1,
+            transposed_out: false,
+            real_to_complex: false,
+        };
+        let slab = |p| GridShape::new(vec![p]).unwrap();
+        let mut m = MachineProfile::network_only(0.0, 0.0);
+        m.ranks_per_node = 2;
+        m.tw_inter_s_per_byte = 1.0;
+        // Node injection: the node's 2 ranks send 2 bytes each beyond it, 4 bytes through one
+        // interface of 1 s/B, slower than each rank's own 2 bytes at 1 s/B.
+        m.tw_node_s_per_byte = 1.0;
+        let pr = predict(&problem(&[4, 4], 4), &slab(4), &m).unwrap();
+        assert_eq!(
+            (pr.bandwidth_s, pr.inter_node_s, pr.intra_node_s),
+            (16.0, 16.0, 0.0)
+        );
+        // A faster interface (0.25 s/B: 1 s) leaves each rank's own link (2 s) the limit.
+        m.tw_node_s_per_byte = 0.25;
+        let pr = predict(&problem(&[4, 4], 4), &slab(4), &m).unwrap();
+        assert_eq!(pr.bandwidth_s, 8.0);
+        // Intra- and inter-node parts, 1 s and 2 s per exchange: added, or overlapped.
+        m.tw_node_s_per_byte = 0.0;
+        m.tw_intra_s_per_byte = 1.0;
+        for (overlap, per_exchange) in [(0.0, 3.0), (0.5, 2.5), (1.0, 2.0)] {
+            m.intra_inter_overlap = overlap;
+            let pr = predict(&problem(&[4, 4], 4), &slab(4), &m).unwrap();
+            assert_eq!(pr.bandwidth_s, 4.0 * per_exchange, "overlap {overlap}");
+            assert_eq!(pr.intra_node_s + pr.inter_node_s, pr.bandwidth_s);
+            assert_eq!(pr.intra_node_s * 2.0, pr.inter_node_s);
+        }
+        // Uplinks: 8 nodes of one rank, 2 nodes per switch, uplinks 3 times thinner. Each node
+        // sends 7 bytes, 6/7 of them beyond its switch: 7 · 3 · 6/7 = 18 s per exchange.
+        let mut m = MachineProfile::network_only(0.0, 0.0);
+        m.ranks_per_node = 1;
+        m.tw_node_s_per_byte = 1.0;
+        m.switch_nodes = 2;
+        m.uplink_taper = 3.0;
+        let pr = predict(&problem(&[8, 8], 8), &slab(8), &m).unwrap();
+        assert!((pr.bandwidth_s - 72.0).abs() < 1e-12, "{}", pr.bandwidth_s);
+        // A non-blocking network (taper 1) or a switch holding every node: 7 s.
+        m.uplink_taper = 1.0;
+        let pr = predict(&problem(&[8, 8], 8), &slab(8), &m).unwrap();
+        assert_eq!(pr.bandwidth_s, 28.0);
+        m.uplink_taper = 3.0;
+        m.switch_nodes = 8;
+        let pr = predict(&problem(&[8, 8], 8), &slab(8), &m).unwrap();
+        assert_eq!(pr.bandwidth_s, 28.0);
+    }
+
+    /// A real-to-complex transform exchanges the complex half spectrum: 6×10 real moves what
+    /// a complex 6×6 does, and its FFT along the last axis costs half a complex one.
+    #[test]
+    fn real_to_complex_moves_the_half_spectrum() {
+        let m = MachineProfile::network_only(1.0, 1.0);
+        let grid = GridShape::new(vec![3]).unwrap();
+        let r2c = predict(&Problem::new(&[6, 10], 3).real_to_complex(), &grid, &m).unwrap();
+        let c2c = predict(&Problem::new(&[6, 6], 3), &grid, &m).unwrap();
+        assert_eq!(
+            (r2c.latency_s, r2c.bandwidth_s),
+            (c2c.latency_s, c2c.bandwidth_s)
+        );
+        assert_eq!(r2c.bytes, c2c.bytes);
+        let mut m = MachineProfile::network_only(0.0, 0.0);
+        m.fft_s_per_element_log2 = 1.0;
+        let one = GridShape::new(vec![1]).unwrap();
+        let pr = predict(&Problem::new(&[4, 8], 1).real_to_complex(), &one, &m).unwrap();
+        // Per direction: the real FFT of 4 lines of 8 (half of 32 · 3) and the complex FFT of
+        // 5 columns of 4 (20 · 2).
+        assert_eq!(pr.fft_s, 2.0 * (0.5 * 32.0 * 3.0 + 20.0 * 2.0));
     }
 
     /// The fused steps the model costs, as the plan lowers them: a slab of d ≥ 3 fuses its
@@ -1150,6 +1279,7 @@ mod tests {
                             ranks,
                             element_bytes: 16,
                             transposed_out,
+                            real_to_complex: false,
                         };
                         let pipe = pipeline(&shape, grid.clone(), transposed_out).unwrap();
                         let Some(cut) = fusion_pipeline(&pipe, &problem).unwrap() else {

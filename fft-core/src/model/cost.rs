@@ -191,9 +191,31 @@ pub(super) fn tile_lines(n: usize, element_bytes: usize) -> usize {
 pub(super) struct ExchangeCost {
     pub(super) latency_s: f64,
     pub(super) bandwidth_s: f64,
+    /// The intra-node and inter-node shares of `bandwidth_s` (they add up to it).
+    pub(super) intra_s: f64,
+    pub(super) inter_s: f64,
     pub(super) memory_s: f64,
     pub(super) messages: u64,
     pub(super) bytes: u64,
+}
+
+/// How much longer than through its own link a node's inter-node traffic takes in an
+/// exchange among `n` members `stride` ranks apart: the members lie on `G` consecutive nodes,
+/// and the fraction `(G − S)/(G − 1)` of a node's partners lies beyond its switch of `S`
+/// nodes, whose uplinks are `uplink_taper` times thinner than its nodes' links together.
+fn uplink_factor(profile: &MachineProfile, n: usize, stride: usize) -> f64 {
+    let rpn = profile.ranks_per_node.max(1);
+    let nodes = if stride >= rpn {
+        n
+    } else {
+        (n.saturating_sub(1) * stride) / rpn + 1
+    };
+    let switch = profile.switch_nodes.max(1);
+    if nodes <= switch || profile.uplink_taper <= 1.0 {
+        return 1.0;
+    }
+    let off = (nodes - switch) as f64 / (nodes - 1) as f64;
+    (profile.uplink_taper * off).max(1.0)
 }
 
 /// The cost of `plan`'s exchange within `problem` on `profile`, less what `fusion` takes over.
@@ -267,7 +289,12 @@ pub(super) fn exchange_cost(
         latency_s: pieces * overhead,
         ..ExchangeCost::default()
     };
-    let (mut max_copy, mut sum_copy, mut sum_intra) = (0.0f64, 0.0f64, 0usize);
+    let (mut max_copy, mut sum_copy) = (0.0f64, 0.0f64);
+    let (mut sum_intra, mut sum_inter) = (0usize, 0usize);
+    // The transfer time of the most loaded rank, with its intra- and inter-node parts.
+    let mut worst = (0.0f64, 0.0f64, 0.0f64);
+    let overlap = profile.intra_inter_overlap;
+    let combine = |intra: f64, inter: f64| intra.max(inter) + (1.0 - overlap) * intra.min(inter);
     // Coordinates from max(N_a, N_b) on own nothing on either side: no message, no copy. The
     // others are visited in segments over which every quantity below is the same: one node's
     // coordinates (or, when each node holds at most one member, any run of coordinates) that
@@ -323,22 +350,26 @@ pub(super) fn exchange_cost(
             intra as f64 * profile.ts_intra_s * cpu.intra_slowdown
                 + (all - intra) as f64 * profile.ts_inter_s
         };
+        // One side's transfers: (time, intra-node part, inter-node part).
         let bw = |intra: usize, inter: usize| {
-            (intra as f64 * profile.tw_intra_s_per_byte
-                + inter as f64 * profile.tw_inter_s_per_byte)
-                * eb
+            let i = intra as f64 * profile.tw_intra_s_per_byte * eb;
+            let e = inter as f64 * profile.tw_inter_s_per_byte * eb;
+            (combine(i, e), i, e)
         };
         let latency_s = pieces
             * (overhead
                 + lat(send_msgs_intra, send_msgs_all).max(lat(recv_msgs_intra, recv_msgs_all)));
         cost.latency_s = cost.latency_s.max(latency_s);
-        cost.bandwidth_s = cost
-            .bandwidth_s
-            .max(bw(send_intra, send_inter).max(bw(recv_intra, recv_inter)));
+        for side in [bw(send_intra, send_inter), bw(recv_intra, recv_inter)] {
+            if side.0 > worst.0 {
+                worst = side;
+            }
+        }
         let copies = copy_seconds(send_total, recv_total, own);
         max_copy = max_copy.max(copies);
         sum_copy += copies * count as f64;
         sum_intra += send_intra.max(recv_intra) * count;
+        sum_inter += send_inter.max(recv_inter) * count;
         cost.messages = cost
             .messages
             .max((send_msgs_all.max(recv_msgs_all) * fusion.pieces.max(1)) as u64);
@@ -347,12 +378,24 @@ pub(super) fn exchange_cost(
             .max((send_total.max(recv_total) * problem.element_bytes) as u64);
         c += count;
     }
-    // Intra-node messages are copies through shared memory: the node's cores carry them too.
+    // What the node's ranks do together: intra-node messages are copies through shared
+    // memory, so the node's cores carry them; inter-node messages of all its ranks share the
+    // node's network interface, and what leaves the node's switch shares its uplinks.
     let ranks = problem.ranks as f64;
     let mean_intra = sum_intra as f64 * to_all / ranks;
-    cost.bandwidth_s = cost
-        .bandwidth_s
-        .max(mean_intra * eb * profile.tw_intra_s_per_byte * cpu.node_load);
+    let mean_inter = sum_inter as f64 * to_all / ranks;
+    let node_intra = mean_intra * eb * profile.tw_intra_s_per_byte * cpu.node_load;
+    let node_bytes = mean_inter * eb * problem.ranks.min(rpn) as f64;
+    let node_inter = node_bytes * profile.tw_node_s_per_byte * uplink_factor(profile, n, stride);
+    let node = (combine(node_intra, node_inter), node_intra, node_inter);
+    let (time, intra, inter) = if node.0 > worst.0 { node } else { worst };
+    cost.bandwidth_s = time;
+    // The two parts as shares of the time (with overlap, each is charged its share).
+    let parts = intra + inter;
+    if parts > 0.0 {
+        cost.intra_s = time * intra / parts;
+        cost.inter_s = time * inter / parts;
+    }
     cost.memory_s = cpu.time(max_copy, sum_copy * to_all / ranks);
     cost
 }

@@ -6,10 +6,11 @@ use crate::error::{FftError, Result};
 use serde::{Deserialize, Serialize};
 
 /// What the model knows about a machine. Times in seconds, sizes in bytes. The [`Default`]
-/// values describe a generic cluster node (64 cores, a 100 Gb/s-class network): ts 2 µs / tw
-/// 0.1 ns per byte between nodes, 0.5 µs / 0.2 ns per byte inside a node, 2 µs per exchange
-/// call, 1 ns per element·log2 n of 1-D FFT, 2 GB/s element-granular (transposing) and 5 GB/s
-/// contiguous copies per core, 64 ranks of one thread per node.
+/// values describe a generic cluster node (64 cores, a 100 Gb/s network interface on a
+/// non-blocking network): ts 2 µs / tw 0.1 ns per byte between nodes for one rank, 0.08 ns
+/// per byte (12.5 GB/s) for all ranks of a node together, 0.5 µs / 0.2 ns per byte inside a
+/// node, 2 µs per exchange call, 1 ns per element·log2 n of 1-D FFT, 2 GB/s element-granular
+/// (transposing) and 5 GB/s contiguous copies per core, 64 ranks of one thread per node.
 ///
 /// Serialized with serde's derives (every field named, unknown fields refused); the command
 /// line reads profile files strictly and says which fields took their defaults.
@@ -22,8 +23,25 @@ pub struct MachineProfile {
     pub tw_intra_s_per_byte: f64,
     /// Latency of one message between nodes, seconds.
     pub ts_inter_s: f64,
-    /// Inverse bandwidth between nodes, seconds per byte.
+    /// Inverse bandwidth between nodes of one rank's own messages, seconds per byte.
     pub tw_inter_s_per_byte: f64,
+    /// Inverse injection bandwidth of one node: seconds per byte of the inter-node traffic
+    /// that all ranks of a node send (or receive) together through its network interface;
+    /// 0: not limiting (every rank gets `tw_inter_s_per_byte`).
+    pub tw_node_s_per_byte: f64,
+    /// Nodes under one first-level switch: among them the network is non-blocking; traffic
+    /// to nodes beyond goes through the switch's uplinks.
+    pub switch_nodes: usize,
+    /// How much thinner a switch's uplinks are than its nodes' links together (≥ 1; 1: a
+    /// non-blocking, full-bisection network). A node whose exchange partners lie on `G` nodes,
+    /// `switch_nodes` of them under its own switch, sends the fraction
+    /// `(G − switch_nodes)/(G − 1)` of its inter-node bytes up, which takes `uplink_taper`
+    /// times as long per byte as its own link: the contention of large all-to-alls.
+    pub uplink_taper: f64,
+    /// Fraction (0..=1) of the shorter of an exchange's intra-node and inter-node transfer
+    /// times that overlaps with the longer (0: one after the other, as the seed's model; 1:
+    /// the exchange takes the longer of the two).
+    pub intra_inter_overlap: f64,
     /// Fixed cost of one exchange (one collective call in a group of more than one rank),
     /// seconds; 0 in the seed's model.
     pub exchange_overhead_s: f64,
@@ -55,6 +73,10 @@ impl Default for MachineProfile {
             tw_intra_s_per_byte: 0.2e-9,
             ts_inter_s: 2e-6,
             tw_inter_s_per_byte: 0.1e-9,
+            tw_node_s_per_byte: 0.08e-9,
+            switch_nodes: 32,
+            uplink_taper: 1.0,
+            intra_inter_overlap: 0.0,
             exchange_overhead_s: 2e-6,
             fft_s_per_element_log2: 1e-9,
             copy_bytes_per_s: 2e9,
@@ -77,8 +99,12 @@ impl PartialEq for MachineProfile {
 impl Eq for MachineProfile {}
 
 impl MachineProfile {
-    fn bits(&self) -> [u64; 11] {
+    fn bits(&self) -> [u64; 15] {
         [
+            self.tw_node_s_per_byte.to_bits(),
+            self.switch_nodes as u64,
+            self.uplink_taper.to_bits(),
+            self.intra_inter_overlap.to_bits(),
             self.stream_bytes_per_s.to_bits(),
             self.exchange_overhead_s.to_bits(),
             self.ts_intra_s.to_bits(),
@@ -93,13 +119,18 @@ impl MachineProfile {
         ]
     }
 
-    /// The seed's machine: one `ts` and one `tw` (per byte) everywhere, free local work.
+    /// The seed's machine: one `ts` and one `tw` (per byte) everywhere, free local work, no
+    /// shared network interfaces and no contention.
     pub fn network_only(ts_s: f64, tw_s_per_byte: f64) -> Self {
         Self {
             ts_intra_s: ts_s,
             tw_intra_s_per_byte: tw_s_per_byte,
             ts_inter_s: ts_s,
             tw_inter_s_per_byte: tw_s_per_byte,
+            tw_node_s_per_byte: 0.0,
+            switch_nodes: usize::MAX,
+            uplink_taper: 1.0,
+            intra_inter_overlap: 0.0,
             exchange_overhead_s: 0.0,
             fft_s_per_element_log2: 0.0,
             copy_bytes_per_s: f64::INFINITY,
@@ -123,6 +154,7 @@ impl MachineProfile {
             ("tw_intra_s_per_byte", self.tw_intra_s_per_byte),
             ("ts_inter_s", self.ts_inter_s),
             ("tw_inter_s_per_byte", self.tw_inter_s_per_byte),
+            ("tw_node_s_per_byte", self.tw_node_s_per_byte),
             ("exchange_overhead_s", self.exchange_overhead_s),
             ("fft_s_per_element_log2", self.fft_s_per_element_log2),
         ] {
@@ -138,7 +170,20 @@ impl MachineProfile {
                 return bad(what, format!("{v} (must be > 0)"));
             }
         }
+        if !(self.uplink_taper.is_finite() && self.uplink_taper >= 1.0) {
+            return bad(
+                "uplink_taper",
+                format!("{} (must be finite and ≥ 1)", self.uplink_taper),
+            );
+        }
+        if !(0.0..=1.0).contains(&self.intra_inter_overlap) {
+            return bad(
+                "intra_inter_overlap",
+                format!("{} (must be between 0 and 1)", self.intra_inter_overlap),
+            );
+        }
         for (what, v) in [
+            ("switch_nodes", self.switch_nodes),
             ("cores_per_node", self.cores_per_node),
             ("ranks_per_node", self.ranks_per_node),
             ("threads_per_rank", self.threads_per_rank),
