@@ -1110,6 +1110,7 @@ impl Pfft {
             ranks: self.size,
             element_bytes: unit,
             transposed_out: self.transposed_out,
+            real_to_complex: matches!(self.kind, Kind::R2c),
         }
     }
 }
