@@ -141,7 +141,7 @@ fn run_without_launcher() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = flat(serde_json::from_slice(&out.stdout).unwrap());
     check_report(&v, 1, "8,6,5", 1);
 }
 

@@ -503,14 +503,15 @@ pub fn missing_ranks(stdout: &str, test: &str, ranks: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Whether `marker` occurs in `stdout` followed by whitespace or the end (libtest may print
-/// `test name ... ` before it on the same line).
+/// Whether `marker` occurs in `stdout` not followed by a digit (`1/3` is not `1/30`). Ranks
+/// share one stdout, so other output may run into a marker on either side: libtest's
+/// `test name ... ` before it, another rank's unterminated progress dots after it.
 fn has_marker(stdout: &str, marker: &str) -> bool {
     stdout.match_indices(marker).any(|(i, _)| {
-        stdout[i + marker.len()..]
+        !stdout[i + marker.len()..]
             .chars()
             .next()
-            .is_none_or(char::is_whitespace)
+            .is_some_and(|c| c.is_ascii_digit())
     })
 }
 
@@ -697,6 +698,9 @@ mod tests {
         assert_eq!(missing_ranks(prefixed, "u", 30).len(), 29);
         // PASSED without REACHED is not enough.
         assert_eq!(missing_ranks("MPI-HARNESS PASSED v 0/1", "v", 1), vec![0]);
+        // Another rank's unterminated output (pytest's dots) runs into a marker.
+        let joined = "MPI-HARNESS REACHED w 0/1\nMPI-HARNESS PASSED w 0/1..\n";
+        assert!(missing_ranks(joined, "w", 1).is_empty());
     }
 
     #[test]
