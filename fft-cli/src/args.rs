@@ -22,7 +22,7 @@ pub struct Cli {
 pub enum Command {
     /// Run forward and backward transforms, verify them and time them.
     Run(RunArgs),
-    /// Time two complete sweeps of redistribution (2r+1 exchanges), seed 000 §6.
+    /// Time two complete sweeps of redistribution (2r+1 exchanges), Birkeland & Sørøvik §6.
     BenchRedist(crate::bench_redist::BenchRedistArgs),
     /// Redistribute between two block-cyclic distributions (any grids), verify and time it.
     Redist(crate::redist_cmd::RedistArgs),

@@ -1,10 +1,10 @@
-//! `dfft bench-redist`: the redistribution experiment of seed 000 §6.
+//! `dfft bench-redist`: the redistribution experiment of Birkeland & Sørøvik §6.
 //!
 //! One *sample* is two complete sweeps of redistribution through the pencil layouts of a
 //! distributed FFT, `L0 → L1 → … → Lr → … → L0 → L1`: that is `2r + 1` exchanges on a grid of
 //! rank r, exactly what the seed times. Each sample may run the sequence `--inner` times and
-//! report the mean (the seed's 10 repetitions against timer overhead); `--repeat` samples are
-//! taken and the minimum is reported (the seed's defence against background noise), with the
+//! report the mean (Birkeland & Sørøvik's 10 repetitions against timer overhead); `--repeat` samples are
+//! taken and the minimum is reported (Birkeland & Sørøvik's defence against background noise), with the
 //! median beside it. Only exchanges run: no FFTs.
 //!
 //! The data are index-valued (element = its global linear index), and after the first,
@@ -34,7 +34,7 @@ use thiserror::Error;
 #[command(
     after_help = "Each sample times two complete sweeps of redistribution (2r+1 exchanges \
 through the pencil layouts L0 -> ... -> Lr -> ... -> L0 -> L1) of a complex128 N^d array; the \
-minimum over --repeat samples is reported, as in seed 000 §6.\n\nExamples:\n  mpirun -n 4 \
+minimum over --repeat samples is reported, as in Birkeland & Sørøvik §6.\n\nExamples:\n  mpirun -n 4 \
 dfft bench-redist --shape 128,128,128 --grid 1\n  mpirun -n 4 dfft bench-redist --shape \
 128,128,128 --grid 2x2 --repeat 10 --inner 3 --json\n  srun -n 16 --mpi=pmix dfft \
 bench-redist --shape 256,256,256 --grid 2 --method pairwise --json"
@@ -130,7 +130,7 @@ pub struct BenchRedistReport {
     pub inner: u64,
     /// Untimed sequences.
     pub warmup: u64,
-    /// Fastest sample (seconds per two-sweep sequence, max over ranks): the seed's number.
+    /// Fastest sample (seconds per two-sweep sequence, max over ranks): Birkeland & Sørøvik's number.
     pub min_s: f64,
     /// Median sample.
     pub median_s: f64,

@@ -1,5 +1,5 @@
 //! `dfft redist`: redistribute an index-valued array between two block-cyclic distributions
-//! (seeds 001-003), verify it exactly on every rank and time it.
+//! (Dongarra et al.; Thakur et al.; Parallel ESSL), verify it exactly on every rank and time it.
 //!
 //! A SPEC is `grid=AxB…,order=row|col,dist=D0,D1,…` with one distribution per axis
 //! (`block`, `balanced`, `cyclic`, `cyclic(r)`, `*`) and one grid dimension per distributed

@@ -1,4 +1,4 @@
-//! `dfft bench-redist` under mpirun (the seed's two sweeps of redistribution, verified exactly
+//! `dfft bench-redist` under mpirun (Birkeland & Sørøvik's two sweeps of redistribution, verified exactly
 //! on every rank), plus the ergonomics of the CLI: help with examples, `DFFT_LOG` verbosity, no
 //! progress bar when stdout is not a terminal.
 

@@ -66,7 +66,7 @@ fn plan_lists_every_candidate_chosen_first() {
     assert_eq!(slab["idle_ranks"], 3584);
     assert!(slab["excluded"].is_string());
 
-    // Latency-dominated network, few ranks: the seed's slab; the table form works too.
+    // Latency-dominated network, few ranks: Birkeland & Sørøvik's slab; the table form works too.
     let lines = plan_json(&[
         "--shape",
         "256,256,256",

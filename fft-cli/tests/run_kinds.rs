@@ -51,7 +51,7 @@ fn json_run(ranks: usize, args: &[&str]) -> Value {
     flat(serde_json::from_str(lines[0]).expect("valid JSON"))
 }
 
-/// DESIGN §5 tolerance for `n` elements.
+/// The suite's tolerance (1e-12·log2 N in f64, 1e-5·log2 N in f32) for `n` elements.
 fn tolerance(precision: &str, n: usize) -> f64 {
     let log = (n as f64).log2().max(1.0);
     if precision == "f32" {

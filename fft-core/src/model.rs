@@ -1179,7 +1179,7 @@ mod tests {
                     assert!(g.rank() < d && g.ranks() == ranks, "{g}");
                     assert!(seen.insert(g.dims().to_vec()), "{g} twice");
                 }
-                // The seed's §4 projection: all P ranks on one grid dimension.
+                // Birkeland & Sørøvik's §4 projection: all P ranks on one grid dimension.
                 assert!(seen.contains(&vec![ranks]));
             }
         }
@@ -1238,7 +1238,7 @@ mod tests {
         }
     }
 
-    /// The seed's qualitative result: a 1-D decomposition for few processes, a pencil beyond.
+    /// Birkeland & Sørøvik's qualitative result: a 1-D decomposition for few processes, a pencil beyond.
     /// The 1-D decomposition may be the slab or a grid whose other dimensions are 1 (`4x1`):
     /// they move the same bytes, and with free local work the slab's fused exchanges, which
     /// move 1 MiB pieces (64 of them for 256³ on 4 ranks), pay more latency.

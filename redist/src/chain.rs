@@ -1,4 +1,4 @@
-//! Chains of single-dimension exchanges between any two block layouts (seed 000 §3.2).
+//! Chains of single-dimension exchanges between any two block layouts (Birkeland & Sørøvik §3.2).
 
 use crate::error::{RedistError, Result};
 use crate::layout::Layout;

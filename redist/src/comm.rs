@@ -1,5 +1,5 @@
 //! The processor grid over MPI: a communicator of the whole grid and one sub-communicator per
-//! grid dimension (seed 000's groups `G^j`), split by coordinates as `MPI_Cart_sub` would
+//! grid dimension (Birkeland & Sørøvik's groups `G^j`), split by coordinates as `MPI_Cart_sub` would
 //! (without a topology: `MPI_Cart_create` loads OpenMPI's topo components, 136 KiB of code
 //! per process, for a numbering the grid computes itself).
 

@@ -31,7 +31,7 @@ crate::names::named_enum! {
         /// One `MPI_Alltoallv` in the group communicator.
         #[default]
         Alltoallv = "alltoallv" | "alltoall",
-        /// The seed's pairwise schedule: at step `i` send to `(me + i) % n` and receive from
+        /// Birkeland & Sørøvik's pairwise schedule: at step `i` send to `(me + i) % n` and receive from
         /// `(me - i) % n` with nonblocking calls, then wait.
         Pairwise = "pairwise" | "p2p",
     }

@@ -1,7 +1,7 @@
 //! Exchange plans: which block goes from whom to whom, computed without MPI.
 //!
 //! An [`ExchangePlan`] moves an array from one [`Layout`] to another that differs in exactly
-//! one grid dimension `j` (seed 000 §3.1): grid dimension `j` stops splitting axis `a` and
+//! one grid dimension `j` (Birkeland & Sørøvik §3.1): grid dimension `j` stops splitting axis `a` and
 //! starts splitting axis `b`. The exchange happens inside the group `G^j` of each rank (the
 //! processes that share all other grid coordinates). [`ExchangePlan::for_rank`] gives any
 //! rank's part: per peer, the box to send and where it sits in the send buffer, the box to

@@ -1,4 +1,4 @@
-//! The balanced block split rule (DESIGN §4), in one small function and its inverse.
+//! The balanced block split rule (the design notes), in one small function and its inverse.
 
 use std::ops::Range;
 
@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn larger_parts_come_first() {
-        // DESIGN §4: ranks 0..m-1 own q+1 items.
+        // the design notes: ranks 0..m-1 own q+1 items.
         assert_eq!(balanced_range(7, 3, 0).len(), 3);
         assert_eq!(balanced_range(7, 3, 1).len(), 2);
         assert_eq!(balanced_range(7, 3, 2).len(), 2);

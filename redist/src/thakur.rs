@@ -1,4 +1,4 @@
-//! Thakur, Choudhary and Ramanujam's cyclic(x) → cyclic(y) methods for one axis (seed 002).
+//! Thakur, Choudhary and Ramanujam's cyclic(x) → cyclic(y) methods for one axis (Thakur et al.).
 //!
 //! Each method computes, at redistribution time, what this process sends to and receives
 //! from every other process (the paper's timings include that address calculation, and so do
@@ -48,7 +48,7 @@ use crate::transport::{null_request, MPI_MAX_COUNT};
 use mpi::topology::Communicator;
 
 crate::names::named_enum! {
-    /// Thakur et al.'s redistribution methods (seed 002).
+    /// Thakur et al.'s redistribution methods (Thakur et al.).
     ///
     /// ```
     /// use redist::thakur::ThakurMethod;
@@ -81,7 +81,7 @@ impl ThakurMethod {
 }
 
 crate::names::named_enum! {
-    /// Synchronous or asynchronous receive (seed 002 §3).
+    /// Synchronous or asynchronous receive (Thakur et al. §3).
     ///
     /// ```
     /// use redist::thakur::Receive;
@@ -464,7 +464,7 @@ fn run_phases<T: Element, C: Communicator>(
 
 /// A multi-dimensional redistribution that changes one axis from cyclic(x) to cyclic(y) and
 /// leaves every other axis, the grid and its order as they are: Thakur's 1-D methods apply
-/// along that axis (seed 002 "per axis"), inside each group of processes that share their
+/// along that axis (Thakur et al. "per axis"), inside each group of processes that share their
 /// other grid coordinates, moving whole lines of the other axes. Pure; see
 /// [`AxisMethod::new`] and [`redistribute_axis`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! Thakur, Choudhary and Ramanujam's cyclic(x) → cyclic(y) comparisons (seed 002, Figs. 3, 6,
+//! Thakur, Choudhary and Ramanujam's cyclic(x) → cyclic(y) comparisons (Thakur et al., Figs. 3, 6,
 //! 9, 10) on this machine: run under `mpirun -n P` (scripts/bench-thakur sweeps P = 1..8).
 //!
 //! For cyclic(4)→cyclic(2), cyclic(2)→cyclic(4), cyclic(15)→cyclic(10) and

@@ -39,11 +39,11 @@ pub struct MachineProfile {
     /// times as long per byte as its own link: the contention of large all-to-alls.
     pub uplink_taper: f64,
     /// Fraction (0..=1) of the shorter of an exchange's intra-node and inter-node transfer
-    /// times that overlaps with the longer (0: one after the other, as the seed's model; 1:
+    /// times that overlaps with the longer (0: one after the other, as Birkeland & Sørøvik's model; 1:
     /// the exchange takes the longer of the two).
     pub intra_inter_overlap: f64,
     /// Fixed cost of one exchange (one collective call in a group of more than one rank),
-    /// seconds; 0 in the seed's model.
+    /// seconds; 0 in Birkeland & Sørøvik's model.
     pub exchange_overhead_s: f64,
     /// Local 1-D FFT cost on one core, seconds per element·log2(n) (complex f64).
     pub fft_s_per_element_log2: f64,
@@ -119,7 +119,7 @@ impl MachineProfile {
         ]
     }
 
-    /// The seed's machine: one `ts` and one `tw` (per byte) everywhere, free local work, no
+    /// Birkeland & Sørøvik's machine: one `ts` and one `tw` (per byte) everywhere, free local work, no
     /// shared network interfaces and no contention.
     pub fn network_only(ts_s: f64, tw_s_per_byte: f64) -> Self {
         Self {

@@ -1,8 +1,8 @@
 //! General redistribution between any two [`DistArray`]s of one global array over one
-//! communicator (seed 001, ScaLAPACK's `pdgemr2d` problem): planning, with no MPI.
+//! communicator (Dongarra et al., ScaLAPACK's `pdgemr2d` problem): planning, with no MPI.
 //!
 //! **Per axis** ([`AxisOverlap`]), the two block patterns are scanned together like a merge
-//! (seed 001 §3.1): a cursor walks the global index, stopping at every block boundary of
+//! (Dongarra et al. §3.1): a cursor walks the global index, stopping at every block boundary of
 //! either distribution, and each stretch between stops is one interval with a fixed source
 //! process and destination process. When both distributions are regular the pattern repeats
 //! with period `lcm(r·P, r'·P')`, so only one period is scanned and the rest is obtained by

@@ -1,11 +1,11 @@
-//! Executing a [`RedistPlan`] over MPI with a choice of schedules (seed 001 §3.3).
+//! Executing a [`RedistPlan`] over MPI with a choice of schedules (Dongarra et al. §3.3).
 //!
 //! A [`Redistribution`] is built once (collective: it duplicates the communicator) and owns
 //! this rank's copy maps, the MPI count arrays and its request arrays, so
 //! [`Redistribution::execute`] allocates nothing. Every schedule gives identical results:
 //!
 //! * [`Schedule::Alltoallv`]: pack everything, one `MPI_Alltoallv`, unpack everything;
-//! * [`Schedule::Caterpillar`]: seed 001's synchronous "rolling caterpillar": at step `d`
+//! * [`Schedule::Caterpillar`]: Dongarra et al.'s synchronous "rolling caterpillar": at step `d`
 //!   process `i` exchanges with `(P − i − d) mod P` (a process paired with itself has only
 //!   its own part, which is always copied directly), unpacking after each step;
 //! * [`Schedule::Async`]: post every receive, then pack and send each message in turn, and
@@ -54,7 +54,7 @@ crate::names::named_enum! {
         /// One `MPI_Alltoallv`.
         #[default]
         Alltoallv = "alltoallv" | "alltoall",
-        /// Synchronous caterpillar pairs (seed 001, Fig. 2).
+        /// Synchronous caterpillar pairs (Dongarra et al., Fig. 2).
         Caterpillar = "caterpillar" | "sync" | "synchronous",
         /// Receives posted first, unpack in arrival order (`MPI_Waitany`).
         Async = "async" | "asynchronous",

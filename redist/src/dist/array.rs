@@ -5,7 +5,7 @@ use super::axis::{AxisDist, AxisMap};
 use super::spec::list;
 use crate::error::{RedistError, Result};
 
-/// Order in which the ranks fill a process grid (seed 003, Tables 12 and 13).
+/// Order in which the ranks fill a process grid (Parallel ESSL, Tables 12 and 13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum GridOrder {
     /// Row-major: the last grid coordinate varies fastest (BLACS' default, MPI_Cart_create's).
@@ -26,7 +26,7 @@ pub enum Storage {
 }
 
 /// A distributed array: global shape, process grid (dimensions, order and processes) and one
-/// [`AxisDist`] per axis, as a tensor product of per-axis distributions (seed 003), and how
+/// [`AxisDist`] per axis, as a tensor product of per-axis distributions (Parallel ESSL), and how
 /// each process stores its part.
 ///
 /// The grid has one dimension per distributed axis (every axis not [`AxisDist::Local`]), in
@@ -449,7 +449,7 @@ impl DistArray {
     }
 
     /// Fills `rank`'s local array with each element's global C-order linear index (the
-    /// index-valued test data of DESIGN §5), converted by `f`; padding is left alone.
+    /// index-valued test data of the design notes), converted by `f`; padding is left alone.
     pub fn fill_index_valued<T>(&self, rank: usize, local: &mut [T], f: impl Fn(u64) -> T) {
         let shape = self.local_shape(rank);
         let Some(c) = self.axis_coords(rank) else {

@@ -11,7 +11,7 @@ pub enum AxisDist {
     /// ESSL's block distribution: blocks of `L = ⌈M/P⌉`; trailing processes may own less or
     /// nothing.
     Block,
-    /// The balanced block split of DESIGN §4 (`redist::split::balanced_range`).
+    /// The balanced block split (first M mod P parts one longer) (`redist::split::balanced_range`).
     Balanced,
     /// Cyclic (round-robin), the same as `BlockCyclic(1)`.
     Cyclic,
@@ -77,9 +77,9 @@ impl AxisDist {
 pub struct Loc {
     /// The owning process (coordinate along the axis' grid dimension).
     pub process: usize,
-    /// The block number on that process (`b` of seed 003).
+    /// The block number on that process (`b` of Parallel ESSL).
     pub block: usize,
-    /// The offset inside the block (`i` of seed 003).
+    /// The offset inside the block (`i` of Parallel ESSL).
     pub offset: usize,
 }
 
@@ -305,7 +305,7 @@ mod tests {
         ]
     }
 
-    /// Brute force from the definitions of seed 003 (ESSL) and seed 002 Table 1 (converted
+    /// Brute force from the definitions of Parallel ESSL (ESSL) and Thakur et al. Table 1 (converted
     /// to 0-based): owner, block, offset and local index of every m.
     fn brute(dist: AxisDist, m_len: usize, p: usize, m: usize) -> (usize, usize, usize) {
         match dist {

@@ -1,4 +1,4 @@
-//! Block, cyclic and block-cyclic distributions (seed 003, Parallel ESSL; seed 002, Table 1),
+//! Block, cyclic and block-cyclic distributions (Parallel ESSL, Parallel ESSL; Thakur et al., Table 1),
 //! per axis and as tensor products over a process grid.
 //!
 //! All indices are 0-based. For one axis of `M` items over `P` processes:
@@ -6,7 +6,7 @@
 //! | distribution | global `m` → (process, block, offset) | local index |
 //! |---|---|---|
 //! | [`AxisDist::Block`] (ESSL, `L = ⌈M/P⌉`) | `(⌊m/L⌋, 0, m mod L)` | `m mod L` |
-//! | [`AxisDist::Balanced`] (DESIGN §4) | `(p, 0, m − start(p))` | `m − start(p)` |
+//! | [`AxisDist::Balanced`] (the design notes) | `(p, 0, m − start(p))` | `m − start(p)` |
 //! | [`AxisDist::Cyclic`] | `(m mod P, ⌊m/P⌋, 0)` | `⌊m/P⌋` |
 //! | [`AxisDist::BlockCyclic`]`(r)`, `T = rP` | `(⌊(m mod T)/r⌋, ⌊m/T⌋, m mod r)` | `b·r + i` |
 //! | [`AxisDist::Local`] (not distributed) | `(0, 0, m)` | `m` |
