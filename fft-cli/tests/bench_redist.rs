@@ -2,23 +2,15 @@
 //! on every rank), plus the ergonomics of the CLI: help with examples, `DFFT_LOG` verbosity, no
 //! progress bar when stdout is not a terminal.
 
+mod common;
+
 use serde_json::Value;
 use std::process::Command;
 use std::time::Duration;
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-/// The fields of a report's `problem` and `result` objects, flat (the common JSON schema,
-/// docs/schema/dfft-report.schema.json, nests them; these tests read fields by name).
-fn flat(v: Value) -> Value {
-    let mut out = serde_json::Map::new();
-    for part in ["problem", "result"] {
-        if let Some(Value::Object(fields)) = v.get(part) {
-            out.extend(fields.clone());
-        }
-    }
-    Value::Object(out)
-}
+use common::flat;
 
 fn dfft(ranks: usize, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = mpi_harness::mpirun_command(ranks);

@@ -1,6 +1,8 @@
 //! `dfft run` end to end under mpirun: JSON reports on 1..=8 ranks for d = 2, 3, 4, uneven
 //! shapes and every grid rank; the .npy path against a serial transform; usage errors.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -8,17 +10,7 @@ use std::time::Duration;
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-/// The fields of a report's `problem` and `result` objects, flat (the common JSON schema,
-/// docs/schema/dfft-report.schema.json, nests them; these tests read fields by name).
-fn flat(v: Value) -> Value {
-    let mut out = serde_json::Map::new();
-    for part in ["problem", "result"] {
-        if let Some(Value::Object(fields)) = v.get(part) {
-            out.extend(fields.clone());
-        }
-    }
-    Value::Object(out)
-}
+use common::flat;
 
 /// Runs `dfft <args>` on `ranks` processes; returns (exit code, stdout, stderr).
 fn dfft(ranks: usize, args: &[&str]) -> (i32, String, String) {

@@ -3,6 +3,8 @@
 //! ends the job promptly and leaves no output file. Every launch runs under a timeout, so a
 //! hang fails the test instead of blocking the suite.
 
+mod common;
+
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -11,17 +13,7 @@ use std::time::{Duration, Instant};
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-/// The fields of a report's `problem` and `result` objects, flat (the common JSON schema,
-/// docs/schema/dfft-report.schema.json, nests them; these tests read fields by name).
-fn flat(v: Value) -> Value {
-    let mut out = serde_json::Map::new();
-    for part in ["problem", "result"] {
-        if let Some(Value::Object(fields)) = v.get(part) {
-            out.extend(fields.clone());
-        }
-    }
-    Value::Object(out)
-}
+use common::flat;
 const RANKS: [usize; 3] = [1, 2, 4];
 const TIMEOUT: Duration = Duration::from_secs(60);
 

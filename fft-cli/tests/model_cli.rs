@@ -1,6 +1,8 @@
 //! `dfft plan` (no MPI) and `dfft calibrate` under mpirun on 2 and 4 ranks: the profile that
 //! calibrate writes is read back by plan, and `dfft run --grid auto` names the model's grid.
 
+mod common;
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -8,17 +10,7 @@ use std::time::Duration;
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-/// The fields of a report's `problem` and `result` objects, flat (the common JSON schema
-/// nests them; these tests read fields by name).
-fn flat(v: Value) -> Value {
-    let mut out = serde_json::Map::new();
-    for part in ["problem", "result"] {
-        if let Some(Value::Object(fields)) = v.get(part) {
-            out.extend(fields.clone());
-        }
-    }
-    Value::Object(out)
-}
+use common::flat;
 
 fn plan_json(args: &[&str]) -> Vec<Value> {
     let out = Command::new(DFFT)

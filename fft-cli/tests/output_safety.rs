@@ -4,7 +4,8 @@
 //! Every launch runs under a timeout; a test that needs root (mount, mknod) and does not have
 //! it prints SKIPPED with the reason.
 
-use serde_json::Value;
+mod common;
+
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -13,17 +14,7 @@ use std::time::{Duration, Instant};
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-/// The fields of a report's `problem` and `result` objects, flat (the common JSON schema,
-/// docs/schema/dfft-report.schema.json, nests them; these tests read fields by name).
-fn flat(v: Value) -> Value {
-    let mut out = serde_json::Map::new();
-    for part in ["problem", "result"] {
-        if let Some(Value::Object(fields)) = v.get(part) {
-            out.extend(fields.clone());
-        }
-    }
-    Value::Object(out)
-}
+use common::flat;
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 struct Outcome {

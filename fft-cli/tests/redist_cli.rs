@@ -1,21 +1,12 @@
 //! `dfft redist` under mpirun: every schedule, different grids, scatter and gather, verified
 //! on every rank (`wrong` = 0); malformed SPECs are usage errors printed once with status 2.
-use serde_json::Value;
+mod common;
+
 use std::time::Duration;
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-/// The fields of a report's `problem` and `result` objects, flat (the common JSON schema,
-/// docs/schema/dfft-report.schema.json, nests them; these tests read fields by name).
-fn flat(v: Value) -> Value {
-    let mut out = serde_json::Map::new();
-    for part in ["problem", "result"] {
-        if let Some(Value::Object(fields)) = v.get(part) {
-            out.extend(fields.clone());
-        }
-    }
-    Value::Object(out)
-}
+use common::flat;
 
 fn dfft(ranks: usize, args: &[&str]) -> std::process::Output {
     let mut cmd = mpi_harness::mpirun_command(ranks);

@@ -4,6 +4,8 @@
 //! `$DFFT_TEST_PYTHON` overrides it), and the exact texts of the usage and runtime errors.
 //! Small awkward shapes, 1 to 3 ranks: the whole file runs in well under a minute.
 
+mod common;
+
 use num_complex::Complex;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -12,17 +14,7 @@ use std::time::Duration;
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-/// The fields of a report's `problem` and `result` objects, flat (the common JSON schema,
-/// docs/schema/dfft-report.schema.json, nests them; these tests read fields by name).
-fn flat(v: Value) -> Value {
-    let mut out = serde_json::Map::new();
-    for part in ["problem", "result"] {
-        if let Some(Value::Object(fields)) = v.get(part) {
-            out.extend(fields.clone());
-        }
-    }
-    Value::Object(out)
-}
+use common::flat;
 
 /// Runs `dfft <args>` on `ranks` processes; returns (exit code, stdout, stderr).
 fn dfft(ranks: usize, args: &[&str]) -> (i32, String, String) {
