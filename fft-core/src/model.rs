@@ -305,7 +305,13 @@ fn predict_with(
     }
     let cut = fusion_pipeline(&pipe, problem)?;
     let fusion_pipe = cut.as_ref().unwrap_or(&pipe);
-    let fused = memo.fusions(fusion_pipe, problem.element_bytes)?;
+    // Beyond 2^20 ranks the blocks are tiny and the candidate grids many (thousands, each
+    // lowered in a few hundred microseconds): the exchanges are costed unfused.
+    let fused = if problem.ranks > 1 << 20 {
+        vec![Fusion::default(); pipe.forward.len() + pipe.backward.len()]
+    } else {
+        memo.fusions(fusion_pipe, problem.element_bytes)?
+    };
     // Forward and backward pass the same exchanges (the backward ones mirrored): each distinct
     // (from, to, fusion) is costed once.
     let mut costed: Vec<((usize, usize, Fusion), ExchangeCost)> = Vec::new();
@@ -378,6 +384,22 @@ fn predict_with(
 /// ([`crate::lower`]), as rank 0 lowers them, so the model costs what the plan runs. An
 /// exchange no kernel takes over gets [`Fusion::default`].
 fn all_fusions(pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
+    // Lowering maps every row of rank 0's block: beyond this size that would cost the
+    // planner memory in proportion to the data (before the plan's memory check can refuse
+    // it), so such problems are costed unfused.
+    const MOST_ELEMENTS: usize = 1 << 26;
+    let elements = pipe
+        .layouts
+        .iter()
+        .map(|l| l.local_len(0))
+        .max()
+        .unwrap_or(0);
+    if elements > MOST_ELEMENTS {
+        return Ok(vec![
+            Fusion::default();
+            pipe.forward.len() + pipe.backward.len()
+        ]);
+    }
     let mut lowered = crate::lower::exchange_fusions(pipe, element_bytes)?.into_iter();
     Ok(pipe
         .forward
