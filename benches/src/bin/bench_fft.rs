@@ -23,9 +23,11 @@
 //! Both tools' round-trip errors are checked (FFTW's driver also checks its forward output by
 //! Parseval); the run stops if one is off, so a wrong setup cannot show as a good ratio.
 //! Prints a table and writes `target/bench/fft-vs-fftw.csv` and `.jsonl` (column `kind`;
-//! `--out STEM` names them `STEM.csv` and `STEM.jsonl`). The `dfft` measured is the `dist`
-//! build (`target/dist/dfft`: the release profile with fat LTO and one codegen unit, whose
-//! resident code is about 0.5 MB smaller; `--dfft PATH` measures another).
+//! `--out STEM` names them `STEM.csv` and `STEM.jsonl`). The `dfft` measured is the release
+//! build users get (`cargo build --release`: `target/release/dfft`; `--dfft PATH` measures
+//! another). `--doc FILE` also writes the results as a Markdown table into FILE, between the
+//! lines `<!-- bench-fft:begin -->` and `<!-- bench-fft:end -->` (docs/performance.md's
+//! current table), replacing what was there.
 //!
 //! FFTW's plans are cached as wisdom, one file per configuration in
 //! `target/bench/fftw-wisdom/<threads>t-<ranks>r.wisdom` (`--fftw-wisdom DIR` elsewhere, `off`
@@ -38,8 +40,8 @@
 //! stretches of a machine whose speed drifts over minutes.
 //!
 //! Usage: `bench-fft [--shapes 128x128x128,256x256x256] [--iters K] [--rounds R]
-//! [--kinds c2c,r2c] [--fftw-wisdom DIR|off]` (scripts/bench-fft); `bench-fft --help` for the
-//! defaults.
+//! [--kinds c2c,r2c] [--fftw-wisdom DIR|off] [--doc FILE]` (scripts/bench-fft); `bench-fft --help`
+//! for the defaults.
 
 use clap::Parser;
 use num_complex::Complex;
@@ -94,6 +96,9 @@ fn flat(v: Value) -> Value {
         if let Some(Value::Object(fields)) = v.get(part) {
             out.extend(fields.clone());
         }
+    }
+    if let Some(p) = v.get("provenance") {
+        out.insert("provenance".into(), p.clone());
     }
     Value::Object(out)
 }
@@ -344,7 +349,8 @@ fn check(v: &Value, what: &str) {
     after_help = "For each kind, shape and configuration (1 rank; 2 ranks; 1 rank x 2 threads) it runs \
 `dfft run --json` and the FFTW-MPI driver (target/bench/fftw_mpi_bench), in the normal layout and \
 with transposed output; prints a table and writes target/bench/fft-vs-fftw.{csv,jsonl} (--out). Needs \
-target/dist/dfft (--dfft) and the driver built (scripts/bench-fft does that).\n\nExample:\n  \
+target/release/dfft (--dfft) and the driver built (scripts/bench-fft does that). --doc FILE \
+writes the Markdown table into FILE between <!-- bench-fft:begin --> and <!-- bench-fft:end -->.\n\nExample:\n  \
 scripts/bench-fft --shapes 128x128x128 --iters 5 --kinds r2c"
 )]
 struct Args {
@@ -389,10 +395,14 @@ struct Args {
     /// `off` to plan without wisdom [default: target/bench/fftw-wisdom].
     #[arg(long, value_name = "DIR|off")]
     fftw_wisdom: Option<PathBuf>,
-    /// The `dfft` binary to measure (relative paths from the repository root): the
-    /// benchmarked build, `dist` profile (release with fat LTO: less resident code).
-    #[arg(long, value_name = "PATH", default_value = "target/dist/dfft")]
+    /// The `dfft` binary to measure (relative paths from the repository root): the release
+    /// build users get.
+    #[arg(long, value_name = "PATH", default_value = "target/release/dfft")]
     dfft: PathBuf,
+    /// Also write the results as a Markdown table into this file, between the lines
+    /// `<!-- bench-fft:begin -->` and `<!-- bench-fft:end -->` (e.g. docs/performance.md).
+    #[arg(long, value_name = "FILE")]
+    doc: Option<PathBuf>,
     /// Stem of the result files in target/bench: <STEM>.csv and <STEM>.jsonl (a run with
     /// other shapes need not overwrite an earlier one's).
     #[arg(long, value_name = "STEM", default_value = "fft-vs-fftw")]
@@ -432,6 +442,15 @@ fn main() {
         Some(dir) => Some(dir),
     };
     DFFT.set(args.dfft).expect("set once");
+    // Checked before minutes of measuring, not after.
+    if let Some(doc) = &args.doc {
+        if let Err(e) = replace_marked(doc, "") {
+            eprintln!("bench-fft: --doc {}: {e}", doc.display());
+            std::process::exit(2);
+        }
+    }
+    let mut md_rows = Vec::new();
+    let mut provenance = Value::Null;
     let out_dir = repo_root().join("target/bench");
     std::fs::create_dir_all(&out_dir).unwrap();
     if let Some(dir) = &wisdom {
@@ -564,6 +583,21 @@ fn main() {
                     copy, mem(&d), mem(&f),
                     mem_ratio(&d, &f), mem(&dt), mem(&ft), mem_ratio(&dt, &ft)
                 );
+                md_rows.push(format!(
+                    "| {kind} | {} | {} | {d_s:.4} | {f_s:.4} | **{:.2}** | {dt_s:.4} | {ft_s:.4} | **{:.2}** | {} | {:.2} | {:.0} / {:.0} | {:.3} |",
+                    shape_s.replace('x', "×"),
+                    c.name.replace(" x ", " × "),
+                    d_s / f_s,
+                    dt_s / ft_s,
+                    if dc_s.is_nan() { "–".to_string() } else { format!("{:.2}", dc_s / f_s) },
+                    d_s / floor,
+                    mib(&d, "pss_peak_bytes"),
+                    mib(&f, "pss_peak_bytes"),
+                    mem_ratio(&d, &f),
+                ));
+                if provenance.is_null() {
+                    provenance = d["provenance"].clone();
+                }
                 let st = &d["stages"];
                 writeln!(
                     csv,
@@ -607,6 +641,58 @@ fn main() {
         "wrote {}",
         out_dir.join(format!("{}.csv", args.out)).display()
     );
+    if let Some(doc) = &args.doc {
+        let p = |k: &str| provenance[k].as_str().unwrap_or("?").to_string();
+        let command: Vec<String> = std::env::args().skip(1).collect();
+        let wisdom_note = match &wisdom {
+            Some(_) => format!("{from_wisdom} of {fftw_runs} FFTW runs planned from wisdom"),
+            None => "FFTW planned without wisdom".to_string(),
+        };
+        let table = format!(
+            "Measured by `scripts/bench-fft {}` at {} (commit `{}`, {} build, {}; {}, {} cores; \
+             {wisdom_note}). Seconds per forward+backward f64 pair: the minimum of {iters} pairs, \
+             best of {rounds} round(s); ratios below 1 mean dfft is faster.\n\n\
+             | kind | shape | configuration | dfft s | FFTW-MPI s | dfft / FFTW | dfft s, transposed | FFTW-MPI s, transposed | dfft / FFTW, transposed | caller's blocks / FFTW | dfft / floor | peak PSS MiB per rank, dfft / FFTW | memory dfft / FFTW |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|\n{}\n",
+            command.join(" "),
+            p("timestamp_utc"),
+            p("git_commit"),
+            p("build_profile"),
+            p("rustc"),
+            p("cpu_model"),
+            provenance["cores_per_node"],
+            md_rows.join("\n"),
+        );
+        match replace_marked(doc, &table) {
+            Ok(()) => println!("wrote the table into {}", doc.display()),
+            Err(e) => {
+                eprintln!("bench-fft: --doc {}: {e}", doc.display());
+                std::process::exit(1);
+            }
+        }
+    }
+}
+
+const BEGIN: &str = "<!-- bench-fft:begin -->";
+const END: &str = "<!-- bench-fft:end -->";
+
+/// The text of `doc` with what lies between its `BEGIN` and `END` lines replaced by `table`;
+/// an error if the markers are missing. With an empty `table` only the markers are checked.
+fn replace_marked(doc: &std::path::Path, table: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(doc).map_err(|e| e.to_string())?;
+    let body = splice(&text, table)?;
+    if !table.is_empty() {
+        std::fs::write(doc, body).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// `text` with the lines between the `BEGIN` and `END` marker lines replaced by `table`.
+fn splice(text: &str, table: &str) -> Result<String, String> {
+    let missing = || format!("no '{BEGIN}' line followed by an '{END}' line");
+    let start = text.find(BEGIN).ok_or_else(missing)? + BEGIN.len();
+    let end = start + text[start..].find(END).ok_or_else(missing)?;
+    Ok(format!("{}\n{table}{}", &text[..start], &text[end..]))
 }
 
 #[cfg(test)]
@@ -626,6 +712,20 @@ mod tests {
                 "shares of {s} exceed {lines} / {parts}"
             );
         }
+    }
+
+    #[test]
+    fn the_table_replaces_only_what_lies_between_the_markers() {
+        let doc = format!("intro\n{BEGIN}\nold\n{END}\nafter\n");
+        let out = splice(&doc, "new\n").unwrap();
+        assert_eq!(out, format!("intro\n{BEGIN}\nnew\n{END}\nafter\n"));
+        assert_eq!(
+            splice(&out, "new\n").unwrap(),
+            out,
+            "regenerating is idempotent"
+        );
+        assert!(splice("no markers", "x").is_err());
+        assert!(splice(&format!("{END}\n{BEGIN}"), "x").is_err());
     }
 
     #[test]
