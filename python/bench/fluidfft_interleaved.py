@@ -61,6 +61,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("n", type=int)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--numpy-arrays", action="store_true",
+                        help="also time dfft's class on plain numpy arrays (fluidfft_dfft's "
+                        "plan_arrays option off) beside its default, the plan's arrays")
+    parser.add_argument("--no-mpi4py-fft", action="store_true", help="leave mpi4py-fft out")
     args = parser.parse_args()
     n = args.n
     methods = sorted(fluidfft.get_methods(ndim=3, sequential=comm.size == 1))
@@ -75,7 +79,17 @@ def main():
         fieldX = obj.create_arrayX(1.0)
         fieldK = obj.create_arrayK(1.0)
         objects[method] = (obj, fieldX, fieldK)
-    objects.update(mpi4py_fft_objects(n))
+    if args.numpy_arrays and any(m.endswith("_dfft") for m in objects):
+        import fluidfft_dfft
+
+        fluidfft_dfft.options["plan_arrays"] = False
+        method = next(m for m in methods if m.endswith("_dfft"))
+        obj = fluidfft.create_fft_object(method, n, n, n)
+        fluidfft_dfft.options["plan_arrays"] = True
+        objects[method + " (numpy arrays)"] = (obj, obj.create_arrayX(1.0),
+                                               obj.create_arrayK(1.0))
+    if not args.no_mpi4py_fft:
+        objects.update(mpi4py_fft_objects(n))
     names = list(objects)
     ours = [m for m in names if m.endswith("_dfft")]
     times = {m: [] for m in names}

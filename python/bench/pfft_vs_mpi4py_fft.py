@@ -8,6 +8,7 @@ Per shape: every round times one forward+backward pair of each implementation in
 and median over the rounds and each peer's median over dfft's. Both sides normalize the
 forward transform by 1/N (mpi4py-fft's default), run one thread per rank, and keep their
 spectrum in their natural layout (dfft with transposed_out as FluidFFT uses it, and without).
+dfft's arrays are the plan's own (``PFFT.alloc``), mpi4py-fft's its own (``newDistArray``).
 """
 
 import argparse
@@ -36,14 +37,14 @@ def contestants(n):
     for transposed in (True, False):
         plan = dfft.PFFT(comm, shape, dtype=np.float64, normalization="forward",
                          transposed_out=transposed, threads=1)
-        u = plan.zeros()
+        u = plan.alloc()
         u[...] = np.random.default_rng(comm.rank).random(u.shape)
-        u_hat = plan.zeros(spectral=True)
+        u_hat = plan.alloc(spectral=True)
         name = f"dfft grid={'x'.join(map(str, plan.grid))}" + (" T" if transposed else "")
         out[name] = (lambda p=plan, u=u, v=u_hat: p.forward(u, v),
                      lambda p=plan, u=u, v=u_hat: p.backward(v, u))
         if transposed:
-            rust = plan
+            rust = (plan, u, u_hat)
     try:
         from mpi4py_fft import PFFT, newDistArray
     except ImportError as err:
@@ -67,13 +68,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     for n in args.sizes:
-        impls, rust_plan = contestants(n)
+        impls, (rust_plan, u, v) = contestants(n)
         names = list(impls)
         for f, b in impls.values():  # warm up: plans, caches, page faults
             pair_seconds(f, b)
         times = {name: [] for name in names}
         overhead = {"python": [], "rust": []}
-        u, v = rust_plan.zeros(), rust_plan.zeros(spectral=True)
         rust_plan.forward(u, v)
         for r in range(args.rounds):
             order = names[r % len(names):] + names[: r % len(names)]
@@ -88,7 +88,7 @@ def main():
                 elapsed = time.perf_counter() - start
                 overhead["python"].append(comm.allreduce(elapsed, op=MPI.MAX))
             comm.Barrier()
-            for t in rust_plan.time_rust(3):
+            for t in rust_plan.time_rust(3, alloc=True):
                 overhead["rust"].append(comm.allreduce(t, op=MPI.MAX))
         if comm.rank == 0:
             ref = np.median(times[names[0]])

@@ -41,8 +41,11 @@ class PFFT:
     def backward(self, b: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Backward transform of ``b`` (``local_spectral_shape``) into ``out``
         (``local_shape``; allocated when None). Collective."""
-    def time_rust(self, repeat: int = 10, backward: bool = False) -> list[float]:
-        """Seconds of each of ``repeat`` transforms run entirely in Rust."""
+    def time_rust(
+        self, repeat: int = 10, backward: bool = False, alloc: bool = False
+    ) -> list[float]:
+        """Seconds of each of ``repeat`` transforms run entirely in Rust (on arrays in the
+        plan's memory with ``alloc=True``, as ``alloc`` makes them)."""
     def global_shape_of(self, spectral: bool = False) -> tuple[int, ...]: ...
     @property
     def global_shape(self) -> tuple[int, ...]:
@@ -109,6 +112,11 @@ class PFFT:
     def __exit__(self, *args: object) -> bool: ...
     def zeros(self, spectral: bool = False) -> np.ndarray:
         """A zeroed local input (or, with spectral=True, output) array."""
+    def alloc(self, spectral: bool = False) -> np.ndarray:
+        """A zeroed local array like ``zeros`` in memory the plan allocates (on one node, a
+        shared-memory window over the ranks: transforms between such arrays move rows between
+        the ranks in place, without messages). Collective; pass the arrays of the same calls
+        on every rank. ``destroy`` frees the memory once no rank uses these arrays."""
     def wavenumbers(self) -> tuple[npt.NDArray[np.int64], ...]:
         """The wavenumbers this rank holds along each logical axis."""
     def k2(self, lengths: Optional[Sequence[float]] = None) -> npt.NDArray[np.float64]:

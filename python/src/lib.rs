@@ -8,12 +8,15 @@
 //! Every check on user input is collective ([`comm::agree`]): a wrong array on one rank raises
 //! the same `ValueError` on every rank instead of leaving the others in an exchange.
 
+mod args;
 mod arrays;
+mod blocks;
 mod comm;
 mod errors;
 mod plan;
 mod redistribute;
 mod spectral;
+mod transform;
 
 use pyo3::prelude::*;
 

@@ -1,20 +1,20 @@
 //! `dfft.PFFT`: a distributed FFT plan on numpy arrays, after mpi4py-fft's `PFFT`.
 
-use crate::arrays::{new_array, shape_str, Expect};
-use crate::comm::{
-    agree, agree_on_arguments, collective, from_mpi4py, ranks_on_node, serialized_level,
-    thread_level,
+use crate::args::{
+    axis_kinds, default_threads, dtype_name_of, grid_choice, kind_and_precision, machine_profile,
+    padding_factors, Kind,
 };
+use crate::arrays::shape_str;
+use crate::blocks::Blocks;
+use crate::comm::{agree_on_arguments, collective, from_mpi4py, serialized_level, thread_level};
 use crate::errors::{fft_error, value_error, DfftError};
 use crate::spectral::{self, AxisWaves};
+use crate::transform::{run, time_runs, with_plan, AssertSend, Context, Plan, Transform};
 use fft_core::model::{self, MachineProfile, Problem};
 use fft_core::{
-    AxisKind, FftOptions, FftPlan, GridChoice, Normalization, R2rKind, R2rPlan, Real, RealFftPlan,
-    SpectralAxis, SpectralGrid,
+    AxisKind, FftOptions, FftPlan, Normalization, R2rPlan, RealFftPlan, SpectralAxis, SpectralGrid,
 };
-use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use num_complex::Complex;
 use numpy::ndarray::IxDyn;
 use numpy::prelude::*;
 use numpy::{PyArray1, PyArrayDyn};
@@ -22,184 +22,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyTuple};
 use redist::Layout;
 use std::str::FromStr;
-
-/// What the plan does, as the `kind` argument spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    C2c,
-    R2c,
-    R2r,
-}
-
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::C2c => "c2c",
-            Kind::R2c => "r2c",
-            Kind::R2r => "r2r",
-        }
-    }
-}
-
-/// The part of every plan kind that the binding uses; forward maps `In` to `Out`, backward
-/// `Out` to `In`.
-trait Transform {
-    type In: numpy::Element + redist::Element;
-    type Out: numpy::Element + redist::Element;
-    fn forward(&mut self, input: &[Self::In], output: &mut [Self::Out]) -> fft_core::Result<()>;
-    fn backward(&mut self, input: &[Self::Out], output: &mut [Self::In]) -> fft_core::Result<()>;
-    fn grid_dims(&self) -> Vec<usize>;
-}
-
-macro_rules! transform {
-    ($plan:ident, $in:ty, $out:ty) => {
-        impl<T: Real> Transform for $plan<T>
-        where
-            Complex<T>: redist::Element + numpy::Element,
-            T: numpy::Element,
-        {
-            type In = $in;
-            type Out = $out;
-            fn forward(&mut self, i: &[$in], o: &mut [$out]) -> fft_core::Result<()> {
-                $plan::forward(self, i, o)
-            }
-            fn backward(&mut self, i: &[$out], o: &mut [$in]) -> fft_core::Result<()> {
-                $plan::backward(self, i, o)
-            }
-            fn grid_dims(&self) -> Vec<usize> {
-                $plan::grid(self).shape().dims().to_vec()
-            }
-        }
-    };
-}
-
-transform!(FftPlan, Complex<T>, Complex<T>);
-transform!(RealFftPlan, T, Complex<T>);
-transform!(R2rPlan, T, T);
-
-enum Plan {
-    C2c64(FftPlan<f64>),
-    C2c32(FftPlan<f32>),
-    R2c64(RealFftPlan<f64>),
-    R2c32(RealFftPlan<f32>),
-    R2r64(R2rPlan<f64>),
-    R2r32(R2rPlan<f32>),
-}
-
-/// Runs `$body` with `$p` bound to the plan inside, whatever its kind and precision.
-macro_rules! with_plan {
-    ($plan:expr, $p:ident => $body:expr) => {
-        match $plan {
-            Plan::C2c64($p) => $body,
-            Plan::C2c32($p) => $body,
-            Plan::R2c64($p) => $body,
-            Plan::R2c32($p) => $body,
-            Plan::R2r64($p) => $body,
-            Plan::R2r32($p) => $body,
-        }
-    };
-}
-
-/// What a transform needs from the plan object besides the Rust plan, borrowed apart from it.
-struct Context<'a> {
-    comm: &'a SimpleCommunicator,
-    pool: Option<&'a rayon::ThreadPool>,
-}
-
-/// Moves borrowed state into the closure that runs without the GIL, possibly on a rayon
-/// worker: MPI handles and raw windows are not `Send` in Rust's eyes.
-struct AssertSend<T>(T);
-// SAFETY: the wrapped references are used only while the calling thread blocks waiting for
-// the closure (`Python::detach` runs it on this thread, `ThreadPool::install` on a worker while
-// this thread waits), so no two threads touch them at once; MPI calls from a worker need
-// MPI_THREAD_SERIALIZED, checked when the pool is made.
-unsafe impl<T> Send for AssertSend<T> {}
-
-impl<T> AssertSend<T> {
-    fn into_inner(self) -> T {
-        self.0
-    }
-}
-
-/// Checks `input` (and `out`, or a new array) on every rank, agrees, and runs `step` without
-/// the GIL. Returns the output array.
-#[allow(clippy::too_many_arguments)]
-fn run<'py, P, I, O>(
-    py: Python<'py>,
-    ctx: Context<'_>,
-    plan: &mut P,
-    input: &Bound<'py, PyAny>,
-    out: Option<&Bound<'py, PyAny>>,
-    names: (&str, &str),
-    shapes: (&[usize], &[usize]),
-    step: fn(&mut P, &[I], &mut [O]) -> fft_core::Result<()>,
-) -> PyResult<Bound<'py, PyAny>>
-where
-    I: numpy::Element,
-    O: numpy::Element,
-{
-    let rank = ctx.comm.rank();
-    let want_in = Expect {
-        what: names.0,
-        shape: shapes.0,
-        rank,
-    };
-    let want_out = Expect {
-        what: names.1,
-        shape: shapes.1,
-        rank,
-    };
-    let target: Bound<'py, PyAny> = match out {
-        Some(o) => o.clone(),
-        None => new_array::<O>(py, shapes.1).into_any(),
-    };
-    let checked = want_in
-        .input::<I>(input)
-        .and_then(|i| want_out.output::<O>(&target).map(|o| (i, o)));
-    let local = checked.as_ref().map(|_| ()).map_err(|e| e.clone());
-    let mut borrowed = checked.ok();
-    let slices = match borrowed.as_mut() {
-        Some((i, o)) => Some((
-            i.as_slice().map_err(|e| value_error(e.to_string()))?,
-            o.as_slice_mut().map_err(|e| value_error(e.to_string()))?,
-        )),
-        None => None,
-    };
-    let comm = ctx.comm;
-    let state = AssertSend((comm, ctx.pool, plan, slices));
-    let outcome = py.detach(move || {
-        let (comm, pool, plan, slices) = state.into_inner();
-        collective(comm, move || -> Result<(), PyErrText> {
-            agree(comm, local).map_err(PyErrText::Value)?;
-            let (src, dst) = slices.expect("checked on this rank");
-            let work = AssertSend((plan, src, dst));
-            let go = move || {
-                let (plan, src, dst) = work.into_inner();
-                step(plan, src, dst)
-            };
-            match pool {
-                Some(pool) => {
-                    let go = AssertSend(go);
-                    pool.install(move || (go.into_inner())())
-                }
-                None => go(),
-            }
-            .map_err(PyErrText::Fft)
-        })
-    });
-    drop(borrowed);
-    match outcome {
-        Ok(()) => Ok(target),
-        Err(PyErrText::Value(m)) => Err(value_error(m)),
-        Err(PyErrText::Fft(e)) => Err(fft_error(e)),
-    }
-}
-
-/// An error made without the GIL, turned into a Python exception after.
-enum PyErrText {
-    Value(String),
-    Fft(fft_core::FftError),
-}
 
 /// A distributed FFT of a global array over the processes of an mpi4py communicator, planned
 /// once and run many times on numpy arrays (no copies; the GIL is released while it runs).
@@ -237,6 +59,8 @@ enum PyErrText {
 #[pyclass(module = "dfft", name = "PFFT", unsendable)]
 pub struct Pfft {
     live: Option<Live>,
+    /// The arrays' memory that `alloc` made.
+    blocks: Blocks,
     mpi4py_comm: Py<PyAny>,
     single: bool,
     rank: usize,
@@ -273,6 +97,7 @@ impl Drop for Pfft {
             // cycle collector runs when each process's allocations say so) or after
             // MPI_Finalize: freeing here could deadlock or fail, so only `destroy` frees them.
             drop(pool);
+            self.blocks.give_up();
             std::mem::forget(plan);
             std::mem::forget(comm);
         }
@@ -280,179 +105,6 @@ impl Drop for Pfft {
 }
 
 const DESTROYED: &str = "this PFFT was destroyed (destroy() or the end of its with block)";
-
-/// `(kind, single precision)` from the `kind` and `dtype` arguments.
-fn kind_and_precision(kind: Option<&str>, dtype: Option<String>) -> PyResult<(Kind, bool)> {
-    let kind = match kind.map(|k| k.trim().to_ascii_lowercase()) {
-        None => None,
-        Some(k) => Some(match k.as_str() {
-            "c2c" => Kind::C2c,
-            "r2c" => Kind::R2c,
-            "r2r" => Kind::R2r,
-            _ => {
-                return Err(DfftError::new_err(format!(
-                    "unknown kind '{k}' (expected 'c2c', 'r2c' or 'r2r')"
-                )))
-            }
-        }),
-    };
-    let Some(dtype) = dtype else {
-        return Ok((kind.unwrap_or(Kind::R2c), false));
-    };
-    let (complex, single) = match dtype.as_str() {
-        "float64" => (false, false),
-        "float32" => (false, true),
-        "complex128" => (true, false),
-        "complex64" => (true, true),
-        other => {
-            return Err(DfftError::new_err(format!(
-                "unsupported dtype {other} (expected float64, float32, complex128 or complex64)"
-            )))
-        }
-    };
-    let kind = kind.unwrap_or(if complex { Kind::C2c } else { Kind::R2c });
-    match (kind, complex) {
-        (Kind::C2c, false) => Err(DfftError::new_err(format!(
-            "kind 'c2c' transforms complex input: dtype must be complex128 or complex64, got \
-             {dtype}"
-        ))),
-        (Kind::R2c | Kind::R2r, true) => Err(DfftError::new_err(format!(
-            "kind '{}' transforms real input: dtype must be float64 or float32, got {dtype}",
-            kind.name()
-        ))),
-        _ => Ok((kind, single)),
-    }
-}
-
-fn grid_choice(grid: Option<&Bound<'_, PyAny>>) -> PyResult<GridChoice> {
-    let Some(g) = grid else {
-        return Ok(GridChoice::Auto);
-    };
-    if g.is_none() {
-        return Ok(GridChoice::Auto);
-    }
-    if let Ok(s) = g.extract::<String>() {
-        return GridChoice::from_str(&s).map_err(fft_error);
-    }
-    if let Ok(r) = g.extract::<usize>() {
-        if r == 0 {
-            return Err(DfftError::new_err("grid rank must be at least 1, got 0"));
-        }
-        return Ok(GridChoice::Rank(r));
-    }
-    if let Ok(dims) = g.extract::<Vec<usize>>() {
-        return Ok(GridChoice::Dims(dims));
-    }
-    Err(DfftError::new_err(format!(
-        "grid must be 'auto', a grid rank (int) or a tuple of grid dimensions, got {}",
-        g.repr()?
-    )))
-}
-
-fn padding_factors(padding: Option<&Bound<'_, PyAny>>, d: usize) -> PyResult<Option<Vec<f64>>> {
-    let Some(p) = padding else { return Ok(None) };
-    if p.is_none() {
-        return Ok(None);
-    }
-    if let Ok(flag) = p.extract::<bool>() {
-        if !flag {
-            return Ok(None);
-        }
-        return Err(DfftError::new_err(
-            "padding=True is ambiguous: give the factor, e.g. padding=1.5 (the 3/2 rule)",
-        ));
-    }
-    if let Ok(f) = p.extract::<f64>() {
-        return Ok(Some(vec![f; d]));
-    }
-    if let Ok(fs) = p.extract::<Vec<f64>>() {
-        return Ok(Some(fs));
-    }
-    Err(DfftError::new_err(format!(
-        "padding must be None, a factor or one factor per axis, got {}",
-        p.repr()?
-    )))
-}
-
-fn axis_kinds(names: Option<Vec<String>>) -> PyResult<Option<Vec<AxisKind>>> {
-    names
-        .map(|names| {
-            names
-                .iter()
-                .map(|n| {
-                    let t = n.trim().to_ascii_lowercase();
-                    if t == "fft" {
-                        Ok(AxisKind::Fft)
-                    } else {
-                        R2rKind::from_str(&t).map(AxisKind::R2r).map_err(|_| {
-                            DfftError::new_err(format!(
-                                "unknown axis kind '{n}' (expected 'fft' or one of dct1, dct2, \
-                                 dct3, dct4, dst1, dst2, dst3, dst4)"
-                            ))
-                        })
-                    }
-                })
-                .collect()
-        })
-        .transpose()
-}
-
-/// Python's `numpy.dtype(x).name`.
-fn dtype_name_of(dtype: &Bound<'_, PyAny>) -> PyResult<String> {
-    let np = dtype.py().import("numpy")?;
-    np.getattr("dtype")?
-        .call1((dtype,))
-        .map_err(|e| DfftError::new_err(format!("dtype {} is not a numpy dtype: {e}", dtype)))?
-        .getattr("name")?
-        .extract()
-}
-
-/// The `machine` argument: `None` (the default profile), a dict of profile fields, or the
-/// path of a JSON profile file. Fields left out keep their defaults; unknown ones are refused.
-fn machine_profile(machine: Option<&Bound<'_, PyAny>>) -> PyResult<MachineProfile> {
-    let Some(m) = machine.filter(|m| !m.is_none()) else {
-        return Ok(MachineProfile::default());
-    };
-    let (text, origin) = if let Ok(path) = m.extract::<std::path::PathBuf>() {
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            DfftError::new_err(format!(
-                "cannot read machine profile {}: {e}",
-                path.display()
-            ))
-        })?;
-        (text, path.display().to_string())
-    } else {
-        let dumps = m.py().import("json")?.getattr("dumps")?;
-        let text: String = dumps.call1((m,))?.extract()?;
-        (text, "the machine dict".to_string())
-    };
-    let bad = |why: String| DfftError::new_err(format!("bad machine profile ({origin}): {why}"));
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    let known = serde_json::to_value(MachineProfile::default()).map_err(|e| bad(e.to_string()))?;
-    let (Some(fields), Some(known)) = (value.as_object(), known.as_object()) else {
-        return Err(bad("expected an object of named fields".to_string()));
-    };
-    if let Some(key) = fields.keys().find(|k| !known.contains_key(*k)) {
-        let names: Vec<&String> = known.keys().collect();
-        return Err(bad(format!("unknown field '{key}' (known: {names:?})")));
-    }
-    let mut merged = known.clone();
-    merged.extend(fields.clone());
-    let profile: MachineProfile = serde_json::from_value(serde_json::Value::Object(merged))
-        .map_err(|e| bad(e.to_string()))?;
-    profile.validate().map_err(|e| bad(e.to_string()))?;
-    Ok(profile)
-}
-
-/// CPUs this process may run on, divided among the ranks of its node.
-fn default_threads(py: Python<'_>, comm: &SimpleCommunicator) -> PyResult<usize> {
-    let os = py.import("os")?;
-    let cpus: usize = match os.getattr("sched_getaffinity") {
-        Ok(f) => f.call1((0,))?.len()?,
-        Err(_) => os.getattr("cpu_count")?.call0()?.extract().unwrap_or(1),
-    };
-    Ok((cpus / ranks_on_node(comm)).max(1))
-}
 
 impl Pfft {
     fn live_mut(&mut self) -> PyResult<&mut Live> {
@@ -637,6 +289,7 @@ impl Pfft {
         let axes = axes.unwrap_or_else(|| vec![AxisKind::Fft; d]);
         let size = comm_dup.size() as usize;
         let mut me = Self {
+            blocks: Blocks::default(),
             live: Some(Live {
                 plan,
                 comm: comm_dup,
@@ -676,10 +329,12 @@ impl Pfft {
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let shapes = (self.input_shape.clone(), self.output_shape.clone());
+        let blocks = self.blocks.clone();
         let live = self.live_mut()?;
         let ctx = Context {
             comm: &live.comm,
             pool: live.pool.as_ref(),
+            blocks: &blocks,
         };
         let names = ("forward input", "forward output");
         let s = (&shapes.0[..], &shapes.1[..]);
@@ -697,10 +352,12 @@ impl Pfft {
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let shapes = (self.output_shape.clone(), self.input_shape.clone());
+        let blocks = self.blocks.clone();
         let live = self.live_mut()?;
         let ctx = Context {
             comm: &live.comm,
             pool: live.pool.as_ref(),
+            blocks: &blocks,
         };
         let names = ("backward input", "backward output");
         let s = (&shapes.0[..], &shapes.1[..]);
@@ -708,60 +365,26 @@ impl Pfft {
     }
 
     /// Runs ``forward`` (or ``backward``) ``repeat`` times on arrays it allocates, entirely in
-    /// Rust, after one untimed run, each run after a barrier, and returns the seconds of each timed run (this rank's
-    /// clock): the Rust plan's own time, to compare with the Python call's. Collective.
-    #[pyo3(signature = (repeat=10, backward=false))]
-    fn time_rust(&mut self, py: Python<'_>, repeat: usize, backward: bool) -> PyResult<Vec<f64>> {
-        fn go<P: Transform>(
-            plan: &mut P,
-            ctx: Context<'_>,
-            n_in: usize,
-            n_out: usize,
-            repeat: usize,
-            backward: bool,
-        ) -> fft_core::Result<Vec<f64>> {
-            let mut a = vec![P::In::default(); n_in];
-            let mut b = vec![P::Out::default(); n_out];
-            // Written, not only allocated: a zeroed allocation that is only read maps the
-            // kernel's single zero page, which reads faster than a caller's array.
-            a.iter_mut()
-                .for_each(|x| *x = std::hint::black_box(P::In::default()));
-            b.iter_mut()
-                .for_each(|x| *x = std::hint::black_box(P::Out::default()));
-            let mut times = Vec::with_capacity(repeat + 1);
-            // One untimed run first: the buffers' pages are touched, as a caller's are.
-            for _ in 0..=repeat {
-                // Each run starts together on every rank, as a caller's timing after a
-                // barrier does: otherwise one run's skew between ranks counts in the next.
-                ctx.comm.barrier();
-                let mut step = || {
-                    let t = std::time::Instant::now();
-                    let r = if backward {
-                        plan.backward(&b, &mut a)
-                    } else {
-                        plan.forward(&a, &mut b)
-                    };
-                    r.map(|()| t.elapsed().as_secs_f64())
-                };
-                times.push(match ctx.pool {
-                    Some(pool) => {
-                        let step = AssertSend(step);
-                        pool.install(move || (step.into_inner())())?
-                    }
-                    None => step()?,
-                });
-            }
-            // Keep the arrays alive and used so the runs cannot be optimized away.
-            std::hint::black_box((&mut a, &mut b));
-            times.remove(0);
-            Ok(times)
-        }
+    /// Rust, after one untimed run, each run after a barrier, and returns the seconds of each
+    /// timed run (this rank's clock): the Rust plan's own time, to compare with the Python
+    /// call's. With ``alloc=True`` the arrays are in the plan's memory, as ``alloc`` makes
+    /// them; else plain memory, as ``zeros`` makes. Collective.
+    #[pyo3(signature = (repeat=10, backward=false, alloc=false))]
+    fn time_rust(
+        &mut self,
+        py: Python<'_>,
+        repeat: usize,
+        backward: bool,
+        alloc: bool,
+    ) -> PyResult<Vec<f64>> {
         let n_in: usize = self.input_shape.iter().product();
         let n_out: usize = self.output_shape.iter().product();
+        let blocks = self.blocks.clone();
         let live = self.live_mut()?;
         let ctx = Context {
             comm: &live.comm,
             pool: live.pool.as_ref(),
+            blocks: &blocks,
         };
         let state = AssertSend((ctx, &mut live.plan));
         py.detach(move || {
@@ -769,7 +392,7 @@ impl Pfft {
             let comm = ctx.comm;
             collective(
                 comm,
-                move || with_plan!(plan, p => go(p, ctx, n_in, n_out, repeat, backward)),
+                move || with_plan!(plan, p => time_runs(p, ctx, (n_in, n_out), repeat, backward, alloc)),
             )
         })
         .map_err(fft_error)
@@ -973,10 +596,13 @@ impl Pfft {
     fn destroy(&mut self, py: Python<'_>) {
         if let Some(Live { plan, comm, pool }) = self.live.take() {
             drop(pool);
-            let state = AssertSend((plan, comm));
+            let state = AssertSend((plan, comm, &self.blocks));
             py.detach(move || {
-                let (plan, comm) = state.into_inner();
-                collective(&comm, move || drop(plan));
+                let (plan, comm, blocks) = state.into_inner();
+                collective(&comm, || {
+                    blocks.free(&comm);
+                    drop(plan)
+                });
             });
         }
     }
@@ -996,6 +622,56 @@ impl Pfft {
     fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
         self.destroy(py);
         false
+    }
+
+    /// A zeroed local array like ``zeros``, in memory the plan allocates: with all ranks on
+    /// one node, one shared-memory window holds this array of every rank, and ``forward`` and
+    /// ``backward`` between such arrays move the rows that cross ranks straight between the
+    /// ranks' arrays, without packing, messages or unpacking (the fastest way to call the
+    /// plan; other arrays work too). Collective: every rank calls it, and passes the arrays
+    /// of the same calls to each transform (a ``ValueError`` on every rank otherwise). The
+    /// memory stays with the plan when an array goes; ``destroy`` frees it if no rank still
+    /// uses any of these arrays, else it lasts until the process ends.
+    #[pyo3(signature = (spectral=false))]
+    fn alloc<'py>(&mut self, py: Python<'py>, spectral: bool) -> PyResult<Bound<'py, PyAny>> {
+        let shape = if spectral {
+            self.output_shape.clone()
+        } else {
+            self.input_shape.clone()
+        };
+        let blocks = self.blocks.clone();
+        let live = self.live_mut()?;
+        fn lend<'py, P: Transform>(
+            py: Python<'py>,
+            comm: &SimpleCommunicator,
+            plan: &mut P,
+            blocks: &Blocks,
+            spectral: bool,
+            shape: &[usize],
+        ) -> PyResult<Bound<'py, PyAny>>
+        where
+            P::In: Send + 'static,
+            P::Out: Send + 'static,
+        {
+            let state = AssertSend((comm, plan));
+            let block = py.detach(move || {
+                let (comm, plan) = state.into_inner();
+                collective(comm, move || {
+                    if spectral {
+                        plan.alloc_output().map(|b| AssertSend((None, Some(b))))
+                    } else {
+                        plan.alloc_input().map(|b| AssertSend((Some(b), None)))
+                    }
+                })
+            });
+            match block.map_err(fft_error)?.into_inner() {
+                (Some(b), _) => blocks.lend(py, b, shape),
+                (_, Some(b)) => blocks.lend(py, b, shape),
+                (None, None) => unreachable!("one block allocated"),
+            }
+        }
+        let comm = &live.comm;
+        with_plan!(&mut live.plan, p => lend(py, comm, p, &blocks, spectral, &shape))
     }
 
     /// A zeroed local array: the forward input, or with ``spectral=True`` the forward output

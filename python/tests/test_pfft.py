@@ -229,6 +229,56 @@ def test_local_slices_tile_the_array():
         assert (total == 1).all()
 
 
+@pytest.mark.parametrize("kind, dtype, transposed", [
+    ("r2c", np.float64, True), ("r2c", np.float32, False), ("c2c", np.complex128, True),
+])
+def test_alloc_arrays_transform_like_numpy_arrays(kind, dtype, transposed):
+    """Arrays of the plan's memory (alloc: one shared-memory window over the ranks, whose
+    rows the transforms move between the ranks in place) give numpy's result, alone or mixed
+    with ordinary arrays, and outlive destroy() while used."""
+    shape = (12, 10, 9)
+    plan = dfft.PFFT(comm, shape, kind=kind, dtype=dtype, transposed_out=transposed)
+    a, b = plan.alloc(), plan.alloc(spectral=True)
+    assert a.shape == plan.local_shape and a.dtype == plan.dtype and not a.any()
+    assert b.shape == plan.local_spectral_shape and b.dtype == plan.spectral_dtype
+    assert a.flags.c_contiguous and a.flags.writeable and not b.any()
+    x = field(shape, dtype)
+    want = (np.fft.rfftn if kind == "r2c" else np.fft.fftn)(x.astype(np.complex128).real
+                                                            if kind == "r2c" else x)
+    want = spectral_block(plan, want)
+    tol = tolerance(dtype, shape)
+    a[...] = x[plan.local_slice()]
+    plain_a, plain_b = plan.zeros(), plan.zeros(True)
+    for src, dst in [(a, b), (a, plain_b), (np.ascontiguousarray(a), b)]:
+        dst[...] = 0
+        plan.forward(src, dst)
+        check_close(dst, want, tol)
+    for src, dst in [(b, a), (b, plain_a), (plain_b, a)]:
+        plain_b[...] = b
+        dst[...] = 0
+        plan.backward(src, dst)
+        check_close(dst, x[plan.local_slice()], tol)
+    plan.destroy()
+    # The memory outlives the plan while arrays use it (destroy gives it up then).
+    check_close(a, x[plan.local_slice()], tol)
+
+
+def test_alloc_arrays_of_different_calls_on_different_ranks_raise():
+    """Each rank passing another alloc() array (of this plan) would make the plan write into
+    the peers' parts of arrays they do not pass: a ValueError on every rank, and the plan
+    still works."""
+    plan = dfft.PFFT(comm, (8, 6, 4), dtype=np.float64)
+    firsts = [plan.alloc(), plan.alloc()]
+    out = plan.alloc(True)
+    mine = firsts[comm.rank % 2]
+    if size > 1:
+        with pytest.raises(ValueError, match="different arrays of the plan's alloc"):
+            plan.forward(mine, out)
+    plan.forward(firsts[0], out)
+    del firsts, mine, out
+    plan.destroy()
+
+
 def test_gil_is_released_while_transforming():
     """A Python thread runs while a transform does: ticks stamped inside the middle half of
     a call's span could not happen if the call held the GIL throughout."""

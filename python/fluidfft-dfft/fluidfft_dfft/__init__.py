@@ -19,7 +19,12 @@ FluidFFT builds its classes from the sizes alone, so the other settings are read
 * ``grid``: ``"auto"``, a grid rank or dimensions such as ``"2x2"``; ``FLUIDFFT_DFFT_GRID``,
   else ``FLUID_PROC_MESH``, else ``"auto"``;
 * ``transposed_out``: keep the spectrum in the last pencil layout (fewer exchanges);
-  ``FLUIDFFT_DFFT_TRANSPOSED`` (``0`` or ``1``), default on.
+  ``FLUIDFFT_DFFT_TRANSPOSED`` (``0`` or ``1``), default on;
+* ``plan_arrays``: the first ``create_arrayX`` and ``create_arrayK`` of a class return arrays
+  in the plan's memory (``dfft.PFFT.alloc``: one shared-memory window over the ranks of a
+  node), between which the transforms move rows from rank to rank in place, without
+  messages; each class then holds one real and one spectral array from its creation on;
+  ``FLUIDFFT_DFFT_PLAN_ARRAYS`` (``0`` or ``1``), default on.
 """
 
 import os
@@ -48,6 +53,7 @@ options = {
     "threads": _env_threads(),
     "grid": _env_grid(),
     "transposed_out": os.environ.get("FLUIDFFT_DFFT_TRANSPOSED", "1").strip() != "0",
+    "plan_arrays": os.environ.get("FLUIDFFT_DFFT_PLAN_ARRAYS", "1").strip() != "0",
 }
 """Settings of the plans the classes make (read when a class is instantiated)."""
 

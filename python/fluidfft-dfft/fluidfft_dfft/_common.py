@@ -64,6 +64,13 @@ class DfftFFTBase:
         # The spectral array axis holding the half-spectrum (last real-space) axis.
         self._axis_half = self._axesK.index(len(shape) - 1)
         self._n_half = shape[-1]
+        # One array of each space in the plan's memory (collective, so made here), handed out
+        # by the first create_arrayX / create_arrayK: transforms between them move rows
+        # between the ranks in place (see dfft.PFFT.alloc).
+        self._plan_arrays = {}
+        self._alloc = bool(options["plan_arrays"])
+        if self._alloc:
+            self._plan_arrays = {False: plan.alloc(), True: plan.alloc(True)}
 
     # shapes and offsets -------------------------------------------------------------------
 
@@ -116,19 +123,25 @@ class DfftFFTBase:
 
     # arrays and transforms ----------------------------------------------------------------
 
-    def create_arrayX(self, value=None, shape=None):
-        """Return a constant array in real space."""
-        field = np.empty(self._shapeX_loc if shape is None else shape, self._dtype_spatial)
+    def _create_array(self, spectral, value, shape):
+        field = None
+        if shape is None:
+            field = self._plan_arrays.pop(spectral, None)
+            shape = self._shapeK_loc if spectral else self._shapeX_loc
+        if field is None:
+            field = np.empty(shape, self._dtype_spectral if spectral else self._dtype_spatial)
         if value is not None:
             field.fill(value)
         return field
 
+    def create_arrayX(self, value=None, shape=None):
+        """Return a constant array in real space (the first one in the plan's memory, see
+        ``fluidfft_dfft.options``)."""
+        return self._create_array(False, value, shape)
+
     def create_arrayK(self, value=None, shape=None):
-        """Return a constant array in Fourier space."""
-        field = np.empty(self._shapeK_loc if shape is None else shape, self._dtype_spectral)
-        if value is not None:
-            field.fill(value)
-        return field
+        """Return a constant array in Fourier space (the first one in the plan's memory)."""
+        return self._create_array(True, value, shape)
 
     def fft_as_arg(self, fieldX, fieldK):
         """Perform FFT and put result in second argument."""
@@ -269,10 +282,11 @@ class DfftFFTBase:
 
     def run_benchs(self, nb_time_execute=10):
         """The Rust plan's own time per fft and ifft, without the Python call (FluidFFT's
-        C++ benchmark); returned on rank 0 as an array [t_fft, t_ifft] (mean over the runs,
+        C++ benchmark), on arrays like those of create_arrayX/K; returned on rank 0 as an array [t_fft, t_ifft] (mean over the runs,
         rank 0's clock), None elsewhere."""
-        t_fft = float(np.mean(self._plan.time_rust(nb_time_execute)))
-        t_ifft = float(np.mean(self._plan.time_rust(nb_time_execute, backward=True)))
+        alloc = self._alloc
+        t_fft = float(np.mean(self._plan.time_rust(nb_time_execute, alloc=alloc)))
+        t_ifft = float(np.mean(self._plan.time_rust(nb_time_execute, True, alloc)))
         if self._mpi_comm.rank != 0:
             return None
         name = self.__class__.__name__
