@@ -301,6 +301,37 @@ fn at(path: &Path) -> String {
     }
 }
 
+/// `match $err { <every variant with a path field bound to $p> => $with, Remote => $without }`:
+/// one list of the variants that carry a file path, for reading and for setting it.
+macro_rules! match_path {
+    ($err:expr, $p:ident => $with:expr, $without:expr) => {
+        match $err {
+            NpyError::Io { path: $p, .. }
+            | NpyError::BadMagic { path: $p }
+            | NpyError::UnsupportedVersion { path: $p, .. }
+            | NpyError::TruncatedHeader { path: $p, .. }
+            | NpyError::InvalidHeader { path: $p, .. }
+            | NpyError::UnsupportedDtype { path: $p, .. }
+            | NpyError::BigEndian { path: $p, .. }
+            | NpyError::FortranOrder { path: $p }
+            | NpyError::ShapeOverflow { path: $p, .. }
+            | NpyError::Truncated { path: $p, .. }
+            | NpyError::TrailingBytes { path: $p, .. }
+            | NpyError::DtypeMismatch { path: $p, .. }
+            | NpyError::InvalidBlock { path: $p, .. }
+            | NpyError::BufferLength { path: $p, .. }
+            | NpyError::InconsistentArguments { path: $p, .. }
+            | NpyError::CountTooLarge { path: $p, .. }
+            | NpyError::InvalidPath { path: $p, .. }
+            | NpyError::NotRegularFile { path: $p, .. }
+            | NpyError::LauncherGone { path: $p }
+            | NpyError::Mpi { path: $p, .. }
+            | NpyError::IncompleteTransfer { path: $p, .. } => $with,
+            NpyError::Remote { .. } => $without,
+        }
+    };
+}
+
 impl NpyError {
     /// The file this error is about, if known.
     ///
@@ -309,30 +340,7 @@ impl NpyError {
     /// assert_eq!(err.path(), Some(std::path::Path::new("x.npy")));
     /// ```
     pub fn path(&self) -> Option<&Path> {
-        let path = match self {
-            NpyError::Io { path, .. }
-            | NpyError::BadMagic { path }
-            | NpyError::UnsupportedVersion { path, .. }
-            | NpyError::TruncatedHeader { path, .. }
-            | NpyError::InvalidHeader { path, .. }
-            | NpyError::UnsupportedDtype { path, .. }
-            | NpyError::BigEndian { path, .. }
-            | NpyError::FortranOrder { path }
-            | NpyError::ShapeOverflow { path, .. }
-            | NpyError::Truncated { path, .. }
-            | NpyError::TrailingBytes { path, .. }
-            | NpyError::DtypeMismatch { path, .. }
-            | NpyError::InvalidBlock { path, .. }
-            | NpyError::BufferLength { path, .. }
-            | NpyError::InconsistentArguments { path, .. }
-            | NpyError::CountTooLarge { path, .. }
-            | NpyError::InvalidPath { path, .. }
-            | NpyError::NotRegularFile { path, .. }
-            | NpyError::LauncherGone { path }
-            | NpyError::Mpi { path, .. }
-            | NpyError::IncompleteTransfer { path, .. } => path,
-            NpyError::Remote { .. } => return None,
-        };
+        let path = match_path!(self, path => path, return None);
         (!path.as_os_str().is_empty()).then_some(path.as_path())
     }
 
@@ -345,30 +353,7 @@ impl NpyError {
     /// assert_eq!(err.to_string(), "input.npy: not a .npy file (bad magic bytes)");
     /// ```
     pub fn with_path(mut self, new_path: impl AsRef<Path>) -> Self {
-        let slot = match &mut self {
-            NpyError::Io { path, .. }
-            | NpyError::BadMagic { path }
-            | NpyError::UnsupportedVersion { path, .. }
-            | NpyError::TruncatedHeader { path, .. }
-            | NpyError::InvalidHeader { path, .. }
-            | NpyError::UnsupportedDtype { path, .. }
-            | NpyError::BigEndian { path, .. }
-            | NpyError::FortranOrder { path }
-            | NpyError::ShapeOverflow { path, .. }
-            | NpyError::Truncated { path, .. }
-            | NpyError::TrailingBytes { path, .. }
-            | NpyError::DtypeMismatch { path, .. }
-            | NpyError::InvalidBlock { path, .. }
-            | NpyError::BufferLength { path, .. }
-            | NpyError::InconsistentArguments { path, .. }
-            | NpyError::CountTooLarge { path, .. }
-            | NpyError::InvalidPath { path, .. }
-            | NpyError::NotRegularFile { path, .. }
-            | NpyError::LauncherGone { path }
-            | NpyError::Mpi { path, .. }
-            | NpyError::IncompleteTransfer { path, .. } => path,
-            NpyError::Remote { .. } => return self,
-        };
+        let slot = match_path!(&mut self, path => path, return self);
         if slot.as_os_str().is_empty() {
             *slot = new_path.as_ref().to_path_buf();
         }
