@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-use common::flat;
+use common::{descendants, files_in, flat};
 const RANKS: [usize; 3] = [1, 2, 4];
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -78,14 +78,6 @@ fn npy_f64(path: &Path, shape: &[usize], first: &[f64]) {
         bytes.extend_from_slice(&first.get(i).copied().unwrap_or(1.0).to_le_bytes());
     }
     std::fs::write(path, bytes).unwrap();
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect()
 }
 
 /// Asserts the outcome: status, the message exactly once, no panic, no hang.
@@ -402,38 +394,6 @@ fn a_panicking_rank_aborts_the_job_and_leaves_no_output() {
     }
     assert!(files_in(&dir).is_empty(), "{:?}", files_in(&dir));
     std::fs::remove_dir_all(&dir).ok();
-}
-
-/// Processes whose parent is `pid` (from /proc).
-fn children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
-        let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
-        let ppid = after.split_whitespace().nth(1).and_then(|s| s.parse().ok());
-        if ppid == Some(pid) {
-            out.push(child);
-        }
-    }
-    out
-}
-
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut all = Vec::new();
-    let mut todo = vec![pid];
-    while let Some(p) = todo.pop() {
-        for c in children(p) {
-            all.push(c);
-            todo.push(c);
-        }
-    }
-    all
 }
 
 fn is_dfft(pid: u32) -> bool {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-use common::flat;
+use common::{descendants, files_in, flat};
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 struct Outcome {
@@ -51,16 +51,6 @@ fn scratch_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// Temporary files (this version's and the older `.NAME.tmp-HEX` ones).
@@ -251,37 +241,14 @@ fn devices_and_fifos_are_refused_as_outputs_and_inputs() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Processes whose parent is `pid`.
-fn children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-            continue;
-        };
-        let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
-        if after.split_whitespace().nth(1).and_then(|s| s.parse().ok()) == Some(pid) {
-            out.push(child);
-        }
-    }
-    out
-}
-
 fn dfft_ranks(mpirun: u32) -> Vec<u32> {
-    let mut all = Vec::new();
-    let mut todo = vec![mpirun];
-    while let Some(p) = todo.pop() {
-        for c in children(p) {
-            todo.push(c);
+    descendants(mpirun)
+        .into_iter()
+        .filter(|c| {
             let exe = std::fs::read_link(format!("/proc/{c}/exe")).unwrap_or_default();
-            if exe.file_name() == Path::new(DFFT).file_name() {
-                all.push(c);
-            }
-        }
-    }
-    all
+            exe.file_name() == Path::new(DFFT).file_name()
+        })
+        .collect()
 }
 
 fn alive(pid: u32) -> bool {
