@@ -8,8 +8,8 @@
 //! pure and uses global arguments only (the largest block over all ranks), so it is the same
 //! on every rank; the limit may differ between ranks (each reads its own node) and the
 //! smallest over all ranks is used, so every rank takes the same decision. This library
-//! never reads the environment or `/proc`: the `dfft` program fills the limit from
-//! `/proc/meminfo`, cgroups, `RLIMIT_AS` and `DFFT_MEMORY_LIMIT`. `None` (the default): no
+//! never reads the environment or the kernel's process files: the `dfft` program fills the
+//! limit from the kernel's meminfo, cgroups, `RLIMIT_AS` and `DFFT_MEMORY_LIMIT`. `None` (the default): no
 //! check.
 
 use crate::error::{FftError, Result};

@@ -331,7 +331,7 @@ pub struct FftOptions {
     /// caller's blocks) exceeds the smallest limit over the ranks is refused with
     /// [`crate::FftError::InsufficientMemory`] before anything is allocated. `None` (the
     /// default): no check. The library never reads the environment; the `dfft` program fills
-    /// this from `/proc/meminfo`, cgroups, `RLIMIT_AS` and `DFFT_MEMORY_LIMIT`.
+    /// this from the kernel's meminfo, cgroups, `RLIMIT_AS` and `DFFT_MEMORY_LIMIT`.
     pub memory_limit: Option<u64>,
 }
 

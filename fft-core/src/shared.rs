@@ -55,8 +55,8 @@ enum Storage<E> {
 ///
 /// Freeing a window is collective: drop the blocks on every rank alike (as the plans
 /// themselves). Memory touched in a peer's block counts in this process's resident set size
-/// (shared pages), not in what the node holds: the proportional set size (`Pss` in
-/// `/proc/self/smaps_rollup`) says what each rank holds.
+/// (shared pages), not in what the node holds: the proportional set size (`Pss` in the
+/// kernel's `smaps_rollup` of the process) says what each rank holds.
 ///
 /// ```no_run
 /// use fft_core::{FftOptions, FftPlan};
