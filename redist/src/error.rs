@@ -151,6 +151,15 @@ pub enum RedistError {
         /// Its return code.
         code: i32,
     },
+    /// A split shared-memory call without a double-buffered window ready for its elements.
+    #[error(
+        "a split shared-memory redistribution needs the shared schedule on one node, double \
+         buffering and a window prepared for {elem_bytes}-byte elements"
+    )]
+    NotSplitReady {
+        /// Bytes of the element type of the call.
+        elem_bytes: usize,
+    },
 }
 
 /// Result alias of this crate.

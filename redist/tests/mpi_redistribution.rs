@@ -1,6 +1,8 @@
 //! General redistribution (block-cyclic, different grids, row/column order, scatter/gather)
 //! and Thakur's cyclic(x) → cyclic(y) methods under real MPI on 1..=8 ranks, for every
 //! schedule, checked exactly with index-valued data on every rank.
+use mpi::collective::CommunicatorCollectives;
+use mpi::topology::Communicator;
 use redist::cyclic::plan::RedistPlan;
 use redist::cyclic::run::{Redistribution, Schedule};
 use redist::dist::{AxisDist, AxisMap, DistArray};
@@ -87,6 +89,67 @@ fn index_block(a: &DistArray, rank: usize) -> Vec<u64> {
     v
 }
 
+/// The double-buffered shared schedule: whole calls in a row (the two receive buffers in
+/// turn), calls in halves around the caller's barrier, and halves abandoned after packing.
+fn double_buffered<C: Communicator>(world: &C, plan: &RedistPlan, src: &[u64], want: &[u64]) {
+    let mut plain = Redistribution::new(world, plan, Schedule::Shared).unwrap();
+    let mut dst = vec![3u64; plain.dst_len()];
+    plain
+        .execute(src, &mut dst, &mut [], &mut [], &mut StageTimes::default())
+        .unwrap();
+    // SAFETY: nothing is packed: the call is refused first.
+    let refused = unsafe { plain.pack_shared(src) };
+    assert_eq!(
+        refused.unwrap_err(),
+        redist::RedistError::NotSplitReady { elem_bytes: 8 }
+    );
+    let mut r = Redistribution::new(world, plan, Schedule::Shared)
+        .unwrap()
+        .with_double_buffering();
+    assert!(!r.split_ready::<u64>());
+    r.prepare_shared::<u64>().unwrap();
+    assert!(
+        r.split_ready::<u64>()
+            && r.split_ready::<u8>()
+            && !r.split_ready::<num_complex::Complex<f64>>()
+    );
+    // Each call reads the buffer the one before last wrote: stale data there would show.
+    for (k, shift) in [0u64, 1 << 40, 0, 1 << 41, 0].into_iter().enumerate() {
+        let input: Vec<u64> = src.iter().map(|&v| v ^ shift).collect();
+        let mut dst = vec![k as u64; r.dst_len()];
+        if k % 2 == 0 {
+            r.execute(
+                &input,
+                &mut dst,
+                &mut [],
+                &mut [],
+                &mut StageTimes::default(),
+            )
+            .unwrap();
+        } else {
+            // An abandoned half first: packed junk that the next call must overwrite.
+            let junk: Vec<u64> = src.iter().map(|&v| !v).collect();
+            // SAFETY: every rank packs, then synchronizes, then abandons, then packs again;
+            // every rank unpacks the second pack only after the barrier that follows it.
+            unsafe {
+                r.pack_shared(&junk).unwrap();
+                r.shared_fence().unwrap();
+                world.barrier();
+                r.pack_shared(&input).unwrap();
+                r.shared_fence().unwrap();
+                world.barrier();
+                r.shared_fence().unwrap();
+                r.unpack_shared(&input, &mut dst).unwrap();
+            }
+        }
+        let expect: Vec<u64> = want
+            .iter()
+            .map(|&w| if w == u64::MAX { k as u64 } else { w ^ shift })
+            .collect();
+        assert_eq!(dst, expect, "double-buffered call {k}");
+    }
+}
+
 #[test]
 #[ignore = "MPI body: run by the redistribution_np* launchers under mpirun"]
 fn redistribution_body() {
@@ -163,6 +226,7 @@ fn redistribution_body() {
                         r2.execute(&src, &mut dst, &mut send, &mut recv, &mut times)
                             .unwrap();
                         assert_eq!(dst, dirty);
+                        double_buffered(&world, &plan, &src, &want);
                     }
                     checked += 1;
                 }

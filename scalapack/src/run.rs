@@ -11,7 +11,7 @@ use redist::cyclic::plan::RedistPlan;
 use redist::cyclic::run::{Redistribution, Schedule};
 use redist::{Element, StageTimes};
 use std::cell::RefCell;
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::mem::ManuallyDrop;
 
 /// The arguments of one `p?gemr2d` or `p?trmr2d` call, as ScaLAPACK's C interface takes them
@@ -45,6 +45,13 @@ struct Entry {
     recv: Vec<[u64; 2]>,
 }
 
+impl Entry {
+    /// This process's record in the key.
+    fn mine(&self, me: usize) -> &[i32] {
+        &self.key[me * RECORD_LEN..(me + 1) * RECORD_LEN]
+    }
+}
+
 /// The plans kept for one set of processes (the union context's members, by rank in
 /// `MPI_COMM_WORLD`, in its order). Every member takes part in every call on that set, in the
 /// same order, so all of them find, make and drop plans together: making one and dropping one
@@ -53,17 +60,100 @@ struct Group {
     members: Vec<i32>,
     /// Oldest first.
     entries: Vec<Entry>,
+    /// The entry of the last call on the set.
+    last: Option<usize>,
 }
 
-/// Plans kept per set of processes, and the most submatrix bytes they may cover together
-/// (their windows and buffers stay allocated).
+/// Every group, and scratch space for finding the caller's.
+struct Cache {
+    groups: Vec<Group>,
+    /// The union context's members, by rank in `MPI_COMM_WORLD`.
+    members: Vec<i32>,
+    /// `0..size`, what `MPI_Group_translate_ranks` translates.
+    ranks: Vec<i32>,
+}
+
+/// Plans kept per set of processes (at most 32: a call's candidates travel as bits of one
+/// integer), and the most submatrix bytes they may cover together (their windows and
+/// buffers stay allocated).
 const KEPT: usize = 8;
 const KEPT_BYTES: usize = 1 << 31;
+const _: () = assert!(KEPT <= 32);
+
+/// Calls of at most this many bytes get two receive buffers in the shared window (double
+/// buffering): a repeated call then synchronizes once. Larger ones, whose time is the copies',
+/// keep one and synchronize once more.
+const DOUBLE_BUFFER_BYTES: usize = 64 << 20;
 
 thread_local! {
-    /// Never dropped: the communicators inside must not be freed after `MPI_Finalize`.
-    static CACHE: RefCell<ManuallyDrop<Vec<Group>>> =
-        const { RefCell::new(ManuallyDrop::new(Vec::new())) };
+    /// Emptied when MPI finalizes ([`free_at_finalize`]), never dropped: nothing in it may be
+    /// freed after `MPI_Finalize`.
+    static CACHE: RefCell<ManuallyDrop<Cache>> = const {
+        RefCell::new(ManuallyDrop::new(Cache {
+            groups: Vec::new(),
+            members: Vec::new(),
+            ranks: Vec::new(),
+        }))
+    };
+}
+
+/// Frees every kept plan at the start of `MPI_Finalize`, which calls the delete function of
+/// each attribute of `MPI_COMM_SELF` first: the plans' windows and communicators are freed
+/// collectively, group by group in the order the groups were made and plan by plan, the same
+/// order on every member. (Left to `MPI_Finalize` itself, the windows would be freed in the
+/// order of OpenMPI's table of windows, which differs between processes once windows of
+/// different sets of processes have come and gone, and the processes would wait for each
+/// other forever.)
+fn free_at_finalize() -> Result<(), String> {
+    thread_local! {
+        static REGISTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if REGISTERED.get() {
+        return Ok(());
+    }
+    unsafe extern "C" fn no_copy(
+        _: ffi::MPI_Comm,
+        _: c_int,
+        _: *mut c_void,
+        _: *mut c_void,
+        _: *mut c_void,
+        flag: *mut c_int,
+    ) -> c_int {
+        // SAFETY: MPI passes a valid flag pointer; 0: the attribute is not copied.
+        unsafe { *flag = 0 };
+        ffi::MPI_SUCCESS as c_int
+    }
+    unsafe extern "C" fn free_plans(
+        _: ffi::MPI_Comm,
+        _: c_int,
+        _: *mut c_void,
+        _: *mut c_void,
+    ) -> c_int {
+        // Dropping a group frees its plans' windows and communicators (collective).
+        let groups = CACHE.with(|cache| std::mem::take(&mut cache.borrow_mut().groups));
+        drop(groups);
+        ffi::MPI_SUCCESS as c_int
+    }
+    let mut keyval = 0;
+    // SAFETY: a new attribute key with the two functions above, set on MPI_COMM_SELF (a
+    // predefined communicator) with no value.
+    unsafe {
+        check(
+            "MPI_Comm_create_keyval",
+            ffi::MPI_Comm_create_keyval(
+                Some(no_copy),
+                Some(free_plans),
+                &mut keyval,
+                std::ptr::null_mut(),
+            ),
+        )?;
+        check(
+            "MPI_Comm_set_attr",
+            ffi::MPI_Comm_set_attr(ffi::RSMPI_COMM_SELF, keyval, std::ptr::null_mut()),
+        )?;
+    }
+    REGISTERED.set(true);
+    Ok(())
 }
 
 /// Runs one call; on bad arguments prints the error (on the first process of the union
@@ -105,6 +195,11 @@ fn side(desc: *const c_int, i: c_int, j: c_int) -> Result<Side, String> {
     }
 }
 
+/// One call. A repeated call (the same record on every process as an earlier kept call)
+/// costs one collective operation when it repeats the set's last call: each process packs
+/// for that call if its own record matches it, and one `MPI_Allreduce` of which kept calls
+/// match on every process tells all of them whether to unpack. Otherwise that allreduce finds
+/// another kept call, or the records are gathered and the call is planned.
 fn call<T: Element>(args: &Args<T>) -> Result<(), String> {
     let comm = blacs::communicator(args.gcontext)?;
     let (mut me, mut size, mut world) = (0, 0, 0);
@@ -117,47 +212,42 @@ fn call<T: Element>(args: &Args<T>) -> Result<(), String> {
             ffi::MPI_Comm_rank(ffi::RSMPI_COMM_WORLD, &mut world),
         )?;
     }
+    let (me, size) = (me as usize, size as usize);
     let mine = Record {
         a: side(args.desca, args.ia, args.ja)?,
         b: side(args.descb, args.ib, args.jb)?,
         m: args.m,
         n: args.n,
         world,
-    };
-    let mut key = vec![0i32; RECORD_LEN * size as usize];
-    // SAFETY: RECORD_LEN ints from every process into `key`, which holds them all.
-    check("MPI_Allgather", unsafe {
-        ffi::MPI_Allgather(
-            mine.to_ints().as_ptr() as *const _,
-            RECORD_LEN as c_int,
-            ffi::RSMPI_INT32_T,
-            key.as_mut_ptr() as *mut _,
-            RECORD_LEN as c_int,
-            ffi::RSMPI_INT32_T,
-            comm,
-        )
-    })?;
-    let members: Vec<i32> = key
-        .chunks(RECORD_LEN)
-        .map(|r| Record::from_ints(r).world)
-        .collect();
+    }
+    .to_ints();
     CACHE.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        let g = match cache.iter().position(|g| g.members == members) {
+        let cache = &mut **cache.borrow_mut();
+        world_ranks(comm, size, &mut cache.members, &mut cache.ranks)?;
+        let known = cache.groups.iter().position(|g| g.members == cache.members);
+        if let Some(g) = known {
+            if repeat(&mut cache.groups[g], comm, me, &mine, args)? {
+                return Ok(());
+            }
+        }
+        let key = gather(comm, size, &mine)?;
+        let g = match known {
             Some(g) => g,
             None => {
-                cache.push(Group {
-                    members,
+                free_at_finalize()?;
+                cache.groups.push(Group {
+                    members: cache.members.clone(),
                     entries: Vec::new(),
+                    last: None,
                 });
-                cache.len() - 1
+                cache.groups.len() - 1
             }
         };
-        let group = &mut cache[g];
+        let group = &mut cache.groups[g];
         let index = match group.entries.iter().position(|e| e.key == key) {
             Some(i) => i,
             None => {
-                let entry = plan::<T>(comm, me as usize, key)?;
+                let entry = plan::<T>(comm, me, key)?;
                 // Make room (the same decision on every member: counts and global sizes).
                 while !group.entries.is_empty()
                     && (group.entries.len() == KEPT
@@ -170,11 +260,135 @@ fn call<T: Element>(args: &Args<T>) -> Result<(), String> {
                 group.entries.len() - 1
             }
         };
-        execute(&mut group.entries[index], args, me as usize)
+        group.last = Some(index);
+        execute(&mut group.entries[index], args, me)
     })
 }
 
-fn plan<T>(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Entry, String> {
+/// The ranks in `MPI_COMM_WORLD` of `comm`'s members, in `comm`'s order, into `out` (no
+/// communication: what tells the sets of processes apart before anything is exchanged).
+fn world_ranks(
+    comm: ffi::MPI_Comm,
+    size: usize,
+    out: &mut Vec<i32>,
+    ranks: &mut Vec<i32>,
+) -> Result<(), String> {
+    ranks.clear();
+    ranks.extend(0..size as i32);
+    out.clear();
+    out.resize(size, -1);
+    // SAFETY: reading constants the MPI library initializes at load time.
+    let (mut group, mut world) = unsafe { (ffi::RSMPI_GROUP_NULL, ffi::RSMPI_GROUP_NULL) };
+    // SAFETY: local group queries on live communicators; `ranks` and `out` hold `size`
+    // integers each; the groups are freed before returning.
+    unsafe {
+        check("MPI_Comm_group", ffi::MPI_Comm_group(comm, &mut group))?;
+        check(
+            "MPI_Comm_group",
+            ffi::MPI_Comm_group(ffi::RSMPI_COMM_WORLD, &mut world),
+        )?;
+        let translated = ffi::MPI_Group_translate_ranks(
+            group,
+            size as c_int,
+            ranks.as_ptr(),
+            world,
+            out.as_mut_ptr(),
+        );
+        ffi::MPI_Group_free(&mut group);
+        ffi::MPI_Group_free(&mut world);
+        check("MPI_Group_translate_ranks", translated)
+    }
+}
+
+/// Every process's record, gathered over `comm` (the key of the call).
+fn gather(comm: ffi::MPI_Comm, size: usize, mine: &[i32; RECORD_LEN]) -> Result<Vec<i32>, String> {
+    let mut key = vec![0i32; RECORD_LEN * size];
+    // SAFETY: RECORD_LEN ints from every process into `key`, which holds them all.
+    check("MPI_Allgather", unsafe {
+        ffi::MPI_Allgather(
+            mine.as_ptr() as *const _,
+            RECORD_LEN as c_int,
+            ffi::RSMPI_INT32_T,
+            key.as_mut_ptr() as *mut _,
+            RECORD_LEN as c_int,
+            ffi::RSMPI_INT32_T,
+            comm,
+        )
+    })?;
+    Ok(key)
+}
+
+/// Runs the call from `group`'s kept plans when every process's record matches one of them
+/// (`true`), or tells that none matches (`false`, on every process). One `MPI_Allreduce` of
+/// the matching plans; before it, each process whose record matches the group's last call
+/// packs that call's messages into the receivers' spare buffers, so that a repeated last call
+/// only unpacks after it.
+fn repeat<T: Element>(
+    group: &mut Group,
+    comm: ffi::MPI_Comm,
+    me: usize,
+    mine: &[i32; RECORD_LEN],
+    args: &Args<T>,
+) -> Result<bool, String> {
+    let mut matching = 0u32;
+    for (i, e) in group.entries.iter().enumerate() {
+        if e.mine(me) == mine {
+            matching |= 1 << i;
+        }
+    }
+    // Whether the last call's plan can run in halves is the same on every process (its
+    // buffers and the element type); whether this process packs is its own record's match.
+    let split = group
+        .last
+        .filter(|&l| group.entries[l].redist.split_ready::<T>());
+    if let Some(l) = split.filter(|&l| matching & (1 << l) != 0) {
+        let entry = &mut group.entries[l];
+        // SAFETY: the arrays of the call, of the plan's lengths (ScaLAPACK's contract).
+        let (src, _) = unsafe { arrays(&entry.redist, args.a, args.b) };
+        // SAFETY: every process packs only before the allreduce below and unpacks after it,
+        // and all unpack or none (see `Redistribution::pack_shared`).
+        unsafe { entry.redist.pack_shared(src) }.map_err(|e| e.to_string())?;
+        entry.redist.shared_fence().map_err(|e| e.to_string())?;
+    }
+    let mut all = 0u32;
+    // SAFETY: one integer from every process, combined into `all`.
+    check("MPI_Allreduce", unsafe {
+        ffi::MPI_Allreduce(
+            &matching as *const u32 as *const _,
+            &mut all as *mut u32 as *mut _,
+            1,
+            ffi::RSMPI_UINT32_T,
+            ffi::RSMPI_BAND,
+            comm,
+        )
+    })?;
+    if all == 0 {
+        return Ok(false);
+    }
+    if let Some(l) = split.filter(|&l| all & (1 << l) != 0) {
+        // Every process matched the last call, so every process packed it.
+        let entry = &mut group.entries[l];
+        entry.redist.shared_fence().map_err(|e| e.to_string())?;
+        finish(
+            &mut entry.redist,
+            &entry.call,
+            args,
+            me,
+            |redist, src, dst| {
+                // SAFETY: every process packed and fenced before the allreduce and fenced after
+                // it; every process unpacks.
+                unsafe { redist.unpack_shared(src, dst) }
+            },
+        )?;
+        return Ok(true);
+    }
+    let index = all.trailing_zeros() as usize;
+    group.last = Some(index);
+    execute(&mut group.entries[index], args, me)?;
+    Ok(true)
+}
+
+fn plan<T: Element>(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Entry, String> {
     let records: Vec<Record> = key.chunks(RECORD_LEN).map(Record::from_ints).collect();
     let call = resolve(&records, me).map_err(|e| e.to_string())?;
     let plan = RedistPlan::section(
@@ -192,12 +406,19 @@ fn plan<T>(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Entry, Strin
     check("MPI_Comm_dup", unsafe { ffi::MPI_Comm_dup(comm, &mut dup) })?;
     // SAFETY: `dup` is a live intra-communicator owned by nothing else; the wrapper frees it.
     let owned = unsafe { SimpleCommunicator::from_raw(dup) };
-    let redist = Redistribution::new(&owned, &plan, Schedule::Shared).map_err(|e| e.to_string())?;
+    let bytes = call.extent[0] * call.extent[1] * std::mem::size_of::<T>();
+    let mut redist =
+        Redistribution::new(&owned, &plan, Schedule::Shared).map_err(|e| e.to_string())?;
+    if bytes <= DOUBLE_BUFFER_BYTES {
+        redist = redist.with_double_buffering();
+    }
+    // Collective: the window now, so that the plan's later calls need no collective call
+    // of their own to make it.
+    redist.prepare_shared::<T>().map_err(|e| e.to_string())?;
     let units = |elements: usize| {
         (elements * std::mem::size_of::<num_complex::Complex<f64>>()).div_ceil(16)
     };
     let (send, recv) = (redist.send_len(), redist.recv_len());
-    let bytes = call.extent[0] * call.extent[1] * std::mem::size_of::<T>();
     Ok(Entry {
         key,
         bytes,
@@ -208,45 +429,71 @@ fn plan<T>(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Entry, Strin
     })
 }
 
-fn execute<T: Element>(entry: &mut Entry, args: &Args<T>, me: usize) -> Result<(), String> {
-    let (src_len, dst_len) = (entry.redist.src_len(), entry.redist.dst_len());
+/// The caller's local arrays `a` and `b` of A and B, of the lengths the plan `redist` gives
+/// them (empty off a grid).
+///
+/// # Safety
+/// ScaLAPACK's contract for the call's duration: this process's local array of A holds
+/// LLD·(LOCc − 1) + LOCr elements (the plan's source length) and is only read; B's likewise,
+/// and nothing else touches it.
+unsafe fn arrays<'a, T>(redist: &Redistribution, a: *const T, b: *mut T) -> (&'a [T], &'a mut [T]) {
+    let (src_len, dst_len) = (redist.src_len(), redist.dst_len());
     let src: &[T] = if src_len == 0 {
         &[]
     } else {
-        // SAFETY: ScaLAPACK's contract: this process's local array of A holds
-        // LLD·(LOCc − 1) + LOCr elements, which is `src_len`; it is only read.
-        unsafe { std::slice::from_raw_parts(args.a, src_len) }
+        // SAFETY: the caller's guarantee for A.
+        unsafe { std::slice::from_raw_parts(a, src_len) }
     };
     let dst: &mut [T] = if dst_len == 0 {
         &mut []
     } else {
-        // SAFETY: as above for B, which nothing else touches during the call.
-        unsafe { std::slice::from_raw_parts_mut(args.b, dst_len) }
+        // SAFETY: the caller's guarantee for B.
+        unsafe { std::slice::from_raw_parts_mut(b, dst_len) }
     };
+    (src, dst)
+}
+
+/// Runs a kept plan whole (its schedule synchronizes as it needs).
+fn execute<T: Element>(entry: &mut Entry, args: &Args<T>, me: usize) -> Result<(), String> {
     let send: &mut [T] = bytemuck::cast_slice_mut(&mut entry.send[..]);
     let recv: &mut [T] = bytemuck::cast_slice_mut(&mut entry.recv[..]);
     let (send_len, recv_len) = (entry.redist.send_len(), entry.redist.recv_len());
     let (send, recv) = (&mut send[..send_len], &mut recv[..recv_len]);
     let mut times = StageTimes::default();
+    finish(
+        &mut entry.redist,
+        &entry.call,
+        args,
+        me,
+        |redist, src, dst| redist.execute(src, dst, send, recv, &mut times),
+    )
+}
+
+/// Moves the data into B with `run` (which fills its destination from A's local array):
+/// straight into B for `p?gemr2d`; for `p?trmr2d` into a copy of B, of which the
+/// trapezoid's elements are kept.
+fn finish<T: Element>(
+    redist: &mut Redistribution,
+    call: &Call,
+    args: &Args<T>,
+    me: usize,
+    run: impl FnOnce(&mut Redistribution, &[T], &mut [T]) -> redist::Result<()>,
+) -> Result<(), String> {
+    // SAFETY: the arrays of the call, of the plan's lengths (ScaLAPACK's contract).
+    let (src, dst) = unsafe { arrays(redist, args.a, args.b) };
     let Some((uplo, diag)) = args.trapezoid else {
-        return entry
-            .redist
-            .execute(src, dst, send, recv, &mut times)
-            .map_err(|e| e.to_string());
+        return run(redist, src, dst).map_err(|e| e.to_string());
     };
     // The trapezoid: the whole submatrix into a copy of B, then the trapezoid's elements.
     let mut scratch = dst.to_vec();
-    entry
-        .redist
-        .execute(src, &mut scratch, send, recv, &mut times)
-        .map_err(|e| e.to_string())?;
-    let b = &entry.call.b;
+    run(redist, src, &mut scratch).map_err(|e| e.to_string())?;
+    let b = &call.b;
     let Some(coords) = b.array.axis_coords(me) else {
         return Ok(());
     };
     let (maps, shape) = (b.array.axis_maps(), b.array.local_shape(me));
     let strides = b.array.local_strides(me);
-    let [m, n] = entry.call.extent;
+    let [m, n] = call.extent;
     for lc in 0..shape[1] {
         let j = maps[1].global_index(coords[1], lc).wrapping_sub(b.start[1]);
         if j >= n {

@@ -17,7 +17,15 @@
 //!   straight into the receivers' buffers in an MPI-3 shared-memory window
 //!   (`MPI_Win_allocate_shared`), a barrier, and each rank unpacks its own buffer: two copies
 //!   of every element that changes rank instead of four (pack, MPI's copy into and out of its
-//!   shared-memory transport, unpack). On several nodes it runs as `Alltoallv`.
+//!   shared-memory transport, unpack). On several nodes it runs as `Alltoallv`. With
+//!   [`Redistribution::with_double_buffering`] the window has two receive slots used in turn,
+//!   and the barrier before packing (nobody still reads its buffer) is not needed: one
+//!   synchronization per call instead of two, for twice the window's memory.
+//!
+//! A double-buffered shared schedule can also run in halves around a synchronization the
+//! caller makes ([`Redistribution::pack_shared`], [`Redistribution::shared_fence`],
+//! [`Redistribution::unpack_shared`]), e.g. an `MPI_Allreduce` that also tells every rank
+//! whether to go on: a call then costs one collective operation in all.
 //!
 //! Messages longer than MPI's `int` counts (or than [`Redistribution::with_max_count`])
 //! travel in chunks, with the chunking of [`crate::exchange`]: when the largest local array
@@ -118,36 +126,49 @@ pub struct Redistribution {
     shared: Option<SharedWindow>,
 }
 
-/// The receive buffers of every rank in one MPI-3 shared-memory window.
+/// The receive buffers of every rank in one MPI-3 shared-memory window: per rank `slots`
+/// buffers of its receive length, one after the other, used in turn.
 struct SharedWindow {
     /// Where this rank's message to the peer of `part.sends[i]` starts in that peer's receive
     /// buffer, in elements.
     remote_offset: Vec<usize>,
+    /// The receive length of the peer of `part.sends[i]` (one slot), in elements.
+    peer_recv_len: Vec<usize>,
+    /// Receive buffers per rank: 1, or 2 (double buffering).
+    slots: usize,
+    /// The slot the next call writes and reads (the same on every rank).
+    next: usize,
     /// The window, once allocated (at the first call, when the element size is known).
     segment: Option<SharedSegment>,
     /// Element size the window was allocated for (it serves any size up to this one).
     elem_size: usize,
-    /// Per send, the start of the receiver's buffer.
+    /// Per send, the start of the receiver's first buffer.
     peer_bases: Vec<SendPtr<u8>>,
-    /// Per send, the message's start in the receiver's buffer, for elements of
-    /// `targets_elem` bytes.
+    /// Per slot and send (`slot · sends + i`), the message's start in the receiver's buffer,
+    /// for elements of `targets_elem` bytes.
     targets: Vec<SendPtr<u8>>,
     targets_elem: usize,
 }
 
 impl SharedWindow {
     fn set_targets(&mut self, elem_size: usize) {
-        for ((t, base), &offset) in self
-            .targets
-            .iter_mut()
-            .zip(&self.peer_bases)
-            .zip(&self.remote_offset)
-        {
-            // In bounds: offset + message <= the peer's recv_len elements of at most
-            // `self.elem_size` bytes.
-            *t = SendPtr::new(base.get().wrapping_add(offset * elem_size));
+        let sends = self.peer_bases.len();
+        for slot in 0..self.slots {
+            for i in 0..sends {
+                let at = slot * self.peer_recv_len[i] + self.remote_offset[i];
+                // In bounds: offset + message <= the peer's recv_len elements of at most
+                // `self.elem_size` bytes, in a segment of `slots` such buffers.
+                self.targets[slot * sends + i] =
+                    SendPtr::new(self.peer_bases[i].get().wrapping_add(at * elem_size));
+            }
         }
         self.targets_elem = elem_size;
+    }
+
+    /// The targets of slot `next`.
+    fn next_targets(&self) -> &[SendPtr<u8>] {
+        let sends = self.peer_bases.len();
+        &self.targets[self.next * sends..(self.next + 1) * sends]
     }
 }
 
@@ -188,6 +209,19 @@ fn remote_offsets(plan: &RedistPlan, part: &RankRedist) -> Vec<usize> {
         .collect()
 }
 
+/// The receive length of each of `part`'s receivers (what the other ranks send it).
+fn peer_recv_lens(plan: &RedistPlan, part: &RankRedist) -> Vec<usize> {
+    part.sends
+        .iter()
+        .map(|t| {
+            (0..plan.ranks())
+                .filter(|&s| s != t.peer)
+                .filter_map(|s| plan.message(s, t.peer).map(|m| m.len()))
+                .sum()
+        })
+        .collect()
+}
+
 /// The shared schedule's layout when every rank of `comm` is on one node (agreed over all
 /// ranks), else `None`: where each of this rank's messages lands in its receiver's buffer
 /// (receivers store messages by increasing sender, as [`RedistPlan::for_rank`] does).
@@ -198,10 +232,13 @@ fn shared_layout(
 ) -> Option<SharedWindow> {
     on_one_node(comm).then(|| SharedWindow {
         remote_offset: remote_offsets(plan, part),
+        peer_recv_len: peer_recv_lens(plan, part),
+        slots: 1,
+        next: 0,
         segment: None,
         elem_size: 0,
         peer_bases: vec![SendPtr::null(); part.sends.len()],
-        targets: vec![SendPtr::null(); part.sends.len()],
+        targets: Vec::new(),
         targets_elem: 0,
     })
 }
@@ -271,6 +308,41 @@ impl Redistribution {
         };
         this.size_requests();
         Ok(this)
+    }
+
+    /// Gives the shared schedule two receive buffers per rank, used in turn: a call then
+    /// needs one synchronization instead of two (nobody can still be reading the buffer a call
+    /// writes), and the halves [`Redistribution::pack_shared`] and
+    /// [`Redistribution::unpack_shared`] become available. Twice the window's memory; no
+    /// effect on the other schedules or when the ranks are not on one node. Collective when
+    /// the window exists already (it is made anew); otherwise it is made at the first call.
+    pub fn with_double_buffering(mut self) -> Self {
+        if let Some(sh) = self.shared.as_mut() {
+            sh.segment = None;
+            sh.elem_size = 0;
+            sh.slots = 2;
+            sh.next = 0;
+        }
+        self
+    }
+
+    /// Whether the shared schedule is double-buffered and its window is ready for elements of
+    /// `T`: then [`Redistribution::pack_shared`] and [`Redistribution::unpack_shared`] make no
+    /// collective call (the same answer on every rank; see
+    /// [`Redistribution::prepare_shared`]).
+    pub fn split_ready<T: Element>(&self) -> bool {
+        self.shared.as_ref().is_some_and(|sh| {
+            sh.slots == 2 && sh.segment.is_some() && sh.elem_size >= std::mem::size_of::<T>()
+        })
+    }
+
+    /// Makes the shared schedule's window ready for elements of `T` (allocated at the first
+    /// call otherwise). Collective; a no-op for the other schedules.
+    pub fn prepare_shared<T: Element>(&mut self) -> Result<()> {
+        if self.shared.is_some() {
+            self.shared_window(std::mem::size_of::<T>())?;
+        }
+        Ok(())
     }
 
     /// Sets the packet length (elements, at least 1) of the pipelined schedule.
@@ -451,7 +523,7 @@ impl Redistribution {
         }
         // Free the smaller window first (collective, like the allocation).
         sh.segment = None;
-        let bytes = (self.part.recv_len * elem_size).max(1);
+        let bytes = (sh.slots * self.part.recv_len * elem_size).max(1);
         // Collective over this rank's duplicated communicator: every rank runs the same
         // schedule and the same element type.
         let segment = SharedSegment::new(&self.comm, bytes, elem_size)?;
@@ -460,8 +532,106 @@ impl Redistribution {
         }
         sh.segment = Some(segment);
         sh.elem_size = elem_size;
+        sh.targets = vec![SendPtr::null(); sh.slots * self.part.sends.len()];
         sh.set_targets(elem_size);
         Ok(())
+    }
+
+    /// Packs this rank's messages into the receivers' buffers of the next slot.
+    ///
+    /// # Safety
+    /// No rank reads that slot meanwhile (see [`Redistribution::pack_shared`]).
+    unsafe fn pack_next<T: Element>(&mut self, src: &[T]) {
+        let sh = self.shared.as_mut().expect("the shared schedule");
+        let size = std::mem::size_of::<T>();
+        if sh.targets_elem != size {
+            sh.set_targets(size);
+        }
+        let targets = sh.next_targets();
+        // SAFETY: `targets` hold this rank's disjoint message regions in the receivers'
+        // buffers of the next slot, each `map.len()` elements of `T` (the window holds at
+        // least `slots · recv_len` elements of `T` per rank); the caller guarantees that
+        // nobody reads them meanwhile.
+        unsafe {
+            let targets =
+                std::slice::from_raw_parts(targets.as_ptr() as *const *mut T, targets.len());
+            self.part.pack_all_to(src, targets);
+        }
+    }
+
+    /// Unpacks this rank's buffer of the next slot (and copies its own part), then moves on
+    /// to the other slot.
+    ///
+    /// # Safety
+    /// Every message of the slot has been written and made visible, and nobody writes the
+    /// slot meanwhile.
+    unsafe fn unpack_next<T: Element>(&mut self, src: &[T], dst: &mut [T]) {
+        let sh = self.shared.as_mut().expect("the shared schedule");
+        let segment = sh.segment.as_ref().expect("allocated before packing");
+        let start = sh.next * self.part.recv_len;
+        // SAFETY: this rank's segment holds `slots · recv_len` elements of `T` (at least);
+        // the caller guarantees the slot's contents are complete and stable.
+        let recv = unsafe {
+            std::slice::from_raw_parts((segment.own() as *const T).add(start), self.part.recv_len)
+        };
+        self.part.unpack_all_and_own(src, recv, dst);
+        sh.next = (sh.next + 1) % sh.slots;
+    }
+
+    /// The first half of a double-buffered shared call: packs this rank's messages from `src`
+    /// straight into the receivers' buffers, with no MPI call. Then every rank that packed
+    /// calls [`Redistribution::shared_fence`], all ranks synchronize (any collective
+    /// operation on this redistribution's ranks that none leaves before all have entered it:
+    /// a barrier, an allreduce), and every rank calls [`Redistribution::shared_fence`] and
+    /// [`Redistribution::unpack_shared`]. The ranks may instead all abandon the call after
+    /// packing (none unpacks): the next call overwrites what was packed.
+    ///
+    /// Errors: not [`Redistribution::split_ready`] for `T`, or `src` too short.
+    ///
+    /// # Safety
+    /// Every rank uses this redistribution only in that order: no rank packs while another
+    /// is still unpacking the call before the previous one (guaranteed by the synchronization
+    /// of every call), and either every rank unpacks a call or none does.
+    pub unsafe fn pack_shared<T: Element>(&mut self, src: &[T]) -> Result<()> {
+        self.check_split::<T>()?;
+        check_len("source", self.part.src_len, src.len())?;
+        // SAFETY: the caller's protocol: nobody reads the next slot meanwhile.
+        unsafe { self.pack_next(src) };
+        Ok(())
+    }
+
+    /// The second half of a double-buffered shared call (see
+    /// [`Redistribution::pack_shared`]): unpacks what the ranks packed for this rank, and
+    /// copies its own part from `src`, into `dst`.
+    ///
+    /// # Safety
+    /// As [`Redistribution::pack_shared`]: every rank packed this call, fenced and
+    /// synchronized, and this rank fenced after the synchronization.
+    pub unsafe fn unpack_shared<T: Element>(&mut self, src: &[T], dst: &mut [T]) -> Result<()> {
+        self.check_split::<T>()?;
+        check_len("source", self.part.src_len, src.len())?;
+        check_len("destination", self.part.dst_len, dst.len())?;
+        // SAFETY: the caller's protocol: the slot is complete, visible and stable.
+        unsafe { self.unpack_next(src, dst) };
+        Ok(())
+    }
+
+    /// `MPI_Win_sync` on the shared window: this rank's stores to it become visible, and
+    /// others' made visible to it are seen. A no-op when there is no window.
+    pub fn shared_fence(&self) -> Result<()> {
+        match self.shared.as_ref().and_then(|sh| sh.segment.as_ref()) {
+            Some(segment) => segment.win_sync(),
+            None => Ok(()),
+        }
+    }
+
+    fn check_split<T: Element>(&self) -> Result<()> {
+        if self.split_ready::<T>() {
+            return Ok(());
+        }
+        Err(RedistError::NotSplitReady {
+            elem_bytes: std::mem::size_of::<T>(),
+        })
     }
 
     fn shared_memory<T: Element>(
@@ -471,33 +641,30 @@ impl Redistribution {
         times: &mut StageTimes,
     ) -> Result<()> {
         self.shared_window(std::mem::size_of::<T>())?;
-        let sh = self.shared.as_ref().expect("the shared schedule");
-        let segment = sh.segment.as_ref().expect("allocated above");
         let t0 = Instant::now();
-        // Every rank has finished reading its buffer (the previous call's unpack).
-        // SAFETY: a plain collective call on the duplicated communicator.
-        check_mpi("MPI_Barrier", unsafe {
-            ffi::MPI_Barrier(self.comm.as_raw())
-        })?;
-        let t1 = Instant::now();
-        // SAFETY: `targets` hold this rank's disjoint message regions in the receivers'
-        // buffers, each `map.len()` elements of `T` (the window holds at least `recv_len`
-        // elements of `T` per rank); nobody reads them until the synchronization below.
-        unsafe {
-            let targets =
-                std::slice::from_raw_parts(sh.targets.as_ptr() as *const *mut T, sh.targets.len());
-            self.part.pack_all_to(src, targets);
+        if self.shared.as_ref().is_some_and(|sh| sh.slots == 1) {
+            // Every rank has finished reading its buffer (the previous call's unpack). With
+            // two slots, the previous call's synchronization guarantees that for the slot
+            // written now (its last reader unpacked before entering it).
+            // SAFETY: a plain collective call on the duplicated communicator.
+            check_mpi("MPI_Barrier", unsafe {
+                ffi::MPI_Barrier(self.comm.as_raw())
+            })?;
         }
+        let t1 = Instant::now();
+        // SAFETY: nobody reads the next slot until the synchronization below (see above).
+        unsafe { self.pack_next(src) };
         let t2 = Instant::now();
         // Make the stores visible, wait for every rank's stores, and see them.
-        segment.sync(&self.comm)?;
+        let sh = self.shared.as_ref().expect("the shared schedule");
+        sh.segment
+            .as_ref()
+            .expect("allocated above")
+            .sync(&self.comm)?;
         let t3 = Instant::now();
-        // SAFETY: this rank's part of the window holds `recv_len` elements of `T`, written
-        // by the other ranks before the synchronization and not written again until the
-        // next call's first barrier.
-        let recv =
-            unsafe { std::slice::from_raw_parts(segment.own() as *const T, self.part.recv_len) };
-        self.part.unpack_all_and_own(src, recv, dst);
+        // SAFETY: every rank wrote its messages of the slot before the synchronization, and
+        // none writes the slot again before the next synchronization.
+        unsafe { self.unpack_next(src, dst) };
         times.comm += (t1 - t0).as_secs_f64() + (t3 - t2).as_secs_f64();
         times.pack += (t2 - t1).as_secs_f64();
         times.unpack += t3.elapsed().as_secs_f64();

@@ -11,7 +11,12 @@
  * 2-D grid, or just the processes of A and B), and the routine (gemr2d or trmr2d with random
  * UPLO/DIAG, C or Fortran entry point). A is filled with distinct values; B, padding included,
  * with other values; ScaLAPACK's routine runs on one copy of B and dfft's on another, and the
- * two are compared element by element (memcmp) on every rank.
+ * two are compared element by element (memcmp) on every rank. dfft's routine then runs three
+ * more times, each compared the same way, to check its kept plans: the same call again (the
+ * plan of the last call), a variant whose B has a leading dimension one larger on one random
+ * process (compared with ScaLAPACK's run of the variant: on that process the record differs
+ * from the kept plan's and on the others it matches), and the first call once more (a kept
+ * plan that is not the last).
  *
  * Prints the mpi-harness markers of NAME, one line per differing case, and a summary; exits
  * non-zero when any element differs or the routines do not come from the libraries they
@@ -161,6 +166,31 @@ static void fill(Mat *x, char type, void *data, int is_a, int nb_r, int nb_c) {
     }
 }
 
+/* One call of the case's routine: ScaLAPACK's (real) or dfft's (C or Fortran entry point). */
+static void call(Type *t, int real, int routine, int fortran, char *uplo, char *diag, int m,
+                 int n, void *a, int ia, int ja, int *da, void *b, int ib, int jb, int *db,
+                 int g) {
+  if (real && routine < 2)
+    t->real_ge(m, n, a, ia, ja, da, b, ib, jb, db, g);
+  else if (real)
+    t->real_tr(uplo, diag, m, n, a, ia, ja, da, b, ib, jb, db, g);
+  else if (routine < 2 && fortran)
+    t->ours_fge(&m, &n, a, &ia, &ja, da, b, &ib, &jb, db, &g);
+  else if (routine < 2)
+    t->ours_cge(m, n, a, ia, ja, da, b, ib, jb, db, g);
+  else if (fortran)
+    t->ours_ftr(uplo, diag, &m, &n, a, &ia, &ja, da, b, &ib, &jb, db, &g);
+  else
+    t->ours_ctr(uplo, diag, m, n, a, ia, ja, da, b, ib, jb, db, g);
+}
+
+/* Elements of `x` (len elements of es bytes) that differ from `ref`. */
+static long differing(const char *x, const char *ref, size_t len, size_t es) {
+  long d = 0;
+  for (size_t k = 0; k < len; k++) d += memcmp(x + k * es, ref + k * es, es) != 0;
+  return d;
+}
+
 static int from_library(void *f, const char *part) {
   Dl_info info;
   return dladdr(f, &info) && info.dli_fname && strstr(info.dli_fname, part);
@@ -241,40 +271,36 @@ int main(int argc, char **argv) {
     int mba = draw(1, 40), nba = draw(1, 40), mbb = draw(1, 40), nbb = draw(1, 40);
     int ra = draw(0, A.nprow - 1), ca = draw(0, A.npcol - 1);
     int rb = draw(0, B.nprow - 1), cb = draw(0, B.npcol - 1);
-    int pada = draw(0, 3), padb = draw(0, 3);
+    int pada = draw(0, 3), padb = draw(0, 3), wider = draw(0, np - 1);
     describe(&A, ma, nna, mba, nba, ra, ca, pada);
     describe(&B, mbm, nbm, mbb, nbb, rb, cb, padb);
+    Mat V = B; /* the variant: B with a leading dimension one larger on process `wider` */
+    describe(&V, mbm, nbm, mbb, nbb, rb, cb, padb + (me == wider));
     int routine = draw(0, 2); /* 0, 1: gemr2d; 2: trmr2d */
     int fortran = draw(0, 1);
     char uplo[2] = {"UuLl"[draw(0, 3)], 0}, diag[2] = {"UuNn"[draw(0, 3)], 0};
     size_t es = t->size;
     char *a = calloc(A.len + 1, es), *b0 = calloc(B.len + 1, es);
-    char *b1 = calloc(B.len + 1, es), *b2 = calloc(B.len + 1, es);
+    char *b[4], *v0 = calloc(V.len + 1, es), *v[2];
+    for (int k = 0; k < 4; k++) b[k] = calloc(B.len + 1, es);
+    for (int k = 0; k < 2; k++) v[k] = calloc(V.len + 1, es);
     fill(&A, t->name, a, 1, mba, nba);
     fill(&B, t->name, b0, 0, mbb, nbb);
-    memcpy(b1, b0, B.len * es);
-    memcpy(b2, b0, B.len * es);
+    fill(&V, t->name, v0, 0, mbb, nbb);
+    for (int k = 0; k < 4; k++) memcpy(b[k], b0, B.len * es);
+    for (int k = 0; k < 2; k++) memcpy(v[k], v0, V.len * es);
     if (gctxt >= 0) {
-      if (routine < 2) {
-        t->real_ge(m, n, a, ia, ja, A.desc, b1, ib, jb, B.desc, gctxt);
-        if (fortran)
-          t->ours_fge(&m, &n, a, &ia, &ja, A.desc, b2, &ib, &jb, B.desc, &gctxt);
-        else
-          t->ours_cge(m, n, a, ia, ja, A.desc, b2, ib, jb, B.desc, gctxt);
-      } else {
-        t->real_tr(uplo, diag, m, n, a, ia, ja, A.desc, b1, ib, jb, B.desc, gctxt);
-        if (fortran)
-          t->ours_ftr(uplo, diag, &m, &n, a, &ia, &ja, A.desc, b2, &ib, &jb, B.desc, &gctxt);
-        else
-          t->ours_ctr(uplo, diag, m, n, a, ia, ja, A.desc, b2, ib, jb, B.desc, gctxt);
-      }
+      /* ScaLAPACK, dfft, dfft again, the variant (ScaLAPACK, dfft), dfft's first call again. */
+      call(t, 1, routine, fortran, uplo, diag, m, n, a, ia, ja, A.desc, b[0], ib, jb, B.desc, gctxt);
+      call(t, 0, routine, fortran, uplo, diag, m, n, a, ia, ja, A.desc, b[1], ib, jb, B.desc, gctxt);
+      call(t, 0, routine, fortran, uplo, diag, m, n, a, ia, ja, A.desc, b[2], ib, jb, B.desc, gctxt);
+      call(t, 1, routine, fortran, uplo, diag, m, n, a, ia, ja, A.desc, v[0], ib, jb, V.desc, gctxt);
+      call(t, 0, routine, fortran, uplo, diag, m, n, a, ia, ja, A.desc, v[1], ib, jb, V.desc, gctxt);
+      call(t, 0, routine, fortran, uplo, diag, m, n, a, ia, ja, A.desc, b[3], ib, jb, B.desc, gctxt);
     }
-    long diff = 0, moved = 0;
-    for (size_t k = 0; k < B.len; k++) {
-      diff += memcmp(b1 + k * es, b2 + k * es, es) != 0;
-      moved += memcmp(b1 + k * es, b0 + k * es, es) != 0;
-    }
-    long local[3] = {diff, (long)B.len, moved}, sum[3];
+    long diff = differing(v[1], v[0], V.len, es), moved = differing(b[0], b0, B.len, es);
+    for (int k = 1; k < 4; k++) diff += differing(b[k], b[0], B.len, es);
+    long local[3] = {diff, (long)(3 * B.len + V.len), moved}, sum[3];
     MPI_Allreduce(local, sum, 3, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     total_diff += sum[0];
     elements += sum[1];
@@ -292,8 +318,9 @@ int main(int argc, char **argv) {
     }
     free(a);
     free(b0);
-    free(b1);
-    free(b2);
+    free(v0);
+    for (int k = 0; k < 4; k++) free(b[k]);
+    for (int k = 0; k < 2; k++) free(v[k]);
     if (A.ctxt >= 0) Cblacs_gridexit(A.ctxt);
     if (B.ctxt >= 0) Cblacs_gridexit(B.ctxt);
     if (gctxt >= 0) Cblacs_gridexit(gctxt);
