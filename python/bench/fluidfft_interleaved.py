@@ -108,11 +108,11 @@ def main():
         ref = np.median(times[ours[0]]) if ours else None
         print(f"\nFluidFFT 3-D classes, {n}^3 on {comm.size} rank(s), fft_as_arg+ifft_as_arg, "
               f"{args.rounds} interleaved rounds (seconds, slowest rank):")
-        print(f"  {'method':28s} {'min':>9s} {'median':>9s} {'/ dfft':>7s}")
+        print(f"  {'method':36s} {'min':>9s} {'median':>9s} {'/ dfft':>7s}")
         for m in names:
             t = np.array(times[m])
             ratio = f"{np.median(t) / ref:7.2f}" if ref else ""
-            print(f"  {m:28s} {t.min():9.4f} {np.median(t):9.4f} {ratio}")
+            print(f"  {m:36s} {t.min():9.4f} {np.median(t):9.4f} {ratio}")
     # FluidFFT's FFTW-MPI class and mpi4py-fft's FFTW plans in one process crash when Python
     # frees them: end the process once MPI is finalized, without running destructors.
     if any(isinstance(obj, Mpi4pyFft) for obj, *_ in objects.values()):
