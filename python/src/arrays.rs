@@ -2,6 +2,7 @@
 //! and aliasing, each failure a message with the offending values. No copies: a valid array is
 //! borrowed as a slice of its own memory.
 
+use crate::errors::value_error;
 use numpy::prelude::*;
 use numpy::{BorrowError, Element, PyArrayDyn, PyReadonlyArrayDyn, PyReadwriteArrayDyn};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
@@ -114,6 +115,43 @@ impl Expect<'_> {
                     .to_string(),
             ),
         })
+    }
+}
+
+/// An input and an output array checked against their [`Expect`]s, borrowed when both pass.
+pub struct Checked<'py, I: Element, O: Element> {
+    /// This rank's verdict, for [`crate::comm::agree`].
+    pub local: Result<(), String>,
+    borrowed: Option<(PyReadonlyArrayDyn<'py, I>, PyReadwriteArrayDyn<'py, O>)>,
+}
+
+impl<'py, I: Element, O: Element> Checked<'py, I, O> {
+    pub fn new(
+        want: (&Expect<'_>, &Expect<'_>),
+        input: &Bound<'py, PyAny>,
+        output: &Bound<'py, PyAny>,
+    ) -> Self {
+        let checked = want
+            .0
+            .input::<I>(input)
+            .and_then(|i| want.1.output::<O>(output).map(|o| (i, o)));
+        Self {
+            local: checked.as_ref().map(|_| ()).map_err(|e| e.clone()),
+            borrowed: checked.ok(),
+        }
+    }
+
+    /// The arrays' memory, when both passed.
+    #[allow(clippy::type_complexity)]
+    pub fn slices(&mut self) -> PyResult<Option<(&[I], &mut [O])>> {
+        let slice_error = |e: numpy::AsSliceError| value_error(e.to_string());
+        match self.borrowed.as_mut() {
+            Some((i, o)) => Ok(Some((
+                i.as_slice().map_err(slice_error)?,
+                o.as_slice_mut().map_err(slice_error)?,
+            ))),
+            None => Ok(None),
+        }
     }
 }
 

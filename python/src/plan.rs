@@ -328,17 +328,7 @@ impl Pfft {
         a: &Bound<'py, PyAny>,
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let shapes = (self.input_shape.clone(), self.output_shape.clone());
-        let blocks = self.blocks.clone();
-        let live = self.live_mut()?;
-        let ctx = Context {
-            comm: &live.comm,
-            pool: live.pool.as_ref(),
-            blocks: &blocks,
-        };
-        let names = ("forward input", "forward output");
-        let s = (&shapes.0[..], &shapes.1[..]);
-        with_plan!(&mut live.plan, p => run(py, ctx, p, a, out, names, s, Transform::forward))
+        self.call(py, a, out, true)
     }
 
     /// The backward transform of ``b`` (shape ``local_spectral_shape``) into ``out`` (shape
@@ -351,17 +341,7 @@ impl Pfft {
         b: &Bound<'py, PyAny>,
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let shapes = (self.output_shape.clone(), self.input_shape.clone());
-        let blocks = self.blocks.clone();
-        let live = self.live_mut()?;
-        let ctx = Context {
-            comm: &live.comm,
-            pool: live.pool.as_ref(),
-            blocks: &blocks,
-        };
-        let names = ("backward input", "backward output");
-        let s = (&shapes.0[..], &shapes.1[..]);
-        with_plan!(&mut live.plan, p => run(py, ctx, p, b, out, names, s, Transform::backward))
+        self.call(py, b, out, false)
     }
 
     /// Runs ``forward`` (or ``backward``) ``repeat`` times on arrays it allocates, entirely in
@@ -779,6 +759,36 @@ impl Pfft {
 }
 
 impl Pfft {
+    /// `forward` (or `backward`) of `x` into `out`.
+    fn call<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        out: Option<&Bound<'py, PyAny>>,
+        forward: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (shapes, names) = if forward {
+            let shapes = (self.input_shape.clone(), self.output_shape.clone());
+            (shapes, ("forward input", "forward output"))
+        } else {
+            let shapes = (self.output_shape.clone(), self.input_shape.clone());
+            (shapes, ("backward input", "backward output"))
+        };
+        let blocks = self.blocks.clone();
+        let live = self.live_mut()?;
+        let ctx = Context {
+            comm: &live.comm,
+            pool: live.pool.as_ref(),
+            blocks: &blocks,
+        };
+        let s = (&shapes.0[..], &shapes.1[..]);
+        if forward {
+            with_plan!(&mut live.plan, p => run(py, ctx, p, x, out, names, s, Transform::forward))
+        } else {
+            with_plan!(&mut live.plan, p => run(py, ctx, p, x, out, names, s, Transform::backward))
+        }
+    }
+
     fn problem(&self) -> Problem {
         let unit = if self.single { 8 } else { 16 };
         Problem {

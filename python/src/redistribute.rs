@@ -1,9 +1,10 @@
 //! `dfft.Redistribution`: block-cyclic redistribution of numpy arrays (ScaLAPACK-style
 //! distributions, `redist`'s SPEC syntax), planned once and run many times.
 
-use crate::arrays::{new_array, Expect};
+use crate::arrays::{new_array, Checked, Expect};
 use crate::comm::{agree, agree_on_arguments, collective, from_mpi4py};
 use crate::errors::{redist_error, value_error, DfftError};
+use crate::transform::AssertSend;
 use mpi::collective::CommunicatorCollectives;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use num_complex::Complex;
@@ -15,17 +16,42 @@ use redist::redistribution::{Redistribution as Runner, Schedule};
 use redist::{Element, StageTimes};
 use std::str::FromStr;
 
-/// Send and receive buffers of the element type chosen at construction.
-enum Buffers {
-    F64(Vec<f64>, Vec<f64>),
-    F32(Vec<f32>, Vec<f32>),
-    C128(Vec<Complex<f64>>, Vec<Complex<f64>>),
-    C64(Vec<Complex<f32>>, Vec<Complex<f32>>),
-    I64(Vec<i64>, Vec<i64>),
-    I32(Vec<i32>, Vec<i32>),
-    U64(Vec<u64>, Vec<u64>),
-    U32(Vec<u32>, Vec<u32>),
-    U8(Vec<u8>, Vec<u8>),
+/// The send and receive buffers' type: one variant per numpy dtype name, with the element
+/// type it holds.
+macro_rules! buffers {
+    ($($name:literal => $variant:ident($t:ty)),* $(,)?) => {
+        /// Send and receive buffers of the element type chosen at construction.
+        enum Buffers {
+            $($variant(Vec<$t>, Vec<$t>),)*
+        }
+
+        impl Buffers {
+            fn new(dtype: &str, send: usize, recv: usize) -> PyResult<Self> {
+                match dtype {
+                    $($name => Ok(Buffers::$variant(
+                        vec![<$t>::default(); send],
+                        vec![<$t>::default(); recv],
+                    )),)*
+                    other => Err(DfftError::new_err(format!(
+                        "unsupported dtype {other} (expected one of {})",
+                        [$($name),*].join(", ")
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+buffers! {
+    "float64" => F64(f64),
+    "float32" => F32(f32),
+    "complex128" => C128(Complex<f64>),
+    "complex64" => C64(Complex<f32>),
+    "int64" => I64(i64),
+    "int32" => I32(i32),
+    "uint64" => U64(u64),
+    "uint32" => U32(u32),
+    "uint8" => U8(u8),
 }
 
 macro_rules! with_buffers {
@@ -42,70 +68,6 @@ macro_rules! with_buffers {
             Buffers::U8($send, $recv) => $body,
         }
     };
-}
-
-impl Buffers {
-    fn new(dtype: &str, send: usize, recv: usize) -> PyResult<Self> {
-        fn two<T: Default + Clone>(s: usize, r: usize) -> (Vec<T>, Vec<T>) {
-            (vec![T::default(); s], vec![T::default(); r])
-        }
-        Ok(match dtype {
-            "float64" => {
-                let (s, r) = two(send, recv);
-                Buffers::F64(s, r)
-            }
-            "float32" => {
-                let (s, r) = two(send, recv);
-                Buffers::F32(s, r)
-            }
-            "complex128" => {
-                let (s, r) = two(send, recv);
-                Buffers::C128(s, r)
-            }
-            "complex64" => {
-                let (s, r) = two(send, recv);
-                Buffers::C64(s, r)
-            }
-            "int64" => {
-                let (s, r) = two(send, recv);
-                Buffers::I64(s, r)
-            }
-            "int32" => {
-                let (s, r) = two(send, recv);
-                Buffers::I32(s, r)
-            }
-            "uint64" => {
-                let (s, r) = two(send, recv);
-                Buffers::U64(s, r)
-            }
-            "uint32" => {
-                let (s, r) = two(send, recv);
-                Buffers::U32(s, r)
-            }
-            "uint8" => {
-                let (s, r) = two(send, recv);
-                Buffers::U8(s, r)
-            }
-            other => {
-                return Err(DfftError::new_err(format!(
-                    "unsupported dtype {other} (expected float64, float32, complex128, \
-                     complex64, int64, int32, uint64, uint32 or uint8)"
-                )))
-            }
-        })
-    }
-}
-
-/// Moves the borrowed state into the closure that runs without the GIL.
-struct AssertSend<T>(T);
-// SAFETY: `Python::detach` runs the closure on the calling thread, which waits for it; nothing
-// else touches the wrapped references meanwhile.
-unsafe impl<T> Send for AssertSend<T> {}
-
-impl<T> AssertSend<T> {
-    fn into_inner(self) -> T {
-        self.0
-    }
 }
 
 /// A planned redistribution of a global array of ``shape`` from distribution ``from_spec``
@@ -267,18 +229,9 @@ impl Redistribution {
                 Some(o) => o.clone(),
                 None => new_array_like(py, send, &dst_shape).into_any(),
             };
-            let checked = want_src
-                .input(src)
-                .and_then(|i| want_dst.output(&target).map(|o| (i, o)));
-            let local = checked.as_ref().map(|_| ()).map_err(|e| e.clone());
-            let mut borrowed = checked.ok();
-            let slices = match borrowed.as_mut() {
-                Some((i, o)) => Some((
-                    i.as_slice().map_err(|e| value_error(e.to_string()))?,
-                    o.as_slice_mut().map_err(|e| value_error(e.to_string()))?,
-                )),
-                None => None,
-            };
+            let mut checked = Checked::new((&want_src, &want_dst), src, &target);
+            let local = checked.local.clone();
+            let slices = checked.slices()?;
             let state = AssertSend((comm, runner, send, recv, slices));
             let outcome = py.detach(move || {
                 let (comm, runner, send, recv, slices) = state.into_inner();
@@ -290,7 +243,7 @@ impl Redistribution {
                         .map_err(Ok)
                 })
             });
-            drop(borrowed);
+            drop(checked);
             match outcome {
                 Ok(()) => Ok(target),
                 Err(Err(message)) => Err(value_error(message)),

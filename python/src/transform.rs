@@ -1,7 +1,7 @@
 //! What `dfft.PFFT` runs: the Rust plan of whichever kind and precision it holds, and the
 //! checked, collective call of one transform on numpy arrays without the GIL.
 
-use crate::arrays::{new_array, Expect};
+use crate::arrays::{new_array, Checked, Expect};
 use crate::blocks::Blocks;
 use crate::comm::{agree, collective};
 use crate::errors::{fft_error, value_error};
@@ -133,18 +133,9 @@ where
         Some(o) => o.clone(),
         None => new_array::<O>(py, shapes.1).into_any(),
     };
-    let checked = want_in
-        .input::<I>(input)
-        .and_then(|i| want_out.output::<O>(&target).map(|o| (i, o)));
-    let local = checked.as_ref().map(|_| ()).map_err(|e| e.clone());
-    let mut borrowed = checked.ok();
-    let slices = match borrowed.as_mut() {
-        Some((i, o)) => Some((
-            i.as_slice().map_err(|e| value_error(e.to_string()))?,
-            o.as_slice_mut().map_err(|e| value_error(e.to_string()))?,
-        )),
-        None => None,
-    };
+    let mut checked = Checked::<I, O>::new((&want_in, &want_out), input, &target);
+    let local = checked.local.clone();
+    let slices = checked.slices()?;
     let comm = ctx.comm;
     // Which of the plan's blocks the arrays are (`None` for other memory), once blocks exist.
     let blocks = ctx.blocks.any().then(|| {
@@ -179,7 +170,7 @@ where
             .map_err(PyErrText::Fft)
         })
     });
-    drop(borrowed);
+    drop(checked);
     match outcome {
         Ok(()) => Ok(target),
         Err(PyErrText::Value(m)) => Err(value_error(m)),
