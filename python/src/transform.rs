@@ -55,6 +55,7 @@ transform!(FftPlan, Complex<T>, Complex<T>);
 transform!(RealFftPlan, T, Complex<T>);
 transform!(R2rPlan, T, T);
 
+/// The Rust plan of a `PFFT`, of the kind and precision its arguments chose.
 pub(crate) enum Plan {
     C2c64(FftPlan<f64>),
     C2c32(FftPlan<f32>),
