@@ -432,7 +432,84 @@ where
             destroy_input: self.options.destroy_input,
             blocks,
         };
-        execute(pass, &self.routes[k], context, input, output)
+        execute(pass, &self.routes[k], context, (input, None), output)
+    }
+
+    /// This rank's elements of an in-place buffer: the larger of its input and output blocks.
+    pub(crate) fn in_place_len(&self) -> usize {
+        self.input_len().max(self.output_len())
+    }
+
+    /// Runs one direction in place in `buffer` ([`Engine::in_place_len`] elements on every
+    /// rank; the input at its start, the output left at its start): the in-place schedule
+    /// of a plan made with [`FftOptions::in_place`]. The ranks agree on the buffer lengths
+    /// first (one small all-reduce), so a wrong length on any rank is the same error on
+    /// every rank. Collective; allocates nothing.
+    pub(crate) fn transform_in_place<E: bytemuck::Pod>(
+        &mut self,
+        forward: bool,
+        buffer: &mut [E],
+    ) -> Result<()> {
+        if !self.options.in_place {
+            return Err(FftError::InPlaceNotPlanned);
+        }
+        let expected = self.in_place_len();
+        let comm = self.grid.communicator();
+        let rank = self.grid.rank() as u64;
+        // The lowest rank with a wrong length (u64::MAX: none), then its numbers.
+        let mine = if buffer.len() == expected {
+            u64::MAX
+        } else {
+            rank
+        };
+        let mut first = 0u64;
+        comm.all_reduce_into(&mine, &mut first, SystemOperation::min());
+        if first != u64::MAX {
+            let theirs = if first == rank {
+                [expected as u64, buffer.len() as u64]
+            } else {
+                [0, 0]
+            };
+            let mut numbers = [0u64; 2];
+            comm.all_reduce_into(&theirs[..], &mut numbers[..], SystemOperation::max());
+            return Err(FftError::InPlaceLength {
+                rank: first as usize,
+                expected: numbers[0] as usize,
+                actual: numbers[1] as usize,
+            });
+        }
+        let input_len = if forward {
+            self.input_len()
+        } else {
+            self.output_len()
+        };
+        // Scalars per element of the caller's type: 2 for complex.
+        let scalars = std::mem::size_of::<E>() / std::mem::size_of::<T>();
+        let buffer: &mut [T] = bytemuck::cast_slice_mut(buffer);
+        let k = usize::from(!forward);
+        let pass = if forward {
+            &self.program.forward
+        } else {
+            &self.program.backward
+        };
+        let context = Context {
+            work: &mut self.work,
+            send: &mut self.send,
+            recv: &mut self.recv,
+            exchanges: &mut self.exchanges,
+            workers: &mut self.workers,
+            times: &mut self.times,
+            destroy_input: true,
+            blocks: [None, None],
+        };
+        let start = Some(input_len * scalars);
+        execute(
+            pass,
+            &self.routes[k],
+            context,
+            (Source::Read(&[]), start),
+            buffer,
+        )
     }
 }
 

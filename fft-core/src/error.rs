@@ -92,6 +92,21 @@ pub enum FftError {
         /// `"forward"` or `"backward"`.
         direction: &'static str,
     },
+    /// An in-place call on a plan made without [`crate::FftOptions::in_place`] (the same on
+    /// every rank: the option is global).
+    #[error("the plan was made without in_place, so it has no in-place schedule: plan with FftOptions::in_place(true) (C: DFFT_IN_PLACE; dfft run --in-place), or pass two buffers")]
+    InPlaceNotPlanned,
+    /// An in-place buffer of the wrong length on some rank: every rank returns this same
+    /// error (the ranks agree on it before any exchange), naming the first such rank.
+    #[error("rank {rank}'s in-place buffer has length {actual}, expected {expected} (the larger of its input and output blocks)")]
+    InPlaceLength {
+        /// The lowest rank whose buffer is wrong.
+        rank: usize,
+        /// That rank's required length.
+        expected: usize,
+        /// That rank's given length.
+        actual: usize,
+    },
     /// A distributed array or ndarray that does not fit the plan (see [`crate::view`]).
     #[error("the {array} array does not fit the plan: {reason}")]
     ArrayMismatch {

@@ -266,6 +266,12 @@ pub(crate) fn lower<T: Real>(
     rank: usize,
 ) -> Result<Program<T>> {
     let batch = options.batch;
+    if options.in_place && pipeline.real.iter().any(|&r| r) {
+        return Err(crate::FftError::BadOptions {
+            shape: spec.shape.spectral.clone(),
+            reason: "in_place is supported for complex-to-complex plans only (not yet for real-input or real-to-real plans)".into(),
+        });
+    }
     let (layouts, exchanges) = exchanges_of(pipeline, batch, rank)?;
     let problem = Problem {
         spec,
@@ -295,7 +301,39 @@ pub(crate) fn lower<T: Real>(
     let backward_lens = rank_lens(&backward.after, input, output);
     let (forward_dests, fw) = schedule(&schedule::movers(&forward.steps), &forward_lens, rank);
     let (backward_dests, bw) = schedule(&schedule::movers(&backward.steps), &backward_lens, rank);
+    // In-place calls: one buffer per rank, the larger of its input and output blocks.
+    let in_place = if options.in_place {
+        let one_buffer = |lens: &[RankLens]| -> Vec<RankLens> {
+            let buffer = |q: usize| problem.scalars(input, q).max(problem.scalars(output, q));
+            (lens.iter().enumerate())
+                .map(|(q, r)| RankLens {
+                    steps: r.steps.clone(),
+                    output: buffer(q),
+                    input: None,
+                })
+                .collect()
+        };
+        let (fl, bl) = (one_buffer(&forward_lens), one_buffer(&backward_lens));
+        let f = schedule::schedule_in_place(&schedule::movers(&forward.steps), &fl, rank);
+        let b = schedule::schedule_in_place(&schedule::movers(&backward.steps), &bl, rank);
+        let (Some(f), Some(b)) = (f, b) else {
+            return Err(crate::FftError::BadOptions {
+                shape: spec.shape.spectral.clone(),
+                reason:
+                    "in_place: a transform of a single out-of-place step has no in-place schedule"
+                        .into(),
+            });
+        };
+        Some((f, b, fl, bl))
+    } else {
+        None
+    };
     let complex_len = |scalars: usize| scalars.div_ceil(2);
+    let (mut fw, mut bw) = (fw, bw);
+    if let Some(((_, fi), (_, bi), _, _)) = &in_place {
+        fw = [fw[0].max(fi[0]), fw[1].max(fi[1])];
+        bw = [bw[0].max(bi[0]), bw[1].max(bi[1])];
+    }
     let work = [complex_len(fw[0].max(bw[0])), complex_len(fw[1].max(bw[1]))];
     let most = |dests: &[At], lens: &[RankLens], k: usize| {
         lens.iter()
@@ -304,21 +342,28 @@ pub(crate) fn lower<T: Real>(
             .unwrap_or(0)
     };
     let work_most = [0, 1].map(|k| {
-        complex_len(most(&forward_dests, &forward_lens, k).max(most(
-            &backward_dests,
-            &backward_lens,
-            k,
-        )))
+        let mut m =
+            most(&forward_dests, &forward_lens, k).max(most(&backward_dests, &backward_lens, k));
+        if let Some(((fd, _), (bd, _), fl, bl)) = &in_place {
+            m = m.max(most(fd, fl, k)).max(most(bd, bl, k));
+        }
+        complex_len(m)
     });
+    let (forward_in_place, backward_in_place) = match in_place {
+        Some(((fd, _), (bd, _), _, _)) => (Some(fd), Some(bd)),
+        None => (None, None),
+    };
     let mut program = Program {
         forward: Pass {
             steps: forward.steps,
             dests: forward_dests,
+            in_place: forward_in_place,
             scale: T::of(spec.forward_scale),
         },
         backward: Pass {
             steps: backward.steps,
             dests: backward_dests,
+            in_place: backward_in_place,
             scale: T::of(spec.backward_scale),
         },
         lens: (
@@ -346,14 +391,14 @@ pub(crate) fn lower<T: Real>(
 /// staging block.
 fn scratch_len<T: Real>(program: &Program<T>, destroy: bool) -> usize {
     let threads = program.workers;
-    let pass = |pass: &Pass<T>| -> usize {
+    let run = |pass: &Pass<T>, dests: &[At], start: At| -> usize {
         pass.steps
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let at = if i == 0 { At::Input } else { pass.dests[i - 1] };
+                let at = if i == 0 { start } else { dests[i - 1] };
                 match s {
-                    Step::Fft(local) => local.scratch_len(at != pass.dests[i], threads),
+                    Step::Fft(local) => local.scratch_len(at != dests[i], threads),
                     Step::Line { step, .. } => step.scratch_len(),
                     Step::Fused(f) => f.kernel.scratch_len(),
                     Step::Planes(planes) => planes.scratch_len(at != At::Input || destroy),
@@ -362,6 +407,11 @@ fn scratch_len<T: Real>(program: &Program<T>, destroy: bool) -> usize {
             })
             .max()
             .unwrap_or(0)
+    };
+    // Out of place from the input, and in place from the one buffer.
+    let pass = |pass: &Pass<T>| -> usize {
+        let in_place = pass.in_place.as_deref();
+        run(pass, &pass.dests, At::Input).max(in_place.map_or(0, |d| run(pass, d, At::Output)))
     };
     pass(&program.forward).max(pass(&program.backward))
 }

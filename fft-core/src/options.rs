@@ -321,6 +321,13 @@ pub struct FftOptions {
     /// transposed-output forward). Its `forward`/`backward`, which promise to leave the input
     /// alone, return [`crate::FftError::InputNotWritable`]. Default `false`.
     pub destroy_input: bool,
+    /// Plan for in-place transforms too ([`crate::FftPlan::forward_in_place`] and
+    /// [`crate::FftPlan::backward_in_place`] on one buffer of
+    /// [`crate::FftPlan::in_place_len`] elements, like an FFTW plan made with `in == out`):
+    /// the plan lowers a second schedule that starts and ends in that buffer and sizes its
+    /// work buffers for both (the out-of-place calls keep working). Without it the in-place
+    /// calls return [`crate::FftError::InPlaceNotPlanned`]. Default `false`.
+    pub in_place: bool,
     /// The machine the complexity model describes when [`GridChoice::Auto`] picks the grid
     /// (default: [`crate::model::MachineProfile::default`], a generic cluster node). The
     /// library never reads a profile itself; `dfft` reads `--machine`, `$DFFT_MACHINE` or its
@@ -348,6 +355,7 @@ impl Default for FftOptions {
             piece_bytes: Self::DEFAULT_PIECE_BYTES,
             shared_memory: true,
             destroy_input: false,
+            in_place: false,
             machine: crate::model::MachineProfile::default(),
             memory_limit: None,
         }
@@ -382,6 +390,17 @@ impl FftOptions {
     /// ```
     pub fn destroy_input(mut self, destroy: bool) -> Self {
         self.destroy_input = destroy;
+        self
+    }
+
+    /// Sets whether the plan supports in-place transforms (see [`FftOptions::in_place`]).
+    ///
+    /// ```
+    /// let opts = fft_core::FftOptions::default().in_place(true);
+    /// assert!(opts.in_place);
+    /// ```
+    pub fn in_place(mut self, in_place: bool) -> Self {
+        self.in_place = in_place;
         self
     }
 

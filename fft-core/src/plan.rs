@@ -217,6 +217,43 @@ where
         self.engine.transform(false, Source::Read(input), output)
     }
 
+    /// Elements of this rank's buffer for [`FftPlan::forward_in_place`] and
+    /// [`FftPlan::backward_in_place`]: the larger of [`FftPlan::input_len`] and
+    /// [`FftPlan::output_len`] (they differ for uneven splits and transposed output).
+    pub fn in_place_len(&self) -> usize {
+        self.engine.in_place_len()
+    }
+
+    /// The forward transform in place: `buffer` ([`FftPlan::in_place_len`] elements) holds
+    /// the input block (input layout) in its first [`FftPlan::input_len`] elements, and
+    /// holds the output block (output layout) in its first [`FftPlan::output_len`]
+    /// afterwards; the rest is scratch. Needs a plan made with [`FftOptions::in_place`]
+    /// (else [`crate::FftError::InPlaceNotPlanned`]); a buffer of the wrong length on any
+    /// rank is [`crate::FftError::InPlaceLength`] on every rank. Collective; allocates
+    /// nothing; the plan's work memory ([`FftPlan::work_len`]) covers it, so a transform
+    /// needs one block less than out of place.
+    ///
+    /// ```no_run
+    /// use fft_core::{FftOptions, FftPlan};
+    /// use num_complex::Complex;
+    /// let universe = mpi::initialize().unwrap();
+    /// let opts = FftOptions::default().in_place(true);
+    /// let mut plan = FftPlan::<f64>::new(&universe.world(), &[64, 64, 64], opts).unwrap();
+    /// let mut field = vec![Complex::new(1.0, 0.0); plan.in_place_len()];
+    /// plan.forward_in_place(&mut field).unwrap(); // the spectrum: field[..plan.output_len()]
+    /// plan.backward_in_place(&mut field).unwrap(); // the field again (times N, unnormalized)
+    /// ```
+    pub fn forward_in_place(&mut self, buffer: &mut [Complex<T>]) -> Result<()> {
+        self.engine.transform_in_place(true, buffer)
+    }
+
+    /// The backward transform in place: `buffer` holds the output-layout block in its first
+    /// [`FftPlan::output_len`] elements and the input-layout block in its first
+    /// [`FftPlan::input_len`] afterwards (see [`FftPlan::forward_in_place`]).
+    pub fn backward_in_place(&mut self, buffer: &mut [Complex<T>]) -> Result<()> {
+        self.engine.transform_in_place(false, buffer)
+    }
+
     /// [`FftPlan::backward`] that may use `input` as scratch (see
     /// [`FftPlan::forward_destroying`]).
     pub fn backward_destroying(

@@ -145,6 +145,10 @@ pub(crate) struct Fused<T: Real> {
 pub(crate) struct Pass<T: Real> {
     pub steps: Vec<Step<T>>,
     pub dests: Vec<At>,
+    /// Where each step leaves the data in an in-place call (plans made with
+    /// [`crate::FftOptions::in_place`]): the data starts and ends in [`At::Output`], the one
+    /// buffer the caller passes, and [`At::Input`] is never used.
+    pub in_place: Option<Vec<At>>,
     pub scale: T,
 }
 
@@ -241,6 +245,7 @@ impl<T: Real> Program<T> {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         for pass in [&self.forward, &self.backward] {
             pass.dests.hash(&mut h);
+            pass.in_place.hash(&mut h);
             for step in &pass.steps {
                 match step {
                     Step::Fft(_) => 0u8.hash(&mut h),

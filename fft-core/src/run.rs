@@ -169,12 +169,15 @@ pub(crate) struct Context<'a, T: Real> {
 }
 
 /// Runs `pass` from `input` into `output` (scalar views of the caller's blocks, lengths
-/// checked); `routes`: the pass's fused steps' routes, in order. Collective.
+/// checked); `routes`: the pass's fused steps' routes, in order. `in_place`: `Some(len)`
+/// when `output` holds the input too (its first `len` scalars; `input` is empty): the pass
+/// then runs by its in-place schedule ([`Pass::in_place`]), never straight between the
+/// ranks' blocks. Collective.
 pub(crate) fn execute<T: Real>(
     pass: &Pass<T>,
     routes: &[Route],
     cx: Context<'_, T>,
-    mut input: Source<'_, T>,
+    (mut input, in_place): (Source<'_, T>, Option<usize>),
     output: &mut [T],
 ) -> Result<()>
 where
@@ -211,19 +214,21 @@ where
         .iter()
         .rposition(|s| !matches!(s, Step::Exchange { .. }));
     let mut routes = routes.iter();
-    let mut at = At::Input;
-    let mut len = buffers.input.len();
+    let (dests, mut at, mut len) = match (in_place, &pass.in_place) {
+        (None, _) => (&pass.dests[..], At::Input, buffers.input.len()),
+        (Some(len), Some(dests)) => (&dests[..], At::Output, len),
+        (Some(_), None) => unreachable!("in-place calls only on plans with an in-place schedule"),
+    };
     for (i, step) in pass.steps.iter().enumerate() {
         let scale = if Some(i) == last_transform {
             pass.scale
         } else {
             T::one()
         };
-        let to = pass.dests[i];
+        let to = dests[i];
         len = match step {
             Step::Fft(local) => run_fft(local, &mut buffers, (at, to), len, scale, workers, times),
-            Step::Line { step, in_place } => {
-                debug_assert!(at == to || at == At::Input || !in_place);
+            Step::Line { step, .. } => {
                 run_line(step, &mut buffers, (at, to), len, scale, workers, times)
             }
             Step::Planes(planes) => {
@@ -245,14 +250,18 @@ where
                 let views = ((src, src_len), (dst, dst_scalars / 2));
                 // The caller's blocks in the plan's windows: rows straight between the
                 // ranks' blocks; else through the group's window; else through messages.
-                let direct = route.direct.as_ref().and_then(|d| {
-                    debug_assert_eq!((d.src, d.dst), (at, to));
-                    let from = fused.before.and(window(d.src));
-                    let into = fused.after.and(window(d.dst));
-                    let all = from.is_some() == fused.before.is_some()
-                        && into.is_some() == fused.after.is_some();
-                    all.then_some((d, (from, into)))
-                });
+                let direct = route
+                    .direct
+                    .as_ref()
+                    .filter(|_| in_place.is_none())
+                    .and_then(|d| {
+                        debug_assert_eq!((d.src, d.dst), (at, to));
+                        let from = fused.before.and(window(d.src));
+                        let into = fused.after.and(window(d.dst));
+                        let all = from.is_some() == fused.before.is_some()
+                            && into.is_some() == fused.after.is_some();
+                        all.then_some((d, (from, into)))
+                    });
                 let work = (scale, &mut *workers, &mut *times);
                 match (direct, &route.shared) {
                     (Some((direct, windows)), _) => {
@@ -272,7 +281,9 @@ where
         at = to;
     }
     debug_assert_eq!(at, At::Output, "every transform ends in the output buffer");
-    debug_assert_eq!(len, buffers.output.len());
+    debug_assert!(
+        len == buffers.output.len() || (in_place.is_some() && len <= buffers.output.len())
+    );
     Ok(())
 }
 

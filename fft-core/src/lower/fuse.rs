@@ -640,10 +640,16 @@ pub(crate) fn direct_runs(
 /// through no shared-memory window, only through its own map.
 pub(super) fn swap_rows_for_sweeps<T: Real>(pass: &mut Pass<T>, threads: usize) {
     let (steps, dests) = (&mut pass.steps, &pass.dests);
+    // In place after a fused step that reads another buffer, in every schedule the pass
+    // runs by (an in-place call's too).
+    let swappable = |dests: &[At], start: At, i: usize| {
+        let source = if i == 1 { start } else { dests[i - 2] };
+        dests[i] == dests[i - 1] && source != dests[i - 1]
+    };
+    let in_place = pass.in_place.as_deref();
     for i in 1..steps.len() {
-        let source = if i == 1 { At::Input } else { dests[i - 2] };
-        // In place after a fused step that reads another buffer.
-        if dests[i] != dests[i - 1] || source == dests[i - 1] {
+        if !swappable(dests, At::Input, i) || in_place.is_some_and(|d| !swappable(d, At::Output, i))
+        {
             continue;
         }
         let (head, tail) = steps.split_at_mut(i);

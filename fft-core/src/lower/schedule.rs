@@ -116,6 +116,61 @@ fn assign(moves: &[bool], ranks: &[RankLens]) -> Vec<At> {
     dests
 }
 
+/// Where each step leaves the data in an in-place call, and the lengths the two work
+/// buffers of rank `me` need; `ranks[q].output` is then rank `q`'s one buffer (the larger of
+/// its input and output blocks) and `ranks[q].input` is unused. `None` when no schedule fits
+/// (a single step that cannot run in place).
+///
+/// Like [`schedule`] with the input and the output one buffer, [`At::Output`]: the data
+/// starts there, steps that need not move stay there, and the movers alternate between it
+/// and the work buffers, the last one writing it; the first mover, which reads it, never
+/// writes it. A lone mover cannot both read and write the buffer, so one more step is made
+/// to move (the first step that may run either way, before it if possible): one work block
+/// then, as out of place.
+pub(crate) fn schedule_in_place(
+    moves: &[bool],
+    ranks: &[RankLens],
+    me: usize,
+) -> Option<(Vec<At>, [usize; 2])> {
+    let mut moves = moves.to_vec();
+    let movers: Vec<usize> = (0..moves.len()).filter(|&i| moves[i]).collect();
+    if let [only] = movers[..] {
+        let before = (0..only).find(|&i| !moves[i]);
+        let extra = before.or_else(|| (only + 1..moves.len()).find(|&i| !moves[i]))?;
+        moves[extra] = true;
+    }
+    let movers: Vec<usize> = (0..moves.len()).filter(|&i| moves[i]).collect();
+    let mut assignment: Vec<(usize, At)> = Vec::with_capacity(movers.len());
+    for (k, &i) in movers.iter().enumerate().rev() {
+        let fits = |at: At| match at {
+            At::Output => k > 0 && ranks.iter().all(|r| r.steps[i] <= r.output),
+            _ => true,
+        };
+        let at = match assignment.last() {
+            None => At::Output,
+            Some(&(_, next)) => [At::Output, At::Work(0), At::Work(1)]
+                .into_iter()
+                .find(|&at| at != next && fits(at))
+                .expect("two work buffers always do"),
+        };
+        assignment.push((i, at));
+    }
+    let mut dests = vec![At::Output; moves.len()];
+    let mut current = At::Output;
+    let mut next = assignment.iter().rev().peekable();
+    for (i, dest) in dests.iter_mut().enumerate() {
+        if let Some(&&(j, at)) = next.peek() {
+            if j == i {
+                current = at;
+                next.next();
+            }
+        }
+        *dest = current;
+    }
+    let lens = work_lens(&dests, ranks.get(me).map_or(&[][..], |r| &r.steps));
+    Some((dests, lens))
+}
+
 /// The lengths the two work buffers need to host the blocks `lens` (after each step) at
 /// `dests`.
 pub(crate) fn work_lens(dests: &[At], lens: &[usize]) -> [usize; 2] {
@@ -249,6 +304,69 @@ mod tests {
         assert_eq!((w0, w1), ([7, 6], [7, 8]));
         // One rank alone still takes the output where it fits.
         assert_eq!(schedule(&moves, &ranks[..1], 0).0[0], At::Output);
+    }
+
+    /// [`schedule_in_place`] for one rank with a buffer of `buffer` scalars.
+    fn in_place1(moves: &[bool], lens: &[usize], buffer: usize) -> Option<(Vec<At>, [usize; 2])> {
+        let rank = RankLens {
+            steps: lens.to_vec(),
+            output: buffer,
+            input: None,
+        };
+        schedule_in_place(moves, &[rank], 0)
+    }
+
+    #[test]
+    fn in_place_runs_in_the_one_buffer_where_nothing_moves() {
+        // A slab's FFT and in-place fused pair: no work block at all.
+        let (dests, lens) = in_place1(&[false, false], &[8, 8], 8).unwrap();
+        assert_eq!(dests, vec![At::Output, At::Output]);
+        assert_eq!(lens, [0, 0]);
+        // A lone mover (a transposed slab's fused step) takes the FFT before it along.
+        let (dests, lens) = in_place1(&[false, true], &[8, 8], 8).unwrap();
+        assert_eq!(dests, vec![At::Work(0), At::Output]);
+        assert_eq!(lens, [8, 0]);
+        // ...or the step after it when it comes first.
+        let (dests, _) = in_place1(&[true, false, false], &[8; 3], 8).unwrap();
+        assert_eq!(dests, vec![At::Work(0), At::Output, At::Output]);
+        // A pencil: FFT in the buffer, out to work buffer 0 and back.
+        let (dests, lens) = in_place1(&[false, true, false, true, false], &[8; 5], 8).unwrap();
+        assert_eq!(
+            dests,
+            vec![At::Output, At::Work(0), At::Work(0), At::Output, At::Output]
+        );
+        assert_eq!(lens, [8, 0]);
+        // A layout too big for the buffer goes to a work buffer; three movers need both.
+        let (dests, lens) = in_place1(&[true, true, true], &[8, 9, 8], 8).unwrap();
+        assert_eq!(dests, vec![At::Work(1), At::Work(0), At::Output]);
+        assert_eq!(lens, [9, 8]);
+        // One step that must move: nothing can host it.
+        assert_eq!(in_place1(&[true], &[8], 8), None);
+    }
+
+    #[test]
+    fn in_place_movers_never_write_what_they_read() {
+        for moves in [
+            vec![false],
+            vec![true, false],
+            vec![false, true],
+            vec![true, true],
+            vec![false, true, false, true, false],
+            vec![true, false, true, false, true, true],
+        ] {
+            let n = moves.len();
+            let (dests, _) = in_place1(&moves, &vec![3; n], 3).unwrap();
+            let what = format!("{moves:?}");
+            assert_eq!(dests[n - 1], At::Output, "{what}");
+            let mut prev = At::Output;
+            for i in 0..n {
+                assert_ne!(dests[i], At::Input, "{what}");
+                if moves[i] {
+                    assert_ne!(dests[i], prev, "{what} step {i}");
+                }
+                prev = dests[i];
+            }
+        }
     }
 
     #[test]

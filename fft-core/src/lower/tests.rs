@@ -300,3 +300,53 @@ fn the_model_sees_the_plans_fusions() {
     assert!(fused[0].unpack && !fused[0].pack && fused[0].pieces == 2);
     assert!(fused[1].pack && !fused[1].unpack && fused[1].pieces == 2);
 }
+
+/// In-place schedules hold no work block where nothing must move (normal slabs: the FFTs
+/// and the fused exchange pair run in the one buffer), no more than out of place otherwise
+/// (pencils: as many, or fewer where the output hosts what a work buffer did), except one
+/// for a transposed slab's lone exchange, where out of place writes the output; every rank
+/// lowers the same one.
+#[test]
+fn in_place_schedules_hold_a_work_block_only_where_data_must_move() {
+    for (shape, dims, transposed) in [
+        (vec![11, 7, 13], vec![2], false),
+        (vec![16, 12, 10], vec![3], false),
+        (vec![16, 12, 10], vec![1], false),
+        (vec![11, 7, 13], vec![2], true),
+        (vec![11, 7, 13], vec![2, 2], false),
+        (vec![16, 12, 10], vec![3, 2], true),
+        (vec![9, 7, 5, 6], vec![2, 2, 2], false),
+    ] {
+        let what = format!("{shape:?} on {dims:?} transposed={transposed}");
+        let o = FftOptions::default()
+            .grid(GridChoice::Dims(dims.clone()))
+            .transposed_out(transposed);
+        let ranks: usize = dims.iter().product();
+        let plain = lowered(&shape, Domain::Complex, &o, &dims, &sample(ranks));
+        let in_place = lowered(
+            &shape,
+            Domain::Complex,
+            &o.in_place(true),
+            &dims,
+            &sample(ranks),
+        );
+        for ((q, p), (_, i)) in plain.iter().zip(&in_place) {
+            assert!(p.forward.in_place.is_none(), "{what}");
+            for pass in [&i.forward, &i.backward] {
+                let dests = pass.in_place.as_ref().expect("an in-place schedule");
+                assert!(!dests.contains(&At::Input), "{what}: {dests:?}");
+                assert_eq!(dests.last(), Some(&At::Output), "{what}");
+                if dims.len() == 1 && !transposed {
+                    assert!(dests.iter().all(|&d| d == At::Output), "{what}: {dests:?}");
+                }
+            }
+            let work = (i.work, p.work);
+            match (dims.len(), transposed) {
+                (1, false) => assert_eq!(i.work, [0, 0], "{what} rank {q}"),
+                (1, true) => assert!(i.work[0] > 0 && i.work[1] == 0, "{what} {work:?}"),
+                _ => assert!((0..2).all(|k| i.work[k] <= p.work[k]), "{what} {work:?}"),
+            }
+        }
+        agreed(&in_place, &what);
+    }
+}
