@@ -3,6 +3,7 @@
 //! contiguous runs), per rank a [`RankRedist`] whose copies walk each local array once in
 //! memory order.
 
+use super::kernel::{self, RunGroup};
 use super::plan::{Interval, Message};
 
 /// How a [`CopyMap`] cuts the fastest message axis into runs.
@@ -31,6 +32,10 @@ pub struct CopyMap {
     outer: Vec<Vec<usize>>,
     /// Runs of the last axis: (local start, message start within the row, length).
     runs: Vec<(usize, usize, usize)>,
+    /// The runs grouped for the whole-row copies (side A: local, side B: message row).
+    groups: Vec<RunGroup>,
+    /// What a row's copy touches past its start, locally and in the message.
+    extents: (usize, usize),
     /// Elements per message row.
     inner: usize,
     /// Number of message rows.
@@ -89,8 +94,12 @@ impl CopyMap {
             pos += iv.len;
         }
         let rows = outer.iter().map(Vec::len).product();
+        let groups = kernel::group_runs(runs.iter().copied());
+        let extents = kernel::extents(&groups);
         Self {
             outer,
+            groups,
+            extents,
             runs,
             inner: pos,
             rows,
@@ -178,6 +187,13 @@ impl CopyMap {
     /// Packs message elements `range` from `local` into `msg[..range.len()]`.
     pub fn pack_range<T: Copy>(&self, range: std::ops::Range<usize>, local: &[T], msg: &mut [T]) {
         assert!(range.end <= self.len && msg.len() >= range.len());
+        if range == (0..self.len) {
+            for row in 0..self.rows {
+                let at = self.row_base(row);
+                kernel::a_to_b(&self.groups, self.extents, local, at, msg, row * self.inner);
+            }
+            return;
+        }
         let shift = range.start;
         // The kernel addresses the message from its start; offset the pointer back.
         let msg_ptr = msg.as_mut_ptr().wrapping_sub(shift);
@@ -187,6 +203,13 @@ impl CopyMap {
     /// Unpacks message elements `range` from `msg[..range.len()]` into `local`.
     pub fn unpack_range<T: Copy>(&self, range: std::ops::Range<usize>, msg: &[T], local: &mut [T]) {
         assert!(range.end <= self.len && msg.len() >= range.len());
+        if range == (0..self.len) {
+            for row in 0..self.rows {
+                let at = self.row_base(row);
+                kernel::b_to_a(&self.groups, self.extents, msg, row * self.inner, local, at);
+            }
+            return;
+        }
         let shift = range.start;
         let msg_ptr = (msg.as_ptr() as *mut T).wrapping_sub(shift);
         self.copy_range(range, local.as_mut_ptr(), local.len(), msg_ptr, false);
@@ -265,27 +288,51 @@ pub(crate) fn row_order(
     table
 }
 
-/// Copies one message row between `local[base..]` and `msg[pos..]` run by run.
+/// Copies one message row from `msg[pos..]` into `local[base..]`.
 #[inline(always)]
-fn copy_row<T: Copy>(
-    runs: &[(usize, usize, usize)],
-    local: &mut [T],
-    base: usize,
-    msg: &[T],
-    pos: usize,
-) {
-    for &(l, m, n) in runs {
-        local[base + l..base + l + n].copy_from_slice(&msg[pos + m..pos + m + n]);
+fn copy_row<T: Copy>(map: &CopyMap, local: &mut [T], base: usize, msg: &[T], pos: usize) {
+    kernel::b_to_a(&map.groups, map.extents, msg, pos, local, base);
+}
+
+/// A rank's own part, copied straight from the source to the destination array: the paired
+/// runs of its two maps, grouped (side A: source, side B: destination), and what a row's copy
+/// touches past its starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OwnCopy {
+    groups: Vec<RunGroup>,
+    extents: (usize, usize),
+}
+
+impl OwnCopy {
+    /// The copy of the own part whose source map is `src` and destination map `dst` (runs
+    /// paired one to one).
+    pub(crate) fn new(src: &CopyMap, dst: &CopyMap) -> Self {
+        debug_assert!(src.runs.len() == dst.runs.len());
+        let groups = kernel::group_runs(src.runs.iter().zip(&dst.runs).map(|(s, d)| {
+            debug_assert_eq!(s.2, d.2);
+            (s.0, d.0, s.2)
+        }));
+        let extents = kernel::extents(&groups);
+        Self { groups, extents }
+    }
+
+    /// Copies one row from `src[src_at..]` to `dst[dst_at..]`.
+    #[inline(always)]
+    fn row<T: Copy>(&self, src: &[T], src_at: usize, dst: &mut [T], dst_at: usize) {
+        kernel::a_to_b(&self.groups, self.extents, src, src_at, dst, dst_at);
     }
 }
 
 /// Copies a rank's own part straight from the source to the destination array.
-fn copy_direct<T: Copy>(src_map: &CopyMap, dst_map: &CopyMap, src: &[T], dst: &mut [T]) {
+fn copy_direct<T: Copy>(
+    src_map: &CopyMap,
+    dst_map: &CopyMap,
+    own: &OwnCopy,
+    src: &[T],
+    dst: &mut [T],
+) {
     for row in 0..src_map.rows {
-        let (sb, db) = (src_map.row_base(row), dst_map.row_base(row));
-        for (s, d) in src_map.runs.iter().zip(&dst_map.runs) {
-            dst[db + d.0..db + d.0 + d.2].copy_from_slice(&src[sb + s.0..sb + s.0 + s.2]);
-        }
+        own.row(src, src_map.row_base(row), dst, dst_map.row_base(row));
     }
 }
 
@@ -316,6 +363,8 @@ pub struct RankRedist {
     pub recvs: Vec<Transfer>,
     /// Its own part: source map and destination map, copied directly.
     pub own: Option<(CopyMap, CopyMap)>,
+    /// The own part's paired runs, grouped.
+    pub(crate) own_copy: Option<OwnCopy>,
     /// Length of the send buffer.
     pub send_len: usize,
     /// Length of the receive buffer.
@@ -339,9 +388,8 @@ impl RankRedist {
             return;
         }
         for r in &self.pack_rows {
-            for &(l, m, n) in &self.sends[r.transfer].map.runs {
-                send[r.buf + m..r.buf + m + n].copy_from_slice(&src[r.local + l..r.local + l + n]);
-            }
+            let map = &self.sends[r.transfer].map;
+            kernel::a_to_b(&map.groups, map.extents, src, r.local, send, r.buf);
         }
     }
 
@@ -366,9 +414,7 @@ impl RankRedist {
         for r in &self.pack_rows {
             let t = &self.sends[r.transfer];
             let (out, pos) = (msg(r.transfer), r.buf - t.offset);
-            for &(l, m, n) in &t.map.runs {
-                out[pos + m..pos + m + n].copy_from_slice(&src[r.local + l..r.local + l + n]);
-            }
+            kernel::a_to_b(&t.map.groups, t.map.extents, src, r.local, out, pos);
         }
     }
 
@@ -382,7 +428,7 @@ impl RankRedist {
             return;
         }
         for r in self.unpack_rows.iter().filter(|r| r.transfer != OWN) {
-            copy_row(&self.recvs[r.transfer].map.runs, dst, r.local, recv, r.buf);
+            copy_row(&self.recvs[r.transfer].map, dst, r.local, recv, r.buf);
         }
     }
 
@@ -397,21 +443,21 @@ impl RankRedist {
         }
         for r in &self.unpack_rows {
             if r.transfer == OWN {
-                let (s, d) = self.own.as_ref().expect("own rows come from the own part");
-                for (a, b) in s.runs.iter().zip(&d.runs) {
-                    dst[r.local + b.0..r.local + b.0 + b.2]
-                        .copy_from_slice(&src[r.buf + a.0..r.buf + a.0 + a.2]);
-                }
+                let own = self
+                    .own_copy
+                    .as_ref()
+                    .expect("own rows come from the own part");
+                own.row(src, r.buf, dst, r.local);
             } else {
-                copy_row(&self.recvs[r.transfer].map.runs, dst, r.local, recv, r.buf);
+                copy_row(&self.recvs[r.transfer].map, dst, r.local, recv, r.buf);
             }
         }
     }
 
     /// Copies the own part from `src` to `dst`.
     pub fn copy_own<T: Copy>(&self, src: &[T], dst: &mut [T]) {
-        if let Some((s, d)) = &self.own {
-            copy_direct(s, d, src, dst);
+        if let (Some((s, d)), Some(own)) = (&self.own, &self.own_copy) {
+            copy_direct(s, d, own, src, dst);
         }
     }
 }

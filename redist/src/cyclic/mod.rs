@@ -4,5 +4,6 @@
 //! [`run`] moves the messages over MPI with a choice of schedules.
 
 pub mod copy;
+mod kernel;
 pub mod plan;
 pub mod run;

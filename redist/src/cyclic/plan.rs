@@ -37,7 +37,7 @@
 //! }
 //! ```
 
-use super::copy::{row_order, CopyMap, RankRedist, RowTables, Runs, Side, Transfer};
+use super::copy::{row_order, CopyMap, OwnCopy, RankRedist, RowTables, Runs, Side, Transfer};
 use crate::dist::{AxisMap, DistArray};
 use crate::error::{RedistError, Result};
 
@@ -457,6 +457,7 @@ impl RedistPlan {
         }
         let src_len = self.from.local_len(rank);
         let dst_len = self.to.local_len(rank);
+        let own_copy = own.as_ref().map(|(s, d)| OwnCopy::new(s, d));
         let pack_rows = row_order(&sends, None, src_len, tables);
         let unpack_rows = row_order(&recvs, own.as_ref().map(|(s, d)| (d, s)), dst_len, tables);
         RankRedist {
@@ -466,6 +467,7 @@ impl RedistPlan {
             sends,
             recvs,
             own,
+            own_copy,
             send_len,
             recv_len,
             pack_rows,
