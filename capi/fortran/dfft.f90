@@ -27,6 +27,7 @@ module dfft
   integer(c_int), parameter :: DFFT_NORMALIZE_BACKWARD = 4
   integer(c_int), parameter :: DFFT_NORMALIZE_ORTHO = 8
   integer(c_int), parameter :: DFFT_NO_SHARED_MEMORY = 16
+  integer(c_int), parameter :: DFFT_IN_PLACE = 32
 
   ! Return codes.
   integer(c_int), parameter :: DFFT_SUCCESS = 0

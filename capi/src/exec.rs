@@ -87,26 +87,50 @@ impl Buffer {
     }
 }
 
-/// The checks of one rank's pair of buffers.
-fn check_pair(input: &Buffer, output: &Buffer) -> Outcome {
-    input.check()?;
-    output.check()?;
-    if input.len > 0 && output.len > 0 {
-        if input.ptr == output.ptr {
+/// How one rank calls: two buffers, or one (`input == output`, in place).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `input == output == NULL` (this rank's blocks are empty): whatever the others do.
+    Either,
+    InPlace,
+    OutOfPlace,
+}
+
+/// The checks of one rank's pair of buffers, and how it calls (`in_place`: the plan was made
+/// with `DFFT_IN_PLACE`).
+fn check_pair(input: &Buffer, output: &Buffer, in_place: bool) -> Outcome<Mode> {
+    if input.ptr == output.ptr {
+        if input.ptr.is_null() {
+            input.check()?;
+            output.check()?;
+            return Ok(Mode::Either);
+        }
+        if !in_place {
             return Err(Failure::new(
                 DFFT_ERROR_IN_PLACE,
                 format!(
-                    "input == output = {:p}: in-place transforms are not supported yet; pass two buffers",
+                    "input == output = {:p}, but the plan was made without DFFT_IN_PLACE; plan with it (complex-to-complex plans) or pass two buffers",
                     input.ptr
                 ),
             ));
         }
+        // One buffer of the larger count.
+        let one = Buffer {
+            len: input.len.max(output.len),
+            ..*input
+        };
+        one.check()?;
+        return Ok(Mode::InPlace);
+    }
+    input.check()?;
+    output.check()?;
+    if input.len > 0 && output.len > 0 {
         let (a, b) = (input.bytes(), output.bytes());
         if a.start < b.end && b.start < a.end {
             return Err(Failure::new(
                 DFFT_ERROR_BAD_BUFFER,
                 format!(
-                    "input ({:p}, {} bytes) and output ({:p}, {} bytes) overlap",
+                    "input ({:p}, {} bytes) and output ({:p}, {} bytes) overlap (only input == output runs in place)",
                     input.ptr,
                     a.len(),
                     output.ptr,
@@ -115,7 +139,7 @@ fn check_pair(input: &Buffer, output: &Buffer) -> Outcome {
             ));
         }
     }
-    Ok(())
+    Ok(Mode::OutOfPlace)
 }
 
 impl DfftPlan {
@@ -147,29 +171,46 @@ impl DfftPlan {
         }
     }
 
-    /// The largest code any rank's check returned (`DFFT_SUCCESS` when all passed).
-    fn agree(&self, code: c_int) -> c_int {
+    /// The largest code any rank's check returned (`DFFT_SUCCESS` when all passed), and
+    /// whether any rank calls in place and any out of place.
+    fn agree(&self, code: c_int, mode: Mode) -> (c_int, bool, bool) {
         let comm = crate::plan::each_plan!(&self.transform, p => p.grid().communicator());
-        if comm.size() == 1 {
-            return code;
+        let mine = [
+            code,
+            c_int::from(mode == Mode::InPlace),
+            c_int::from(mode == Mode::OutOfPlace),
+        ];
+        let mut all = mine;
+        if comm.size() > 1 {
+            comm.all_reduce_into(&mine[..], &mut all[..], SystemOperation::max());
         }
-        let mut worst = code;
-        comm.all_reduce_into(&code, &mut worst, SystemOperation::max());
-        worst
+        (all[0], all[1] != 0, all[2] != 0)
     }
 
     /// Runs one direction on the caller's pointers.
     fn run(&mut self, forward: bool, src: *mut c_void, dst: *mut c_void) -> Outcome {
         let (input, output) = self.buffers(forward, src, dst);
-        let local = check_pair(&input, &output);
-        let code = local.as_ref().err().map_or(DFFT_SUCCESS, |f| f.code);
-        let worst = self.agree(code);
+        let local = check_pair(&input, &output, self.in_place());
+        let (code, mode) = match &local {
+            Ok(mode) => (DFFT_SUCCESS, *mode),
+            Err(f) => (f.code, Mode::Either),
+        };
+        let (worst, in_place, out_of_place) = self.agree(code, mode);
         local?;
         if worst != DFFT_SUCCESS {
             return Err(Failure::new(
                 DFFT_ERROR_OTHER_RANK,
                 format!("another rank's buffers were rejected (its code {worst}); nothing was transformed"),
             ));
+        }
+        if in_place && out_of_place {
+            return Err(Failure::new(
+                DFFT_ERROR_BAD_BUFFER,
+                "some ranks passed input == output (in place) and others two buffers: every rank must call alike; nothing was transformed".to_string(),
+            ));
+        }
+        if in_place {
+            return self.run_in_place(forward, input);
         }
         let destroy = self.destroys_input();
         // One arm per kind, precision and direction.
@@ -204,6 +245,30 @@ impl DfftPlan {
         };
         Ok(result?)
     }
+
+    /// Runs one direction in place on `buffer` (the caller's `input == output`; checked and
+    /// agreed on every rank; a c2c plan made with `DFFT_IN_PLACE`).
+    fn run_in_place(&mut self, forward: bool, buffer: Buffer) -> Outcome {
+        let (input_len, output_len) = self.counts();
+        let one = Buffer {
+            len: input_len.max(output_len),
+            ..buffer
+        };
+        // SAFETY: `one` passed `check_pair` (non-NULL when non-empty, aligned) and, by the
+        // API's contract for in-place calls, holds the larger of the two counts of this
+        // rank's elements of the plan's complex type, which nothing else accesses.
+        let result = unsafe {
+            match (&mut self.transform, forward) {
+                (Transform::C2c64(p), true) => p.forward_in_place(one.write()),
+                (Transform::C2c64(p), false) => p.backward_in_place(one.write()),
+                (Transform::C2c32(p), true) => p.forward_in_place(one.write()),
+                (Transform::C2c32(p), false) => p.backward_in_place(one.write()),
+                // Real plans refuse DFFT_IN_PLACE when they are made.
+                _ => Err(fft_core::FftError::InPlaceNotPlanned),
+            }
+        };
+        Ok(result?)
+    }
 }
 
 /// The plan as `&mut`, or the NULL failure.
@@ -220,8 +285,12 @@ pub(crate) unsafe fn plan_mut<'a>(plan: *mut DfftPlan) -> Outcome<&'a mut DfftPl
 /// Collective over the plan's communicator. `input` is left alone unless the plan was made
 /// with `DFFT_DESTROY_INPUT`. Element types: c2c `double _Complex` (`float _Complex` for
 /// `dfftf_` plans) in and out; r2c `double` in, `double _Complex` out; r2r `double` in and
-/// out. The buffers must not overlap (`input == output` returns `DFFT_ERROR_IN_PLACE`).
-/// Buffers rejected on any rank make every rank return an error without transforming.
+/// out. The buffers must not overlap, except `input == output` on a c2c plan made with
+/// `DFFT_IN_PLACE`: the transform then runs in place in that one buffer of at least the
+/// larger of the two counts `dfft_local_size` reports (the output left at its start), on
+/// every rank alike (`input == output == NULL` where both counts are 0); on a plan made
+/// without it `input == output` returns `DFFT_ERROR_IN_PLACE`. Buffers rejected on any
+/// rank make every rank return an error without transforming.
 /// Allocates nothing.
 ///
 /// # Safety

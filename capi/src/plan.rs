@@ -28,8 +28,14 @@ pub const DFFT_NORMALIZE_ORTHO: c_uint = 8;
 /// Exchanges between ranks on one node use MPI messages only, never a shared-memory window
 /// (a tuning switch; results do not depend on it).
 pub const DFFT_NO_SHARED_MEMORY: c_uint = 16;
+/// The plan runs in place too (FFTW's plans made with `in == out`): `dfft_forward(plan, buf,
+/// buf)` and `dfft_backward(plan, buf, buf)` transform one buffer of at least the larger of
+/// the two counts `dfft_local_size` reports. Complex-to-complex plans only; the plan's work
+/// memory covers both ways of calling it.
+pub const DFFT_IN_PLACE: c_uint = 32;
 
 const KNOWN_FLAGS: c_uint = DFFT_TRANSPOSED_OUT
+    | DFFT_IN_PLACE
     | DFFT_DESTROY_INPUT
     | DFFT_NORMALIZE_BACKWARD
     | DFFT_NORMALIZE_ORTHO
@@ -273,6 +279,7 @@ fn options_from_flags(flags: c_uint) -> Outcome<FftOptions> {
         .memory_limit((limit > 0).then_some(limit))
         .transposed_out(flags & DFFT_TRANSPOSED_OUT != 0)
         .destroy_input(flags & DFFT_DESTROY_INPUT != 0)
+        .in_place(flags & DFFT_IN_PLACE != 0)
         .shared_memory(flags & DFFT_NO_SHARED_MEMORY == 0)
         .normalization(normalization))
 }
@@ -348,6 +355,11 @@ impl DfftPlan {
     /// The processor grid's dimensions.
     pub(crate) fn grid_dims(&self) -> Vec<usize> {
         each_plan!(&self.transform, p => p.grid().shape().dims().to_vec())
+    }
+
+    /// Whether the plan was made with `DFFT_IN_PLACE`.
+    pub(crate) fn in_place(&self) -> bool {
+        each_plan!(&self.transform, p => p.options().in_place)
     }
 
     /// Whether the plan may write into its input.

@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
 
   /* Buffers: the same verdict on every rank of the plan, never a hang. */
   /* (Every rank owns part of 8 x 6 x 5 on up to 4 ranks, so every rank's check fails.) */
-  expect("in place", dfft_forward(plan, in, in), DFFT_ERROR_IN_PLACE, "in-place");
+  expect("in place", dfft_forward(plan, in, in), DFFT_ERROR_IN_PLACE, "DFFT_IN_PLACE");
   expect("overlap", dfft_forward(plan, in, in + 1), DFFT_ERROR_BAD_BUFFER, "overlap");
   expect("NULL plan", dfft_forward(NULL, in, out), DFFT_ERROR_NULL_POINTER, "plan is NULL");
   /* Rank 0 of the group passes a misaligned output; the others good buffers. */
@@ -157,6 +157,26 @@ int main(int argc, char **argv) {
   expect("destroy", dfft_destroy(plan), DFFT_SUCCESS, "success");
   expect("free after destroy", dfft_free(late), DFFT_SUCCESS, "success");
   expect("destroy NULL", dfft_destroy(NULL), DFFT_SUCCESS, "success");
+
+  /* In place: an r2c plan cannot be made with DFFT_IN_PLACE; on a c2c plan made with it, a
+   * rank that passes input == output while the others pass two buffers makes every rank
+   * fail alike (nothing transformed, no hang), and partial overlap is still an error. */
+  dfft_plan *r2c = NULL;
+  expect("r2c in place", dfft_plan_dft_r2c(3, n3, 1, half, 0, NULL, DFFT_IN_PLACE, &r2c), DFFT_ERROR_BAD_ARGUMENT,
+         "complex-to-complex");
+  code = dfft_plan_dft(3, n3, 1, half, 0, NULL, DFFT_IN_PLACE, &plan);
+  expect("in-place plan", code, DFFT_SUCCESS, "success");
+  if (code == DFFT_SUCCESS) {
+    int group_size;
+    MPI_Comm_size(half, &group_size);
+    if (group_size > 1) {
+      code = dfft_forward(plan, in, group_rank == 0 ? (void *)in : (void *)out);
+      expect("in place on one rank only", code, DFFT_ERROR_BAD_BUFFER, "every rank must call alike");
+    }
+    expect("in-place overlap", dfft_forward(plan, in, in + 1), DFFT_ERROR_BAD_BUFFER, "overlap");
+    expect("in place", dfft_forward(plan, in, in), DFFT_SUCCESS, "success");
+    expect("destroy in-place plan", dfft_destroy(plan), DFFT_SUCCESS, "success");
+  }
   MPI_Comm_free(&half);
   free(back);
   free(out);

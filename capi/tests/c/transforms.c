@@ -1,8 +1,9 @@
 /*
  * Every plan kind and precision of the C API against a naive serial reference: c2c, r2c/c2r
  * and r2r (FFTW's kind definitions) in double and single precision, batches (howmany),
- * transposed output, normalizations, destroyed inputs, explicit and model-chosen grids,
- * plan-allocated (shared-memory) blocks and caller-allocated ones.
+ * transposed output, normalizations, destroyed inputs, in-place c2c (input == output on a
+ * plan made with DFFT_IN_PLACE), explicit and model-chosen grids, plan-allocated
+ * (shared-memory) blocks and caller-allocated ones.
  *
  * Every rank computes the whole global transform naively (O(N * sum n_i)) from the same
  * deterministic input, then checks its own output block element by element through
@@ -207,7 +208,12 @@ static int run_case(const struct test_case *c, int rank, int size) {
   }
 
   void *input, *output, *back;
-  if (c->plan_blocks) {
+  const int in_place = (c->flags & DFFT_IN_PLACE) != 0;
+  if (in_place) {
+    /* One buffer of the larger count: input, output and backward output alike. */
+    ptrdiff_t most = in_count > out_count ? in_count : out_count;
+    input = output = back = malloc(most * type_size(in_type) + 1);
+  } else if (c->plan_blocks) {
     dfft_alloc_input(plan, &input);
     dfft_alloc_output(plan, &output);
     dfft_alloc_input(plan, &back);
@@ -243,7 +249,8 @@ static int run_case(const struct test_case *c, int rank, int size) {
   for (int pass = 0; pass < 2; pass++) {
     /* pass 0 fills every field and transforms; pass 1 refills (DFFT_DESTROY_INPUT) and
      * runs the backward transform of the forward output. */
-    for (ptrdiff_t f = 0; f < c->howmany; f++) {
+    /* (In place, pass 1 transforms the forward output where it is.) */
+    for (ptrdiff_t f = 0; f < c->howmany && !(in_place && pass == 1); f++) {
       struct visit v = {in_type, input, f * in_field, f, NULL, real, 1, 0, 0};
       each_element(d, in_n, in_start, in_stride, c->n, fill_input, &v);
     }
@@ -290,7 +297,9 @@ static int run_case(const struct test_case *c, int rank, int size) {
     for (int g = 0; g < grid_rank; g++) printf(g ? "x%d" : "%d", grid[g]);
     printf(" forward_error=%.2e roundtrip_error=%.2e %s\n", worst[0], worst[1], ok ? "ok" : "FAILED");
   }
-  if (c->plan_blocks) {
+  if (in_place) {
+    free(input);
+  } else if (c->plan_blocks) {
     dfft_free(back);
     dfft_free(output);
     dfft_free(input);
@@ -315,6 +324,8 @@ int main(int argc, char **argv) {
       {"c2c f64 7x5x6 r2 T B howmany=2", C2C, 0, 3, {7, 5, 6}, 2, 2, {0}, DFFT_TRANSPOSED_OUT | DFFT_NORMALIZE_BACKWARD, {0}, 1},
       {"c2c f32 9x6 dims={P} ortho", C2C, 1, 2, {9, 6}, 1, 1, {-1}, DFFT_NORMALIZE_ORTHO, {0}, 0},
       {"c2c f64 3x4x2x5 r2 nosm", C2C, 0, 4, {3, 4, 2, 5}, 1, 2, {0}, DFFT_NO_SHARED_MEMORY, {0}, 0},
+      {"c2c f64 7x5x6 r2 B in place", C2C, 0, 3, {7, 5, 6}, 1, 2, {0}, DFFT_IN_PLACE | DFFT_NORMALIZE_BACKWARD, {0}, 0},
+      {"c2c f32 9x6x5 dims={P} T in place x2", C2C, 1, 3, {9, 6, 5}, 2, 1, {-1}, DFFT_IN_PLACE | DFFT_TRANSPOSED_OUT, {0}, 0},
       {"r2c f64 6x5x8 T destroy howmany=2", R2C, 0, 3, {6, 5, 8}, 2, 0, {0}, DFFT_TRANSPOSED_OUT | DFFT_DESTROY_INPUT, {0}, 1},
       {"r2c f32 5x7x9 r1 B", R2C, 1, 3, {5, 7, 9}, 1, 1, {0}, DFFT_NORMALIZE_BACKWARD, {0}, 0},
       {"r2r f64 5x6x4 dct2,dst1,dct4", R2R, 0, 3, {5, 6, 4}, 1, 0, {0}, 0, {DFFT_REDFT10, DFFT_RODFT00, DFFT_REDFT11}, 1},
