@@ -19,8 +19,9 @@
 //! process its grid positions and the union context's communicator; one `MPI_Allgather` tells
 //! every process everyone's view; [`desc::resolve`] turns that into two
 //! [`redist::dist::DistArray`]s and sections, planned by [`redist::cyclic::plan::RedistPlan`]
-//! and run by [`redist::cyclic::run::Redistribution`]. Plans of the last 16 distinct calls
-//! are kept, so a repeated call only gathers, packs, moves and unpacks.
+//! and run by [`redist::cyclic::run::Redistribution`]. Plans of the last 8 distinct calls per
+//! set of processes are kept: a repeated call costs one `MPI_Allreduce`, the pack and the
+//! unpack.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

@@ -1,6 +1,6 @@
-//! One call at run time: gather every process's view of the call over the union context,
-//! resolve and plan it (or find the plan of an earlier identical call), and move the data
-//! with dfft's redistribution.
+//! One call at run time: find the plan of an earlier identical call with one allreduce, or
+//! gather every process's view of the call over the union context and resolve and plan it;
+//! then move the data with dfft's redistribution.
 
 use crate::blacs;
 use crate::desc::{in_trapezoid, resolve, Call, Record, Side, RECORD_LEN};
