@@ -87,6 +87,12 @@ pub struct RunArgs {
     /// forward(scratch -> output) and backward(output -> scratch).
     #[arg(long)]
     pub destroy_input: bool,
+    /// Transform in place (c2c only; FftOptions::in_place): one buffer of the larger of
+    /// the input and output blocks holds the input, then the spectrum, then the round trip.
+    /// The run keeps the original input and copies it into that buffer before each timed
+    /// pair (untimed), which runs forward and backward in place.
+    #[arg(long, conflicts_with_all = ["destroy_input", "output"])]
+    pub in_place: bool,
     /// Who allocates the blocks the transforms write (the forward output and the round
     /// trip's block): `plan` (`alloc_input`/`alloc_output`: on one node, shared-memory windows
     /// through which the exchanges move rows between the ranks' blocks in place) or `caller`

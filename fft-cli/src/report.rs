@@ -55,6 +55,8 @@ pub struct RunReport {
     pub transposed_out: bool,
     /// `--destroy-input`: the transforms used their input as scratch.
     pub destroy_input: bool,
+    /// `--in-place`: the transforms ran in place in one buffer.
+    pub in_place: bool,
     /// `--kind`: c2c, r2c, c2r or `r2r:<types>`.
     pub kind: String,
     /// `--precision`: f32 or f64.
@@ -110,6 +112,7 @@ impl RunReport {
             "method": self.method,
             "transposed_out": self.transposed_out,
             "destroy_input": self.destroy_input,
+            "in_place": self.in_place,
             "alloc": self.alloc,
             "iters": self.iters,
             "warmup": self.warmup,
@@ -145,7 +148,7 @@ impl RunReport {
             self.shape, self.ranks, self.threads_per_rank, self.grid, self.method
         ));
         s.push_str(&format!(
-            "  transform          {} {}{}, normalization {}{}\n",
+            "  transform          {} {}{}, normalization {}{}{}\n",
             self.kind,
             self.precision,
             if self.batch > 1 {
@@ -159,7 +162,8 @@ impl RunReport {
                 (true, false) => ", transposed output",
                 (false, true) => ", input destroyed",
                 (true, true) => ", transposed output, input destroyed",
-            }
+            },
+            if self.in_place { ", in place" } else { "" }
         ));
         s.push_str(&format!(
             "  forward+backward   min {:.6} s   median {:.6} s   ({} timed, {} warm-up)\n",

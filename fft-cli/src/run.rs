@@ -428,6 +428,7 @@ where
         .normalization(args.normalization)
         .transposed_out(args.transposed_out)
         .destroy_input(args.destroy_input)
+        .in_place(args.in_place)
         .batch(args.batch);
     // `--grid auto`: the complexity model picks the grid (the same on every rank).
     let (options, model) = crate::plan_cmd::RunModel::prepare(
@@ -622,7 +623,13 @@ impl Context<'_> {
         let panic_rank = crate::fault::panic_rank();
         // The blocks the transforms write; with `--alloc plan` the plan's (shared-memory
         // windows on one node). The input stays a plain vector: no step reads it across ranks.
+        // With --in-place, `back` is the one buffer and `output` stays empty.
+        let in_place = args.in_place;
         let (mut output, mut back): (SharedBlock<P::Out>, SharedBlock<P::In>) = match args.alloc {
+            _ if in_place => (
+                AlignedBuf::new(0).into(),
+                AlignedBuf::new(plan.in_place_len()).into(),
+            ),
             Alloc::Plan => (plan.alloc_output()?, plan.alloc_input()?),
             Alloc::Caller => (
                 AlignedBuf::new(out_block * batch).into(),
@@ -639,7 +646,10 @@ impl Context<'_> {
         let destroy = args.destroy_input;
         let forward_of_input =
             |plan: &mut P, back: &mut [P::In], output: &mut [P::Out]| -> Result<(), FftError> {
-                if destroy {
+                if in_place {
+                    back[..input.len()].copy_from_slice(&input);
+                    plan.forward_in_place(back)
+                } else if destroy {
                     back.copy_from_slice(&input);
                     plan.forward_destroying(back, output)
                 } else {
@@ -647,7 +657,10 @@ impl Context<'_> {
                 }
             };
         let pair = |plan: &mut P, back: &mut [P::In], output: &mut [P::Out]| {
-            if destroy {
+            if in_place {
+                plan.forward_in_place(back)?;
+                plan.backward_in_place(back)
+            } else if destroy {
                 plan.forward_destroying(back, output)?;
                 plan.backward_destroying(output, back)
             } else {
@@ -668,15 +681,21 @@ impl Context<'_> {
             .iter()
             .enumerate()
             .map(|(f, r)| {
-                let got = &output[f * out_block..(f + 1) * out_block];
+                let forward = if in_place {
+                    plan.as_output(&back)
+                } else {
+                    &output
+                };
+                let got = &forward[f * out_block..(f + 1) * out_block];
                 let e = r.output.max_error(&out_layout, rank, got) / r.magnitude;
                 max_over_ranks(world, e)
             })
             .collect();
         phases.done("first forward and its check");
+        let n_input = input.len();
         for _ in 0..args.warmup {
-            if destroy {
-                back.copy_from_slice(&input);
+            if destroy || in_place {
+                back[..n_input].copy_from_slice(&input);
             }
             pair(&mut plan, &mut back, &mut output)?;
         }
@@ -694,8 +713,8 @@ impl Context<'_> {
             if panic_rank == Some(rank) && iter == args.iters / 2 {
                 crate::fault::deliberate_panic(rank);
             }
-            if destroy {
-                back.copy_from_slice(&input);
+            if destroy || in_place {
+                back[..n_input].copy_from_slice(&input);
             }
             world.barrier();
             let t = Instant::now();
@@ -720,8 +739,8 @@ impl Context<'_> {
         // One more pair, untimed, with the proportional set sampled while it runs: its peak
         // counts whatever a transform holds only while it runs (FFTW's driver measures the
         // same way). It leaves `back` as a timed pair does.
-        if destroy {
-            back.copy_from_slice(&input);
+        if destroy || in_place {
+            back[..n_input].copy_from_slice(&input);
         }
         world.barrier();
         let sampler = PssSampler::start();
@@ -744,7 +763,14 @@ impl Context<'_> {
             }
             roundtrip(world, &output, &again, roundtrip_scale, out_block, batch)
         } else {
-            let errors = roundtrip(world, &input, &back, roundtrip_scale, in_block, batch);
+            let errors = roundtrip(
+                world,
+                &input,
+                &back[..n_input],
+                roundtrip_scale,
+                in_block,
+                batch,
+            );
             if destroy {
                 forward_of_input(&mut plan, &mut back, &mut output)?;
             }
@@ -838,6 +864,7 @@ impl Context<'_> {
             method: args.method.to_string(),
             transposed_out: args.transposed_out,
             destroy_input: args.destroy_input,
+            in_place: args.in_place,
             kind: args.kind.to_string(),
             precision: args.precision.name().to_string(),
             batch,
@@ -852,7 +879,12 @@ impl Context<'_> {
             peak_rss_bytes: memory.0,
             pss_bytes: memory.1,
             pss_peak_bytes: memory.2,
-            alloc: args.alloc.to_string(),
+            // The in-place buffer is the run's own, whatever --alloc says.
+            alloc: if in_place {
+                Alloc::Caller.to_string()
+            } else {
+                args.alloc.to_string()
+            },
             plan_work_bytes: memory.3,
             input: args.input.as_ref().map(|p| p.display().to_string()),
             // Only an output that exists now: a failed run names none.

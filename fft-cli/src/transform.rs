@@ -110,11 +110,27 @@ pub trait RunPlan {
     fn alloc_input(&mut self) -> Result<SharedBlock<Self::In>, FftError>;
     /// A forward-output block allocated by the plan (collective).
     fn alloc_output(&mut self) -> Result<SharedBlock<Self::Out>, FftError>;
+    /// Elements of this rank's in-place buffer (`--in-place`; c2c plans only).
+    fn in_place_len(&self) -> usize {
+        0
+    }
+    /// The forward transform in place (`--in-place`).
+    fn forward_in_place(&mut self, _buffer: &mut [Self::In]) -> Result<(), FftError> {
+        Err(FftError::InPlaceNotPlanned)
+    }
+    /// The backward transform in place.
+    fn backward_in_place(&mut self, _buffer: &mut [Self::In]) -> Result<(), FftError> {
+        Err(FftError::InPlaceNotPlanned)
+    }
+    /// An in-place buffer's start as the forward output (the same type for c2c).
+    fn as_output<'a>(&self, _buffer: &'a [Self::In]) -> &'a [Self::Out] {
+        &[]
+    }
 }
 
 /// `RunPlan` for a fft-core plan type: the accessors have the same names on every plan.
 macro_rules! run_plan {
-    ($plan:ident, $in:ty, $out:ty) => {
+    ($plan:ident, $in:ty, $out:ty $(, $in_place:ident)?) => {
         impl<T: Real> RunPlan for $plan<T>
         where
             T: Sample,
@@ -175,11 +191,26 @@ macro_rules! run_plan {
             fn alloc_output(&mut self) -> Result<SharedBlock<$out>, FftError> {
                 $plan::alloc_output(self)
             }
+            $(run_plan!(@$in_place $plan, $in);)?
+        }
+    };
+    (@in_place $plan:ident, $in:ty) => {
+        fn in_place_len(&self) -> usize {
+            $plan::in_place_len(self)
+        }
+        fn forward_in_place(&mut self, buffer: &mut [$in]) -> Result<(), FftError> {
+            $plan::forward_in_place(self, buffer)
+        }
+        fn backward_in_place(&mut self, buffer: &mut [$in]) -> Result<(), FftError> {
+            $plan::backward_in_place(self, buffer)
+        }
+        fn as_output<'a>(&self, buffer: &'a [$in]) -> &'a [$in] {
+            buffer
         }
     };
 }
 
-run_plan!(FftPlan, Complex<T>, Complex<T>);
+run_plan!(FftPlan, Complex<T>, Complex<T>, in_place);
 run_plan!(RealFftPlan, T, Complex<T>);
 run_plan!(R2rPlan, T, T);
 

@@ -238,7 +238,15 @@ fn verify_synthetic(ranks: usize, flags: &str) {
         args.contains(&"--destroy-input"),
         "{what}"
     );
-    assert_eq!(v["alloc"], flag("--alloc").unwrap_or("plan"), "{what}");
+    let in_place = args.contains(&"--in-place");
+    assert_eq!(v["in_place"], in_place, "{what}");
+    // An in-place run's one buffer is its own.
+    let alloc = if in_place {
+        "caller"
+    } else {
+        flag("--alloc").unwrap_or("plan")
+    };
+    assert_eq!(v["alloc"], alloc, "{what}");
     // Scripts parse these as before.
     for key in [
         "min_s",
@@ -338,7 +346,7 @@ fn c2c_files_match_numpy() {
 }
 
 /// The synthetic verification of r2c, c2r and r2r (and batches) in both precisions, every
-/// normalization, 1..=3 ranks, slab and pencil, plain and transposed output.
+/// normalization, 1..=3 ranks, slab and pencil, plain and transposed output; c2c in place.
 #[test]
 fn every_kind_verifies_without_a_gather() {
     #[rustfmt::skip] // one case a line
@@ -355,6 +363,8 @@ fn every_kind_verifies_without_a_gather() {
         (3, "--kind r2r:dct2,dct3 --shape 12,10 --grid 1 --precision f32 --normalization backward --batch 3 --transposed-out"),
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f32 --normalization none --batch 3 --transposed-out --destroy-input"),
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 1 --alloc caller"),
+        (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 2 --in-place"),
+        (3, "--kind c2c --shape 9,7,5,12 --grid 3x1 --precision f32 --normalization none --batch 1 --transposed-out --in-place"),
     ];
     for (ranks, flags) in cases {
         verify_synthetic(ranks, flags);
