@@ -37,8 +37,8 @@
 
 // The plan runs in place too (FFTW's plans made with `in == out`): `dfft_forward(plan, buf,
 // buf)` and `dfft_backward(plan, buf, buf)` transform one buffer of at least the larger of
-// the two counts `dfft_local_size` reports. Complex-to-complex plans only; the plan's work
-// memory covers both ways of calling it.
+// the two counts `dfft_local_size` reports. Complex-to-complex and real-to-real plans
+// (r2c plans refuse it); the plan's work memory covers both ways of calling it.
 #define DFFT_IN_PLACE 32
 
 // The call succeeded.
@@ -58,8 +58,8 @@
 // A buffer dfft cannot use: misaligned for its element type, or overlapping the other one.
 #define DFFT_ERROR_BAD_BUFFER 4
 
-// `input == output` on a plan made without `DFFT_IN_PLACE` (only complex-to-complex plans
-// can be made with it): plan with it, or pass two buffers.
+// `input == output` on a plan made without `DFFT_IN_PLACE` (c2c and r2r plans can be made
+// with it): plan with it, or pass two buffers.
 #define DFFT_ERROR_IN_PLACE 5
 
 // The plan would not fit in memory (see the message for the numbers).
@@ -148,7 +148,7 @@ int dfft_free(void *block);
 // Collective over the plan's communicator. `input` is left alone unless the plan was made
 // with `DFFT_DESTROY_INPUT`. Element types: c2c `double _Complex` (`float _Complex` for
 // `dfftf_` plans) in and out; r2c `double` in, `double _Complex` out; r2r `double` in and
-// out. The buffers must not overlap, except `input == output` on a c2c plan made with
+// out. The buffers must not overlap, except `input == output` on a c2c or r2r plan made with
 // `DFFT_IN_PLACE`: the transform then runs in place in that one buffer of at least the
 // larger of the two counts `dfft_local_size` reports (the output left at its start), on
 // every rank alike (`input == output == NULL` where both counts are 0); on a plan made

@@ -247,7 +247,7 @@ impl DfftPlan {
     }
 
     /// Runs one direction in place on `buffer` (the caller's `input == output`; checked and
-    /// agreed on every rank; a c2c plan made with `DFFT_IN_PLACE`).
+    /// agreed on every rank; a c2c or r2r plan made with `DFFT_IN_PLACE`).
     fn run_in_place(&mut self, forward: bool, buffer: Buffer) -> Outcome {
         let (input_len, output_len) = self.counts();
         let one = Buffer {
@@ -256,14 +256,19 @@ impl DfftPlan {
         };
         // SAFETY: `one` passed `check_pair` (non-NULL when non-empty, aligned) and, by the
         // API's contract for in-place calls, holds the larger of the two counts of this
-        // rank's elements of the plan's complex type, which nothing else accesses.
+        // rank's elements of the plan's type (complex, or real for r2r), which nothing else
+        // accesses.
         let result = unsafe {
             match (&mut self.transform, forward) {
                 (Transform::C2c64(p), true) => p.forward_in_place(one.write()),
                 (Transform::C2c64(p), false) => p.backward_in_place(one.write()),
                 (Transform::C2c32(p), true) => p.forward_in_place(one.write()),
                 (Transform::C2c32(p), false) => p.backward_in_place(one.write()),
-                // Real plans refuse DFFT_IN_PLACE when they are made.
+                (Transform::R2r64(p), true) => p.forward_in_place(one.write()),
+                (Transform::R2r64(p), false) => p.backward_in_place(one.write()),
+                (Transform::R2r32(p), true) => p.forward_in_place(one.write()),
+                (Transform::R2r32(p), false) => p.backward_in_place(one.write()),
+                // r2c plans refuse DFFT_IN_PLACE when they are made.
                 _ => Err(fft_core::FftError::InPlaceNotPlanned),
             }
         };
@@ -285,7 +290,7 @@ pub(crate) unsafe fn plan_mut<'a>(plan: *mut DfftPlan) -> Outcome<&'a mut DfftPl
 /// Collective over the plan's communicator. `input` is left alone unless the plan was made
 /// with `DFFT_DESTROY_INPUT`. Element types: c2c `double _Complex` (`float _Complex` for
 /// `dfftf_` plans) in and out; r2c `double` in, `double _Complex` out; r2r `double` in and
-/// out. The buffers must not overlap, except `input == output` on a c2c plan made with
+/// out. The buffers must not overlap, except `input == output` on a c2c or r2r plan made with
 /// `DFFT_IN_PLACE`: the transform then runs in place in that one buffer of at least the
 /// larger of the two counts `dfft_local_size` reports (the output left at its start), on
 /// every rank alike (`input == output == NULL` where both counts are 0); on a plan made

@@ -30,8 +30,8 @@ pub const DFFT_NORMALIZE_ORTHO: c_uint = 8;
 pub const DFFT_NO_SHARED_MEMORY: c_uint = 16;
 /// The plan runs in place too (FFTW's plans made with `in == out`): `dfft_forward(plan, buf,
 /// buf)` and `dfft_backward(plan, buf, buf)` transform one buffer of at least the larger of
-/// the two counts `dfft_local_size` reports. Complex-to-complex plans only; the plan's work
-/// memory covers both ways of calling it.
+/// the two counts `dfft_local_size` reports. Complex-to-complex and real-to-real plans
+/// (r2c plans refuse it); the plan's work memory covers both ways of calling it.
 pub const DFFT_IN_PLACE: c_uint = 32;
 
 const KNOWN_FLAGS: c_uint = DFFT_TRANSPOSED_OUT

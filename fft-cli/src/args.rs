@@ -87,7 +87,7 @@ pub struct RunArgs {
     /// forward(scratch -> output) and backward(output -> scratch).
     #[arg(long)]
     pub destroy_input: bool,
-    /// Transform in place (c2c only; FftOptions::in_place): one buffer of the larger of
+    /// Transform in place (c2c and r2r; FftOptions::in_place): one buffer of the larger of
     /// the input and output blocks holds the input, then the spectrum, then the round trip.
     /// The run keeps the original input and copies it into that buffer before each timed
     /// pair (untimed), which runs forward and backward in place.

@@ -212,7 +212,7 @@ macro_rules! run_plan {
 
 run_plan!(FftPlan, Complex<T>, Complex<T>, in_place);
 run_plan!(RealFftPlan, T, Complex<T>);
-run_plan!(R2rPlan, T, T);
+run_plan!(R2rPlan, T, T, in_place);
 
 /// A plan run the other way round: its backward is the run's forward (c2r is the backward of
 /// a real-to-complex plan).

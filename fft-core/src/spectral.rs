@@ -173,6 +173,23 @@ where
     pub fn backward_destroying(&mut self, input: &mut [T], output: &mut [T]) -> Result<()> {
         self.engine.transform(false, Source::Write(input), output)
     }
+
+    /// Elements of this rank's in-place buffer: the larger of [`R2rPlan::input_len`] and
+    /// [`R2rPlan::output_len`].
+    pub fn in_place_len(&self) -> usize {
+        self.engine.in_place_len()
+    }
+
+    /// The forward transform in place (see [`crate::FftPlan::forward_in_place`]; a plan made
+    /// with [`FftOptions::in_place`]).
+    pub fn forward_in_place(&mut self, buffer: &mut [T]) -> Result<()> {
+        self.engine.transform_in_place(true, buffer)
+    }
+
+    /// The backward transform in place (see [`crate::FftPlan::backward_in_place`]).
+    pub fn backward_in_place(&mut self, buffer: &mut [T]) -> Result<()> {
+        self.engine.transform_in_place(false, buffer)
+    }
 }
 
 #[cfg(test)]

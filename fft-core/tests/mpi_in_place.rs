@@ -102,6 +102,7 @@ fn in_place_body() {
     }
     assert!(cases > 0);
     batched_and_padded(&world, rank, size);
+    real_to_real(&world, rank, size);
     errors(&world, rank, size);
     mpi.pass();
 }
@@ -156,6 +157,62 @@ fn batched_and_padded(world: &impl Communicator, rank: usize, size: usize) {
     }
 }
 
+/// Real-to-real plans (all axes DCT/DST) and c2c plans with a real-to-real axis, in place:
+/// bit for bit the out-of-place results, both output layouts, every grid.
+fn real_to_real(world: &impl Communicator, rank: usize, size: usize) {
+    use fft_core::{AxisKind, R2rKind, R2rPlan};
+    let shape = [9, 7, 6];
+    let kinds = [R2rKind::Dct2, R2rKind::Dst1, R2rKind::Dct4];
+    let x = random_global(&shape, 31);
+    let real: Vec<f64> = x.iter().map(|c| c.re).collect();
+    for dims in grids(size, 3) {
+        for transposed in [false, true] {
+            let what = format!("r2r grid {dims:?} transposed={transposed}");
+            let opts = FftOptions::default()
+                .grid(GridChoice::Dims(dims.clone()))
+                .transposed_out(transposed);
+            let r2r = opts
+                .clone()
+                .axes(kinds.iter().map(|&k| AxisKind::R2r(k)).collect());
+            let mut plain = R2rPlan::<f64>::new(world, &shape, r2r.clone()).expect(&what);
+            let mut plan = R2rPlan::<f64>::new(world, &shape, r2r.in_place(true)).expect(&what);
+            let input = local_block(&real, plan.input_layout(), rank);
+            let (n_in, n_out) = (plan.input_len(), plan.output_len());
+            let mut out = vec![0.0; n_out];
+            plain.forward(&input, &mut out).expect(&what);
+            let mut buf = vec![f64::NAN; plan.in_place_len()];
+            buf[..n_in].copy_from_slice(&input);
+            plan.forward_in_place(&mut buf).expect(&what);
+            assert!(buf[..n_out] == out[..], "{what}: in-place forward differs");
+            let mut back = vec![0.0; n_in];
+            plain.backward(&out, &mut back).expect(&what);
+            plan.backward_in_place(&mut buf).expect(&what);
+            assert!(buf[..n_in] == back[..], "{what}: in-place backward differs");
+
+            let what = format!("c2c with a DCT axis, grid {dims:?} transposed={transposed}");
+            let mixed = opts.axes(vec![
+                AxisKind::R2r(R2rKind::Dct2),
+                AxisKind::Fft,
+                AxisKind::Fft,
+            ]);
+            let mut plain = FftPlan::<f64>::new(world, &shape, mixed.clone()).expect(&what);
+            let mut plan = FftPlan::<f64>::new(world, &shape, mixed.in_place(true)).expect(&what);
+            let input = local_block(&x, plan.input_layout(), rank);
+            let (n_in, n_out) = (plan.input_len(), plan.output_len());
+            let mut out = vec![Complex::default(); n_out];
+            plain.forward(&input, &mut out).expect(&what);
+            let mut buf = vec![Complex::new(f64::NAN, 0.0); plan.in_place_len()];
+            buf[..n_in].copy_from_slice(&input);
+            plan.forward_in_place(&mut buf).expect(&what);
+            assert!(buf[..n_out] == out[..], "{what}: in-place forward differs");
+            let mut back = vec![Complex::default(); n_in];
+            plain.backward(&out, &mut back).expect(&what);
+            plan.backward_in_place(&mut buf).expect(&what);
+            assert!(buf[..n_in] == back[..], "{what}: in-place backward differs");
+        }
+    }
+}
+
 /// Wrong in-place calls: a plan made without the option refuses them, and a buffer of the
 /// wrong length on one rank is the same error, naming that rank, on every rank (no hang).
 fn errors(world: &impl Communicator, rank: usize, size: usize) {
@@ -203,7 +260,7 @@ fn errors(world: &impl Communicator, rank: usize, size: usize) {
         mpi::collective::SystemOperation::sum(),
     );
     assert!((all - n).abs() < 1e-9 * n, "spectrum of ones sums to {all}");
-    // A real-input plan cannot be made in place (not yet): a typed error.
+    // A real-to-complex plan cannot be made in place (not yet): a typed error.
     let r2c =
         fft_core::RealFftPlan::<f64>::new(world, &shape, FftOptions::default().in_place(true));
     assert!(matches!(r2c, Err(FftError::BadOptions { .. })));

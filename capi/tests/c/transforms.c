@@ -1,7 +1,7 @@
 /*
  * Every plan kind and precision of the C API against a naive serial reference: c2c, r2c/c2r
  * and r2r (FFTW's kind definitions) in double and single precision, batches (howmany),
- * transposed output, normalizations, destroyed inputs, in-place c2c (input == output on a
+ * transposed output, normalizations, destroyed inputs, in-place c2c and r2r (input == output on a
  * plan made with DFFT_IN_PLACE), explicit and model-chosen grids, plan-allocated
  * (shared-memory) blocks and caller-allocated ones.
  *
@@ -328,6 +328,7 @@ int main(int argc, char **argv) {
       {"c2c f32 9x6x5 dims={P} T in place x2", C2C, 1, 3, {9, 6, 5}, 2, 1, {-1}, DFFT_IN_PLACE | DFFT_TRANSPOSED_OUT, {0}, 0},
       {"r2c f64 6x5x8 T destroy howmany=2", R2C, 0, 3, {6, 5, 8}, 2, 0, {0}, DFFT_TRANSPOSED_OUT | DFFT_DESTROY_INPUT, {0}, 1},
       {"r2c f32 5x7x9 r1 B", R2C, 1, 3, {5, 7, 9}, 1, 1, {0}, DFFT_NORMALIZE_BACKWARD, {0}, 0},
+      {"r2r f64 7x6x5 dct2,dst1,dct4 T in place", R2R, 0, 3, {7, 6, 5}, 1, 0, {0}, DFFT_IN_PLACE | DFFT_TRANSPOSED_OUT, {DFFT_REDFT10, DFFT_RODFT00, DFFT_REDFT11}, 0},
       {"r2r f64 5x6x4 dct2,dst1,dct4", R2R, 0, 3, {5, 6, 4}, 1, 0, {0}, 0, {DFFT_REDFT10, DFFT_RODFT00, DFFT_REDFT11}, 1},
       {"r2r f32 6x5 dct1,dst2 T", R2R, 1, 2, {6, 5}, 1, 0, {0}, DFFT_TRANSPOSED_OUT, {DFFT_REDFT00, DFFT_RODFT10}, 0},
       {"r2r f64 4x5x6 dct3,dst3,dst4 B", R2R, 0, 3, {4, 5, 6}, 2, 2, {0}, DFFT_NORMALIZE_BACKWARD, {DFFT_REDFT01, DFFT_RODFT01, DFFT_RODFT11}, 0},
