@@ -365,23 +365,22 @@ where
                 .sum::<usize>()
     }
 
-    /// Checks the caller's buffer lengths (in elements).
-    fn check(input: usize, input_len: usize, output: usize, output_len: usize) -> Result<()> {
-        if input != input_len {
-            return Err(FftError::BufferLength {
-                buffer: "input",
-                expected: input_len,
-                actual: input,
-            });
+    /// The ranks' verdict on the caller's buffers, the same on every rank (one small
+    /// all-reduce, two if some buffer is wrong): `None` if every rank's are right, else the
+    /// lowest rank whose are not and its `wrong` numbers.
+    fn agree_buffers(&self, wrong: Option<[u64; 3]>) -> Option<(usize, [u64; 3])> {
+        let comm = self.grid.communicator();
+        let rank = self.grid.rank() as u64;
+        let mine = if wrong.is_some() { rank } else { u64::MAX };
+        let mut first = 0u64;
+        comm.all_reduce_into(&mine, &mut first, SystemOperation::min());
+        if first == u64::MAX {
+            return None;
         }
-        if output != output_len {
-            return Err(FftError::BufferLength {
-                buffer: "output",
-                expected: output_len,
-                actual: output,
-            });
-        }
-        Ok(())
+        let theirs = wrong.filter(|_| first == rank).unwrap_or([0; 3]);
+        let mut numbers = [0u64; 3];
+        comm.all_reduce_into(&theirs[..], &mut numbers[..], SystemOperation::max());
+        Some((first as usize, numbers))
     }
 
     /// Checks the caller's buffers (lengths in elements of their own types: complex, or
@@ -400,7 +399,22 @@ where
         } else {
             (self.output_len(), self.input_len())
         };
-        Self::check(input.len(), input_len, output.len(), output_len)?;
+        // [which buffer (0: input, 1: output), expected, actual] where this rank's is wrong.
+        let wrong = if input.len() != input_len {
+            Some([0, input_len as u64, input.len() as u64])
+        } else if output.len() != output_len {
+            Some([1, output_len as u64, output.len() as u64])
+        } else {
+            None
+        };
+        if let Some((rank, [which, expected, actual])) = self.agree_buffers(wrong) {
+            return Err(FftError::CallBufferLength {
+                rank,
+                buffer: if which == 0 { "input" } else { "output" },
+                expected: expected as usize,
+                actual: actual as usize,
+            });
+        }
         if self.options.destroy_input && matches!(input, Source::Read(_)) {
             return Err(FftError::InputNotWritable {
                 direction: if forward { "forward" } else { "backward" },
@@ -454,28 +468,12 @@ where
             return Err(FftError::InPlaceNotPlanned);
         }
         let expected = self.in_place_len();
-        let comm = self.grid.communicator();
-        let rank = self.grid.rank() as u64;
-        // The lowest rank with a wrong length (u64::MAX: none), then its numbers.
-        let mine = if buffer.len() == expected {
-            u64::MAX
-        } else {
-            rank
-        };
-        let mut first = 0u64;
-        comm.all_reduce_into(&mine, &mut first, SystemOperation::min());
-        if first != u64::MAX {
-            let theirs = if first == rank {
-                [expected as u64, buffer.len() as u64]
-            } else {
-                [0, 0]
-            };
-            let mut numbers = [0u64; 2];
-            comm.all_reduce_into(&theirs[..], &mut numbers[..], SystemOperation::max());
+        let wrong = (buffer.len() != expected).then_some([0, expected as u64, buffer.len() as u64]);
+        if let Some((rank, [_, expected, actual])) = self.agree_buffers(wrong) {
             return Err(FftError::InPlaceLength {
-                rank: first as usize,
-                expected: numbers[0] as usize,
-                actual: numbers[1] as usize,
+                rank,
+                expected: expected as usize,
+                actual: actual as usize,
             });
         }
         let input_len = if forward {

@@ -107,6 +107,20 @@ pub enum FftError {
         /// That rank's given length.
         actual: usize,
     },
+    /// A transform's input or output buffer of the wrong length on some rank: every rank
+    /// returns this same error (the ranks agree on it before any exchange), naming the first
+    /// such rank and its buffer.
+    #[error("rank {rank}'s {buffer} buffer has length {actual}, expected {expected} (that rank's local block)")]
+    CallBufferLength {
+        /// The lowest rank with a wrong buffer.
+        rank: usize,
+        /// Which of its buffers: "input" or "output".
+        buffer: &'static str,
+        /// That rank's required length.
+        expected: usize,
+        /// That rank's given length.
+        actual: usize,
+    },
     /// A distributed array or ndarray that does not fit the plan (see [`crate::view`]).
     #[error("the {array} array does not fit the plan: {reason}")]
     ArrayMismatch {

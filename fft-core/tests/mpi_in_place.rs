@@ -223,9 +223,25 @@ fn errors(world: &impl Communicator, rank: usize, size: usize) {
         plain.forward_in_place(&mut buf),
         Err(FftError::InPlaceNotPlanned)
     );
+    let bad = size - 1;
+    // Out of place too: one rank's long output buffer is the same error on every rank.
+    let input = vec![Complex::default(); plain.input_len()];
+    let long = plain.output_len() + usize::from(rank == bad);
+    let mut output = vec![Complex::default(); long];
+    match plain.forward(&input, &mut output).unwrap_err() {
+        FftError::CallBufferLength {
+            rank: r,
+            buffer,
+            expected,
+            actual,
+        } => {
+            assert_eq!((r, buffer), (bad, "output"), "rank {rank}");
+            assert_eq!(actual, expected + 1, "rank {rank}");
+        }
+        other => panic!("rank {rank}: expected CallBufferLength, got {other}"),
+    }
     let opts = FftOptions::default().in_place(true);
     let mut plan = FftPlan::<f64>::new(world, &shape, opts).unwrap();
-    let bad = size - 1;
     let expected = plan.in_place_len();
     let len = if rank == bad { expected + 1 } else { expected };
     let mut buf = vec![Complex::default(); len];
