@@ -61,9 +61,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("n", type=int)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--numpy-arrays", action="store_true",
-                        help="also time dfft's class on plain numpy arrays (fluidfft_dfft's "
-                        "plan_arrays option off) beside its default, the plan's arrays")
+    parser.add_argument("--plan-arrays", action="store_true",
+                        help="also time dfft's class on the plan's arrays (fluidfft_dfft's "
+                        "plan_arrays option on) beside its default, plain numpy arrays")
     parser.add_argument("--no-mpi4py-fft", action="store_true", help="leave mpi4py-fft out")
     args = parser.parse_args()
     n = args.n
@@ -79,15 +79,16 @@ def main():
         fieldX = obj.create_arrayX(1.0)
         fieldK = obj.create_arrayK(1.0)
         objects[method] = (obj, fieldX, fieldK)
-    if args.numpy_arrays and any(m.endswith("_dfft") for m in objects):
+    if args.plan_arrays and any(m.endswith("_dfft") for m in objects):
         import fluidfft_dfft
 
-        fluidfft_dfft.options["plan_arrays"] = False
+        default = fluidfft_dfft.options["plan_arrays"]
+        fluidfft_dfft.options["plan_arrays"] = True
         method = next(m for m in methods if m.endswith("_dfft"))
         obj = fluidfft.create_fft_object(method, n, n, n)
-        fluidfft_dfft.options["plan_arrays"] = True
-        objects[method + " (numpy arrays)"] = (obj, obj.create_arrayX(1.0),
-                                               obj.create_arrayK(1.0))
+        fluidfft_dfft.options["plan_arrays"] = default
+        objects[method + " (plan arrays)"] = (obj, obj.create_arrayX(1.0),
+                                              obj.create_arrayK(1.0))
     if not args.no_mpi4py_fft:
         objects.update(mpi4py_fft_objects(n))
     names = list(objects)
