@@ -364,9 +364,8 @@ impl Default for FftOptions {
 
 impl FftOptions {
     /// The default of [`FftOptions::piece_bytes`]: 1 MiB, so that a piece's messages stay in
-    /// a core's L2 cache between packing, moving and transforming (256³ on 2 ranks of this
-    /// 2-core machine: 0.28–0.31 s per pair with 0.5–1 MiB pieces, 0.33–0.35 s with 2 MiB,
-    /// 0.42 s with 8 MiB, 0.46 s with the whole exchange as one piece).
+    /// a core's L2 cache between packing, moving and transforming (larger pieces measured
+    /// slower; the measurements are in docs/performance.md's history).
     pub const DEFAULT_PIECE_BYTES: usize = 1 << 20;
 
     /// Sets the bytes per piece of a fused exchange (tuning; see [`FftOptions::piece_bytes`]).

@@ -14,8 +14,7 @@ pub const CACHE_LINE: usize = 64;
 /// A `Vec` from the heap starts 16 bytes past a cache line when large (glibc's chunk header
 /// before an `mmap`ed block), so every row of a block whose rows are whole cache lines then
 /// straddles two lines, and a 64-byte vector load from it costs two accesses. The plans'
-/// private blocks and work buffers are `AlignedBuf`s (a one-rank 256³ c2c pair measured
-/// 2–3 % faster on them than on such `Vec`s).
+/// private blocks and work buffers are `AlignedBuf`s (measured faster than such `Vec`s).
 ///
 /// ```
 /// use redist::alloc::{AlignedBuf, CACHE_LINE};
