@@ -13,7 +13,7 @@ use crate::kernels::RunMap;
 use crate::lower::fuse::{direct_runs, region_of, regions, DirectSide};
 use crate::lower::{lower, Env};
 use crate::options::FftOptions;
-use crate::program::{At, Fused, Program, Step};
+use crate::program::{At, Fused, Pass, Program, Step};
 use crate::real::Real;
 use crate::run::{execute, Context, Direct, Route, SharedPath};
 use crate::shared::{BlockWindow, SharedBlock};
@@ -430,23 +430,9 @@ where
             input.get().as_ptr().cast::<u8>(),
             output.as_ptr().cast::<u8>(),
         );
-        let k = usize::from(!forward);
-        let pass = if forward {
-            &self.program.forward
-        } else {
-            &self.program.backward
-        };
-        let context = Context {
-            work: &mut self.work,
-            send: &mut self.send,
-            recv: &mut self.recv,
-            exchanges: &mut self.exchanges,
-            workers: &mut self.workers,
-            times: &mut self.times,
-            destroy_input: self.options.destroy_input,
-            blocks,
-        };
-        execute(pass, &self.routes[k], context, (input, None), output)
+        let destroy_input = self.options.destroy_input;
+        let (pass, routes, context) = self.parts(forward, destroy_input, blocks);
+        execute(pass, routes, context, (input, None), output)
     }
 
     /// This rank's elements of an in-place buffer: the larger of its input and output blocks.
@@ -484,7 +470,19 @@ where
         // Scalars per element of the caller's type: 2 for complex.
         let scalars = std::mem::size_of::<E>() / std::mem::size_of::<T>();
         let buffer: &mut [T] = bytemuck::cast_slice_mut(buffer);
-        let k = usize::from(!forward);
+        let (pass, routes, context) = self.parts(forward, true, [None, None]);
+        let start = Some(input_len * scalars);
+        execute(pass, routes, context, (Source::Read(&[]), start), buffer)
+    }
+
+    /// One direction's pass, its fused steps' routes, and a run context over this engine's
+    /// buffers: what both the two-buffer and the in-place calls hand to [`execute`].
+    fn parts(
+        &mut self,
+        forward: bool,
+        destroy_input: bool,
+        blocks: [Option<Arc<BlockWindow>>; 2],
+    ) -> (&Pass<T>, &[Route], Context<'_, T>) {
         let pass = if forward {
             &self.program.forward
         } else {
@@ -497,17 +495,10 @@ where
             exchanges: &mut self.exchanges,
             workers: &mut self.workers,
             times: &mut self.times,
-            destroy_input: true,
-            blocks: [None, None],
+            destroy_input,
+            blocks,
         };
-        let start = Some(input_len * scalars);
-        execute(
-            pass,
-            &self.routes[k],
-            context,
-            (Source::Read(&[]), start),
-            buffer,
-        )
+        (pass, &self.routes[usize::from(!forward)], context)
     }
 }
 
