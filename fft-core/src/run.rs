@@ -377,12 +377,12 @@ where
             bytemuck::cast_slice_mut(send),
             bytemuck::cast_slice_mut(recv),
         );
-        exchange.execute(&src[..s], &mut dst[..d], send, recv, times)?;
+        exchange.execute_sized(&src[..s], &mut dst[..d], send, recv, times)?;
         Ok(d)
     } else {
         debug_assert_eq!(2 * s, len);
         let (src, dst) = (as_complex(&src[..2 * s]), as_complex_mut(&mut dst[..2 * d]));
-        exchange.execute(src, dst, send, recv, times)?;
+        exchange.execute_sized(src, dst, send, recv, times)?;
         Ok(2 * d)
     }
 }

@@ -5,7 +5,9 @@
 
 use crate::error::{RedistError, Result};
 use crate::grid::GridShape;
+use mpi::collective::SystemOperation;
 use mpi::topology::{Color, Communicator, SimpleCommunicator};
+use mpi::traits::CommunicatorCollectives;
 
 /// An r-dimensional processor grid over an MPI communicator.
 ///
@@ -105,6 +107,57 @@ impl ProcessGrid {
     pub fn duplicate_group(&self, dim: usize) -> SimpleCommunicator {
         self.groups[dim].duplicate()
     }
+}
+
+/// One buffer of a collective call: its name, the length the call needs on this rank and the
+/// length the caller gave.
+pub type BufferCheck = (&'static str, usize, usize);
+
+/// Agrees over `comm` whether every rank's buffers have the lengths the call needs (at least
+/// the expected length, or exactly it when `exact`): one `MPI_Allreduce` of one integer when
+/// they do, and a second one carrying the values when some rank's do not. Then every rank
+/// returns the same [`RedistError::CallBufferLength`], naming the lowest rank with a wrong
+/// buffer and its first wrong buffer, so no rank returns early while the others wait in the
+/// call's messages. Collective; every rank passes the same buffer names in the same order
+/// (its own lengths). Allocates nothing.
+///
+/// ```no_run
+/// use redist::comm::agree_buffers;
+/// let universe = mpi::initialize().unwrap();
+/// let world = universe.world();
+/// let (src, need) = (vec![0.0f64; 10], 10);
+/// agree_buffers(&world, &[("source", need, src.len())], true).unwrap();
+/// ```
+pub fn agree_buffers<C: Communicator>(comm: &C, checks: &[BufferCheck], exact: bool) -> Result<()> {
+    let fits = |&(_, expected, actual): &BufferCheck| {
+        if exact {
+            actual == expected
+        } else {
+            actual >= expected
+        }
+    };
+    let wrong = checks.iter().position(|c| !fits(c));
+    let rank = comm.rank() as u64;
+    let mine = if wrong.is_some() { rank } else { u64::MAX };
+    let mut first = u64::MAX;
+    comm.all_reduce_into(&mine, &mut first, SystemOperation::min());
+    if first == u64::MAX {
+        return Ok(());
+    }
+    // [which buffer, expected, actual] of the lowest wrong rank; zeros from every other.
+    let theirs = match wrong {
+        Some(i) if first == rank => [i as u64, checks[i].1 as u64, checks[i].2 as u64],
+        _ => [0; 3],
+    };
+    let mut numbers = [0u64; 3];
+    comm.all_reduce_into(&theirs[..], &mut numbers[..], SystemOperation::max());
+    let [which, expected, actual] = numbers;
+    Err(RedistError::CallBufferLength {
+        rank: first as usize,
+        buffer: checks.get(which as usize).map_or("?", |c| c.0),
+        expected: expected as usize,
+        actual: actual as usize,
+    })
 }
 
 /// Installs a panic hook that prints the rank and the panic message and then calls

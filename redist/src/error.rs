@@ -5,8 +5,9 @@ use thiserror::Error;
 /// Everything a user of `redist` can get wrong, with the offending values.
 ///
 /// Every check that produces one of these depends only on global arguments (shapes, grid
-/// dimensions, layouts), so all ranks of a job return the same error and none of them waits
-/// for another in a collective call.
+/// dimensions, layouts), or is agreed over the communicator before anything moves (the
+/// caller's buffers: [`RedistError::CallBufferLength`]), so all ranks of a job return the same
+/// error and none of them waits for another in a collective call.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RedistError {
     /// A global shape with no axes.
@@ -89,6 +90,22 @@ pub enum RedistError {
         /// Required length.
         expected: usize,
         /// Given length.
+        actual: usize,
+    },
+    /// A caller's buffer of a collective call has the wrong length on some rank, agreed over
+    /// the call's communicator: every rank returns this same error, naming the lowest rank
+    /// whose buffer is wrong and its values (see [`crate::comm::agree_buffers`]).
+    #[error(
+        "the {buffer} buffer of rank {rank} has length {actual}, but the call needs {expected}"
+    )]
+    CallBufferLength {
+        /// The lowest rank with a wrong buffer.
+        rank: usize,
+        /// Which buffer.
+        buffer: &'static str,
+        /// The length that rank needs (at least, for the buffers that may be longer).
+        expected: usize,
+        /// The length it gave.
         actual: usize,
     },
     /// A message is longer than MPI's 32-bit element counts allow. [`crate::Exchange`] and

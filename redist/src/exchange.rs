@@ -12,7 +12,7 @@ use crate::plan::{ExchangePlan, RankExchange};
 use crate::transport::{null_request, PeerCounts};
 use mpi::ffi;
 use mpi::raw::AsRaw;
-use mpi::topology::SimpleCommunicator;
+use mpi::topology::{Communicator, SimpleCommunicator};
 use std::fmt;
 use std::time::Instant;
 
@@ -85,6 +85,9 @@ impl StageTimes {
 pub struct Exchange {
     method: Method,
     comm: SimpleCommunicator,
+    /// The whole grid's communicator (a duplicate), over which [`Exchange::execute`] agrees
+    /// on the caller's buffers.
+    grid_comm: SimpleCommunicator,
     group_size: usize,
     src_len: usize,
     dst_len: usize,
@@ -254,8 +257,8 @@ fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()>
 }
 
 impl Exchange {
-    /// Prepares this rank's part of `plan`; collective over the grid (duplicates the group
-    /// communicator). All checks use global arguments only, so every rank agrees.
+    /// Prepares this rank's part of `plan`; collective over the grid (duplicates the grid's
+    /// and the group's communicators). All checks use global arguments only, so every rank agrees.
     ///
     /// Messages of more than `i32::MAX` elements (MPI's count limit) are sent as several
     /// chunks of at most that many elements, with either method, never truncated.
@@ -295,6 +298,7 @@ impl Exchange {
         let chunked = biggest > max_count;
         let part = plan.for_rank(grid.rank());
         let comm = grid.duplicate_group(plan.grid_dim());
+        let grid_comm = grid.communicator().duplicate();
         let group_size = part.peers.len();
         let whole = Messages::new(part, chunked);
         let requests = vec![null_request(); whole.most_chunks(max_count)];
@@ -308,6 +312,7 @@ impl Exchange {
             dst_len: plan.to().local_len(grid.rank()),
             method,
             comm,
+            grid_comm,
             group_size,
             whole,
         })
@@ -410,7 +415,9 @@ impl Exchange {
         w.own_copy.run(src, w.own_src_offset, dst, w.own_dst_offset);
     }
 
-    /// Moves the packed messages: `send` on every rank of the group to `recv`.
+    /// Moves the packed messages: `send` on every rank of the group to `recv`. A building
+    /// block: the lengths are checked on this rank alone (a wrong one can leave the group's
+    /// other ranks waiting); [`Exchange::execute`] agrees on them first.
     pub fn communicate<T: Element>(&mut self, send: &[T], recv: &mut [T]) -> Result<()> {
         let Self {
             whole,
@@ -465,10 +472,36 @@ impl Exchange {
     }
 
     /// Runs the whole exchange: `src` (this rank's source block) to `dst`, through the
-    /// caller's message buffers (lengths at least [`Exchange::send_len`] and
-    /// [`Exchange::recv_len`]), adding the time of each stage to `times`. This rank's own part
-    /// is copied directly (counted as unpack time).
+    /// caller's message buffers (lengths at least [`Exchange::src_len`],
+    /// [`Exchange::dst_len`], [`Exchange::send_len`] and [`Exchange::recv_len`]), adding the
+    /// time of each stage to `times`. This rank's own part is copied directly (counted as
+    /// unpack time). Collective over the whole grid: the ranks first agree on the buffer
+    /// lengths (one small `MPI_Allreduce`), so a short buffer on any rank is the same
+    /// [`RedistError::CallBufferLength`] on every rank, before anything moves.
     pub fn execute<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
+        let checks = [
+            ("source", self.src_len, src.len()),
+            ("destination", self.dst_len, dst.len()),
+            ("send", self.whole.send_len(), send.len()),
+            ("receive", self.whole.recv_len(), recv.len()),
+        ];
+        crate::comm::agree_buffers(&self.grid_comm, &checks, false)?;
+        self.execute_sized(src, dst, send, recv, times)
+    }
+
+    /// [`Exchange::execute`] without the agreement, for callers whose buffers are sized from
+    /// this exchange on every rank (fft-core's plans, which agree on their own callers'
+    /// buffers once per transform): collective over the group only, no extra MPI call. The
+    /// lengths are checked on this rank alone ([`RedistError::BufferLength`]), so a wrong
+    /// one is a bug of the caller that can leave the group's other ranks waiting.
+    pub fn execute_sized<T: Element>(
         &mut self,
         src: &[T],
         dst: &mut [T],

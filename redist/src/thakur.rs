@@ -399,7 +399,8 @@ pub fn simulate<T: Copy + Default>(
 /// Redistributes this process's cyclic(x) local array `src` of an `n`-item array into its
 /// cyclic(y) local array `dst` on `comm` with `method` and `receive`, computing the
 /// communication sets on the way (as the paper does; this allocates its message buffers).
-/// Collective over `comm`.
+/// Collective over `comm`; the ranks agree on the buffer lengths first (one small
+/// `MPI_Allreduce`: a wrong length on any rank is [`RedistError::CallBufferLength`] on all).
 #[allow(clippy::too_many_arguments)]
 pub fn redistribute<T: Element, C: Communicator>(
     comm: &C,
@@ -420,6 +421,12 @@ pub fn redistribute<T: Element, C: Communicator>(
         });
     }
     let phases = plan_phases(method, n, procs, x, y, p)?;
+    let (first, last) = (&phases[0], &phases[phases.len() - 1]);
+    let checks = [
+        ("source", first.src_len, src.len()),
+        ("destination", last.dst_len, dst.len()),
+    ];
+    crate::comm::agree_buffers(comm, &checks, true)?;
     run_phases(comm, &phases, receive, Lines::ONE, src, dst)
 }
 
@@ -594,6 +601,7 @@ impl AxisMethod {
 /// coordinates (an `MPI_Comm_split` per call; ranks outside the grid only take part in the
 /// split). Each message carries whole lines of the other axes. Collective over `comm`, whose
 /// size must be at least the grid's; computes its sets on the way, as the 1-D methods do.
+/// The ranks agree on the buffer lengths first, as [`redistribute`] does.
 ///
 /// ```no_run
 /// use redist::dist::DistArray;
@@ -637,6 +645,13 @@ pub fn redistribute_axis<T: Element, C: Communicator>(
         });
     }
     let coords = from.coords_of(rank);
+    // Agreed over `comm` before the split, which ranks outside the grid leave at once.
+    let checks = [
+        ("source", from.local_len(rank), src.len()),
+        ("destination", to.local_len(rank), dst.len()),
+    ];
+    let checks = if coords.is_some() { &checks[..] } else { &[] };
+    crate::comm::agree_buffers(comm, checks, true)?;
     // The group: same grid coordinates except along the axis; ordered by that coordinate.
     let (color, key) = match &coords {
         Some(c) => {
@@ -658,18 +673,6 @@ pub fn redistribute_axis<T: Element, C: Communicator>(
         outer: local[..plan.axis].iter().product(),
         inner: local[plan.axis + 1..].iter().product(),
     };
-    for (buffer, expected, actual) in [
-        ("source", from.local_len(rank), src.len()),
-        ("destination", to.local_len(rank), dst.len()),
-    ] {
-        if expected != actual {
-            return Err(RedistError::BufferLength {
-                buffer,
-                expected,
-                actual,
-            });
-        }
-    }
     let phases = plan_phases(plan.method, n, plan.procs, plan.x, plan.y, c[plan.grid_dim])?;
     run_phases(&group, &phases, receive, lines, src, dst)
 }

@@ -465,7 +465,7 @@ fn execute<T: Element>(entry: &mut Entry, args: &Args<T>, me: usize) -> Result<(
         &entry.call,
         args,
         me,
-        |redist, src, dst| redist.execute(src, dst, send, recv, &mut times),
+        |redist, src, dst| redist.execute_sized(src, dst, send, recv, &mut times),
     )
 }
 

@@ -450,10 +450,36 @@ impl Redistribution {
     }
 
     /// Redistributes `src` (this rank's source array) into `dst` through the caller's message
-    /// buffers (at least [`Redistribution::send_len`] and [`Redistribution::recv_len`] long),
-    /// adding stage times to `times` (for the overlapped schedules, time spent inside MPI
-    /// calls counts as communication and the rest as pack or unpack).
+    /// buffers (at least [`Redistribution::src_len`], [`Redistribution::dst_len`],
+    /// [`Redistribution::send_len`] and [`Redistribution::recv_len`] long), adding stage
+    /// times to `times` (for the overlapped schedules, time spent inside MPI calls counts as
+    /// communication and the rest as pack or unpack). Collective: the ranks first agree on
+    /// the buffer lengths (one small `MPI_Allreduce`), so a short buffer on any rank is the
+    /// same [`RedistError::CallBufferLength`] on every rank, before anything moves.
     pub fn execute<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
+        let checks = [
+            ("source", self.part.src_len, src.len()),
+            ("destination", self.part.dst_len, dst.len()),
+            ("send", self.send_len(), send.len()),
+            ("receive", self.recv_len(), recv.len()),
+        ];
+        crate::comm::agree_buffers(&self.comm, &checks, false)?;
+        self.execute_sized(src, dst, send, recv, times)
+    }
+
+    /// [`Redistribution::execute`] without the agreement, for callers whose buffers are sized
+    /// from this redistribution on every rank (the ScaLAPACK drop-in's kept plans): no MPI
+    /// call beyond the schedule's own. The lengths are checked on this rank alone
+    /// ([`RedistError::BufferLength`]), so a wrong one is a bug of the caller that can leave
+    /// the other ranks waiting.
+    pub fn execute_sized<T: Element>(
         &mut self,
         src: &[T],
         dst: &mut [T],
