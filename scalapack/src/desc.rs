@@ -7,7 +7,8 @@ use redist::RedistError;
 use thiserror::Error;
 
 /// Why a call cannot be carried out. Every process computes it from the same gathered
-/// parameters, so every process reports the same error.
+/// parameters (every process's leading dimensions included), so every process reports the
+/// same error; processes are named by their rank in the union context.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum CallError {
     /// No process of the union context is in the grid of `matrix` (A or B).
@@ -17,16 +18,49 @@ pub enum CallError {
         matrix: char,
     },
     /// Processes of one grid disagree about it.
-    #[error("the processes of {matrix}'s grid disagree about its {what}: {first} and {other}")]
+    #[error(
+        "the processes of {matrix}'s grid disagree about its {what}: {first} on process \
+         {first_process} and {other} on process {process}"
+    )]
     Incoherent {
         /// `A` or `B`.
         matrix: char,
         /// Which parameter.
         what: &'static str,
-        /// One process's value.
+        /// The value of the grid's first process.
         first: i64,
-        /// Another's.
+        /// That process.
+        first_process: usize,
+        /// The first differing value.
         other: i64,
+        /// The process that has it.
+        process: usize,
+    },
+    /// A process's leading dimension `LLD_` is below its local rows (ScaLAPACK's "bad lda
+    /// arg"), checked for every process of the grid on every process.
+    #[error(
+        "{matrix}: bad lda arg on process {process}: LLD_={lld} but its local array has \
+         {rows} rows (grid row {row} of {nprow}, M_={m}, MB_={mb}, RSRC_={rsrc})"
+    )]
+    BadLead {
+        /// `A` or `B`.
+        matrix: char,
+        /// The process, by rank in the union context.
+        process: usize,
+        /// Its leading dimension.
+        lld: i64,
+        /// Its local rows.
+        rows: usize,
+        /// Its grid row.
+        row: i64,
+        /// Grid rows.
+        nprow: i64,
+        /// Global rows.
+        m: i64,
+        /// Row block size.
+        mb: i64,
+        /// First process row.
+        rsrc: i64,
     },
     /// A position of a grid has no process, or two.
     #[error("{matrix}'s {rows}x{cols} grid has {count} process(es) at ({row}, {col})")]
@@ -257,7 +291,7 @@ fn matrix(
         .map(|(q, r)| (q, side(r)))
         .filter(|(_, s)| s.in_grid)
         .collect();
-    let Some(&(_, first)) = members.first() else {
+    let Some(&(first_process, first)) = members.first() else {
         return Err(CallError::NoGrid { matrix: name });
     };
     let global = |s: &Side| {
@@ -274,14 +308,16 @@ fn matrix(
             ("submatrix column J", s.j),
         ]
     };
-    for (_, s) in &members[1..] {
-        for ((what, x), (_, y)) in global(&first).into_iter().zip(global(s)) {
+    for &(process, s) in &members[1..] {
+        for ((what, x), (_, y)) in global(&first).into_iter().zip(global(&s)) {
             if x != y {
                 return Err(CallError::Incoherent {
                     matrix: name,
                     what,
                     first: x as i64,
+                    first_process,
                     other: y as i64,
+                    process,
                 });
             }
         }
@@ -348,13 +384,22 @@ fn matrix(
     .with_first_procs(vec![s.rsrc as usize, s.csrc as usize])?
     .with_storage(Storage::ColumnMajor, lead)?
     .with_ranks(ranks.into_iter().map(|v| v[0]).collect())?;
-    if mine.in_grid {
-        array.check_lead(me).map_err(|_| {
-            bad(format!(
-                "bad lda arg: row={}, m={}, p={}, nbrow={}, lda={}, sprow={}",
-                mine.myrow, s.m, s.nprow, s.mb, mine.lld, s.rsrc
-            ))
-        })?;
+    // Every process's leading dimension, not only this one's: the same error everywhere.
+    for &(process, t) in &members {
+        let rows = array.local_shape(process)[0];
+        if (t.lld.max(1) as usize) < rows {
+            return Err(CallError::BadLead {
+                matrix: name,
+                process,
+                lld: t.lld as i64,
+                rows,
+                row: t.myrow as i64,
+                nprow: s.nprow as i64,
+                m: s.m as i64,
+                mb: s.mb as i64,
+                rsrc: s.rsrc as i64,
+            });
+        }
     }
     Ok(Matrix {
         array,
@@ -442,7 +487,9 @@ mod tests {
             Err(CallError::Incoherent {
                 matrix: 'A',
                 first: 2,
+                first_process: 0,
                 other: 5,
+                process: 2,
                 ..
             })
         ));
@@ -468,9 +515,23 @@ mod tests {
         assert!(err.contains("i=2, j=1, m=6, n=4, M=6, N=7"), "{err}");
         let mut rs = records();
         rs[2].a.lld = 1;
-        assert!(resolve(&rs, 2).unwrap_err().to_string().contains("lda=1"));
-        // Another process's small LLD is its own business.
-        assert!(resolve(&rs, 0).is_ok());
+        // Process 2's small LLD is the same error on every process, naming it.
+        for me in 0..3 {
+            assert_eq!(
+                resolve(&rs, me),
+                Err(CallError::BadLead {
+                    matrix: 'A',
+                    process: 2,
+                    lld: 1,
+                    rows: 6,
+                    row: 0,
+                    nprow: 1,
+                    m: 6,
+                    mb: 2,
+                    rsrc: 0
+                })
+            );
+        }
     }
 
     #[test]

@@ -156,22 +156,63 @@ fn free_at_finalize() -> Result<(), String> {
     Ok(())
 }
 
-/// Runs one call; on bad arguments prints the error (on the first process of the union
-/// context) and aborts the job, as ScaLAPACK exits on them.
+/// Why a call failed. `agreed`: every process of the union context found this same error in
+/// the gathered records (bad arguments, on any process), so one of them reports it.
+struct Failure {
+    message: String,
+    agreed: bool,
+}
+
+impl From<String> for Failure {
+    /// A failure of this process alone (an MPI or BLACS call).
+    fn from(message: String) -> Self {
+        Failure {
+            message,
+            agreed: false,
+        }
+    }
+}
+
+/// A failure every process finds alike.
+fn agreed(e: impl std::fmt::Display) -> Failure {
+    Failure {
+        message: e.to_string(),
+        agreed: true,
+    }
+}
+
+/// Runs one call. Bad arguments end the job, as ScaLAPACK's `exit(1)` in its parameter check
+/// does, but alike on every process: the records of all processes are checked on each (a
+/// repeated call whose record changed on one process gathers them again), the first process
+/// of the union context prints the error, naming the offending process and its values, and
+/// every process calls `MPI_Abort` after it has. A failure of one process alone (an MPI error,
+/// a panic) is printed by that process, which aborts the job at once.
 pub(crate) fn mr2d<T: Element>(name: &str, args: Args<T>) {
     if args.m == 0 || args.n == 0 {
         return;
     }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call(&args)));
-    let message = match result {
+    let failure = match result {
         Ok(Ok(())) => return,
         Ok(Err(e)) => e,
-        Err(_) => "internal error (a panic; see above)".to_string(),
+        Err(_) => Failure::from("internal error (a panic; see above)".to_string()),
     };
-    eprintln!("dfft_scalapack {name}: {message}");
     // SAFETY: reading a constant the MPI library initializes at load time.
     let world = unsafe { ffi::RSMPI_COMM_WORLD };
     let comm = blacs::communicator(args.gcontext).unwrap_or(world);
+    let mut me = 0;
+    if failure.agreed {
+        // SAFETY: a plain query on a live communicator.
+        unsafe { ffi::MPI_Comm_rank(comm, &mut me) };
+    }
+    if me == 0 {
+        eprintln!("dfft_scalapack {name}: {}", failure.message);
+    }
+    if failure.agreed {
+        // Nobody ends the job before the first process has printed the error.
+        // SAFETY: a collective call every process of the union context makes here.
+        unsafe { ffi::MPI_Barrier(comm) };
+    }
     // SAFETY: MPI_Abort on a live communicator; it does not return.
     unsafe { ffi::MPI_Abort(comm, 1) };
 }
@@ -200,7 +241,7 @@ fn side(desc: *const c_int, i: c_int, j: c_int) -> Result<Side, String> {
 /// for that call if its own record matches it, and one `MPI_Allreduce` of which kept calls
 /// match on every process tells all of them whether to unpack. Otherwise that allreduce finds
 /// another kept call, or the records are gathered and the call is planned.
-fn call<T: Element>(args: &Args<T>) -> Result<(), String> {
+fn call<T: Element>(args: &Args<T>) -> Result<(), Failure> {
     let comm = blacs::communicator(args.gcontext)?;
     let (mut me, mut size, mut world) = (0, 0, 0);
     // SAFETY: plain queries on live communicators.
@@ -261,7 +302,7 @@ fn call<T: Element>(args: &Args<T>) -> Result<(), String> {
             }
         };
         group.last = Some(index);
-        execute(&mut group.entries[index], args, me)
+        Ok(execute(&mut group.entries[index], args, me)?)
     })
 }
 
@@ -388,9 +429,9 @@ fn repeat<T: Element>(
     Ok(true)
 }
 
-fn plan<T: Element>(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Entry, String> {
+fn plan<T: Element>(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Entry, Failure> {
     let records: Vec<Record> = key.chunks(RECORD_LEN).map(Record::from_ints).collect();
-    let call = resolve(&records, me).map_err(|e| e.to_string())?;
+    let call = resolve(&records, me).map_err(agreed)?;
     let plan = RedistPlan::section(
         &call.a.array,
         &call.a.start,
@@ -399,7 +440,7 @@ fn plan<T: Element>(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Ent
         &call.extent,
         records.len(),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(agreed)?;
     // SAFETY: reading a constant the MPI library initializes at load time.
     let mut dup = unsafe { ffi::RSMPI_COMM_NULL };
     // SAFETY: a collective call on the live BLACS communicator, writing `dup`.
