@@ -85,6 +85,16 @@ pub enum H5Error {
         /// What is wrong, with the values.
         reason: String,
     },
+    /// This rank's list of fields to write differs from rank 0's (their number, a dataset
+    /// name, a global shape or the attributes), which HDF5's collective metadata calls need
+    /// the same on every rank.
+    #[error("{path}: this rank's fields differ from rank 0's: {what}")]
+    InconsistentFields {
+        /// The file.
+        path: PathBuf,
+        /// What differs, with both values.
+        what: String,
+    },
     /// A dataset of a type this crate does not read.
     #[error("{path}: dataset {dataset} holds {found}; expected float32, float64, or the complex compound {{r, i}} of either")]
     UnsupportedType {
@@ -154,7 +164,7 @@ pub struct FieldInfo {
 /// [`H5Error::Remote`] with its message.
 fn agree<C: Communicator, T>(comm: &C, local: Result<T, H5Error>) -> Result<T, H5Error> {
     use mpi::collective::SystemOperation;
-    use mpi::traits::{CommunicatorCollectives, Root};
+    use mpi::traits::CommunicatorCollectives;
     let (rank, size) = (comm.rank(), comm.size());
     let mine = if local.is_ok() { size } else { rank };
     let mut first = size;
@@ -162,15 +172,11 @@ fn agree<C: Communicator, T>(comm: &C, local: Result<T, H5Error>) -> Result<T, H
     if first == size {
         return local;
     }
-    let mut message = match &local {
+    let message = match &local {
         Err(e) if rank == first => e.to_string().into_bytes(),
         _ => Vec::new(),
     };
-    let root = comm.process_at_rank(first);
-    let mut len = message.len() as u64;
-    root.broadcast_into(&mut len);
-    message.resize(len as usize, 0);
-    root.broadcast_into(&mut message[..]);
+    let message = broadcast_bytes(comm, first, message);
     match local {
         Err(e) => Err(e),
         Ok(_) => Err(H5Error::Remote {
@@ -178,6 +184,64 @@ fn agree<C: Communicator, T>(comm: &C, local: Result<T, H5Error>) -> Result<T, H
             message: String::from_utf8_lossy(&message).into_owned(),
         }),
     }
+}
+
+/// `root`'s bytes on every rank (the others' `bytes` are ignored). Collective.
+fn broadcast_bytes<C: Communicator>(comm: &C, root: i32, mut bytes: Vec<u8>) -> Vec<u8> {
+    use mpi::traits::Root;
+    let root = comm.process_at_rank(root);
+    let mut len = bytes.len() as u64;
+    root.broadcast_into(&mut len);
+    bytes.resize(len as usize, 0);
+    root.broadcast_into(&mut bytes[..]);
+    bytes
+}
+
+/// What of `fields` must be the same on every rank, one line per field: its dataset, global
+/// shape and attributes.
+fn describe_fields<T>(fields: &[FieldWrite<'_, T>]) -> Vec<String> {
+    fields
+        .iter()
+        .map(|f| {
+            format!(
+                "dataset {} of shape {:?} with attributes {:?}",
+                f.dataset, f.global_shape, f.attributes
+            )
+        })
+        .collect()
+}
+
+/// An error on the ranks whose `fields` differ from rank 0's, naming the first difference.
+/// Collective (one broadcast of rank 0's description); the caller agrees on the outcome.
+fn check_same_fields<C: Communicator, T>(
+    comm: &C,
+    path: &Path,
+    fields: &[FieldWrite<'_, T>],
+) -> Result<(), H5Error> {
+    let mine = describe_fields(fields);
+    let theirs = broadcast_bytes(comm, 0, mine.join("\n").into_bytes());
+    let theirs = String::from_utf8_lossy(&theirs);
+    let theirs: Vec<&str> = if fields.is_empty() && theirs.is_empty() {
+        Vec::new()
+    } else {
+        theirs.split('\n').collect()
+    };
+    let what = if mine.len() != theirs.len() {
+        format!("{} fields here, {} on rank 0", mine.len(), theirs.len())
+    } else if let Some((i, (a, b))) = mine
+        .iter()
+        .zip(&theirs)
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+    {
+        format!("field {i} is {a} here and {b} on rank 0")
+    } else {
+        return Ok(());
+    };
+    Err(H5Error::InconsistentFields {
+        path: path.to_path_buf(),
+        what,
+    })
 }
 
 /// A file access list that opens with MPI-IO over `comm`.
@@ -356,22 +420,28 @@ fn parent_group<'a>(file: &hdf5::File, dataset: &'a str) -> hdf5::Result<(hdf5::
 
 /// Writes `fields` (the same list on every rank; each rank its own blocks) into a new HDF5
 /// file at `path`, all-or-nothing. Collective over `comm`; every rank returns the same
-/// outcome.
+/// outcome. The ranks agree on their arguments before any file is made: a list that differs
+/// from rank 0's (number of fields, dataset names, global shapes, attributes:
+/// [`H5Error::InconsistentFields`]) or a block or buffer that does not fit on any rank
+/// ([`H5Error::Block`]) fails there and is [`H5Error::Remote`] on the others.
 pub fn write_fields<C: Communicator, T: H5Element>(
     comm: &C,
     path: &Path,
     fields: &[FieldWrite<'_, T>],
 ) -> Result<(), H5Error> {
-    let checked = fields.iter().try_for_each(|f| {
-        check_block(
-            path,
-            f.dataset,
-            f.global_shape,
-            f.starts,
-            f.counts,
-            f.data.len(),
-        )
-        .map(|_| ())
+    let same = check_same_fields(comm, path, fields);
+    let checked = same.and_then(|()| {
+        fields.iter().try_for_each(|f| {
+            check_block(
+                path,
+                f.dataset,
+                f.global_shape,
+                f.starts,
+                f.counts,
+                f.data.len(),
+            )
+            .map(|_| ())
+        })
     });
     agree(comm, checked)?;
     let staged = Staged::create(comm, path, 0)?;

@@ -148,6 +148,64 @@ fn fields_body() {
     world.barrier();
     assert!(!bad.exists());
 
+    // One rank's wrong arguments: an error on every rank (that rank's own, Remote naming it on
+    // the others), agreed before any file is made, and no file.
+    let last = size - 1;
+    let agreed = |result: Result<(), h5io::H5Error>, what: &str| match result {
+        Err(e) if rank == last => e,
+        Err(h5io::H5Error::Remote { rank: r, message }) => {
+            assert_eq!(r as usize, last, "rank {rank}: {what}: {message}");
+            h5io::H5Error::Remote { rank: r, message }
+        }
+        other => panic!("rank {rank}: {what}: expected Remote from rank {last}, got {other:?}"),
+    };
+    let mine_shape = if rank == last && size > 1 {
+        [8, 5, 3]
+    } else {
+        shape
+    };
+    let (block_starts, block_counts) = ([start, 0, 0], [count, 5, 3]);
+    let field = |global_shape, data| h5io::FieldWrite {
+        dataset: "/u",
+        global_shape,
+        starts: &block_starts,
+        counts: &block_counts,
+        data,
+        attributes: &[],
+    };
+    if size > 1 {
+        let e = agreed(
+            h5io::write_fields(&world, &bad, &[field(&mine_shape, &u)]),
+            "a global shape of its own",
+        );
+        let want = "field 0 is dataset /u of shape [8, 5, 3] with attributes [] here and dataset \
+                    /u of shape [7, 5, 3] with attributes [] on rank 0";
+        assert!(e.to_string().contains(want), "rank {rank}: {e}");
+        let two = [field(&shape, &u), field(&shape, &u)];
+        let fields = if rank == last { &two[..] } else { &two[..1] };
+        let e = agreed(h5io::write_fields(&world, &bad, fields), "a field more");
+        assert!(
+            e.to_string().contains("2 fields here, 1 on rank 0"),
+            "rank {rank}: {e}"
+        );
+    }
+    let short = &u[..u.len() - usize::from(rank == last && !u.is_empty())];
+    if !u.is_empty() || rank != last {
+        let e = agreed(
+            h5io::write_fields(&world, &bad, &[field(&shape, short)]),
+            "a short buffer",
+        );
+        assert!(e.to_string().contains("but the block"), "rank {rank}: {e}");
+    }
+    let mut long = vec![Complex::<f64>::default(); back.len() + usize::from(rank == last)];
+    let e = agreed(
+        h5io::read_field(&world, &path, "/u", &[0, 0, c0], &[7, 5, cn], &mut long),
+        "a long read buffer",
+    );
+    assert!(e.to_string().contains("but the block"), "rank {rank}: {e}");
+    world.barrier();
+    assert!(!bad.exists());
+
     if rank == 0 {
         let xmf = h5io::write_xdmf(&real_path, &[("/p", &shape, npyio::Dtype::F64)]).unwrap();
         let out = python(
