@@ -127,7 +127,10 @@ pub struct Redistribution {
 }
 
 /// The receive buffers of every rank in one MPI-3 shared-memory window: per rank `slots`
-/// buffers of its receive length, one after the other, used in turn.
+/// buffers of its receive length in elements of the window's element size, one after the
+/// other, used in turn. A call with smaller elements uses the start of each slot: the slots
+/// stay where they are whatever the element type, so a call never writes the slot the call
+/// before it (of another type) may still be reading.
 struct SharedWindow {
     /// Where this rank's message to the peer of `part.sends[i]` starts in that peer's receive
     /// buffer, in elements.
@@ -155,11 +158,13 @@ impl SharedWindow {
         let sends = self.peer_bases.len();
         for slot in 0..self.slots {
             for i in 0..sends {
-                let at = slot * self.peer_recv_len[i] + self.remote_offset[i];
+                // Slots at the window's element size, messages at the call's.
+                let at = slot * self.peer_recv_len[i] * self.elem_size
+                    + self.remote_offset[i] * elem_size;
                 // In bounds: offset + message <= the peer's recv_len elements of at most
                 // `self.elem_size` bytes, in a segment of `slots` such buffers.
                 self.targets[slot * sends + i] =
-                    SendPtr::new(self.peer_bases[i].get().wrapping_add(at * elem_size));
+                    SendPtr::new(self.peer_bases[i].get().wrapping_add(at));
             }
         }
         self.targets_elem = elem_size;
@@ -594,11 +599,12 @@ impl Redistribution {
     unsafe fn unpack_next<T: Element>(&mut self, src: &[T], dst: &mut [T]) {
         let sh = self.shared.as_mut().expect("the shared schedule");
         let segment = sh.segment.as_ref().expect("allocated before packing");
-        let start = sh.next * self.part.recv_len;
-        // SAFETY: this rank's segment holds `slots · recv_len` elements of `T` (at least);
-        // the caller guarantees the slot's contents are complete and stable.
+        let start = sh.next * self.part.recv_len * sh.elem_size;
+        // SAFETY: this rank's segment holds `slots` buffers of `recv_len` elements of
+        // `sh.elem_size ≥ size_of::<T>()` bytes (a power of two, so the slot's start is
+        // aligned for `T`); the caller guarantees the slot's contents are complete and stable.
         let recv = unsafe {
-            std::slice::from_raw_parts((segment.own() as *const T).add(start), self.part.recv_len)
+            std::slice::from_raw_parts(segment.own().add(start) as *const T, self.part.recv_len)
         };
         self.part.unpack_all_and_own(src, recv, dst);
         sh.next = (sh.next + 1) % sh.slots;
