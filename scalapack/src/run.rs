@@ -43,6 +43,9 @@ struct Entry {
     /// Message buffers, in 16-byte units (any element type fits).
     send: Vec<[u64; 2]>,
     recv: Vec<[u64; 2]>,
+    /// `p?trmr2d`'s destination before the trapezoid is kept (B's local array, in 16-byte
+    /// units; empty until the plan's first trapezoidal call).
+    scratch: Vec<[u64; 2]>,
 }
 
 impl Entry {
@@ -413,6 +416,7 @@ fn repeat<T: Element>(
         finish(
             &mut entry.redist,
             &entry.call,
+            &mut entry.scratch,
             args,
             me,
             |redist, src, dst| {
@@ -466,6 +470,7 @@ fn plan<T: Element>(comm: ffi::MPI_Comm, me: usize, key: Vec<i32>) -> Result<Ent
         call,
         send: vec![[0; 2]; units(send)],
         recv: vec![[0; 2]; units(recv)],
+        scratch: Vec::new(),
         redist,
     })
 }
@@ -504,6 +509,7 @@ fn execute<T: Element>(entry: &mut Entry, args: &Args<T>, me: usize) -> Result<(
     finish(
         &mut entry.redist,
         &entry.call,
+        &mut entry.scratch,
         args,
         me,
         |redist, src, dst| redist.execute_sized(src, dst, send, recv, &mut times),
@@ -511,11 +517,12 @@ fn execute<T: Element>(entry: &mut Entry, args: &Args<T>, me: usize) -> Result<(
 }
 
 /// Moves the data into B with `run` (which fills its destination from A's local array):
-/// straight into B for `p?gemr2d`; for `p?trmr2d` into a copy of B, of which the
-/// trapezoid's elements are kept.
+/// straight into B for `p?gemr2d`; for `p?trmr2d` into `scratch` (grown to B's local array
+/// at the plan's first such call, then reused), of which the trapezoid's elements are kept.
 fn finish<T: Element>(
     redist: &mut Redistribution,
     call: &Call,
+    scratch: &mut Vec<[u64; 2]>,
     args: &Args<T>,
     me: usize,
     run: impl FnOnce(&mut Redistribution, &[T], &mut [T]) -> redist::Result<()>,
@@ -525,9 +532,15 @@ fn finish<T: Element>(
     let Some((uplo, diag)) = args.trapezoid else {
         return run(redist, src, dst).map_err(|e| e.to_string());
     };
-    // The trapezoid: the whole submatrix into a copy of B, then the trapezoid's elements.
-    let mut scratch = dst.to_vec();
-    run(redist, src, &mut scratch).map_err(|e| e.to_string())?;
+    // The trapezoid: the whole submatrix into the scratch array, then the trapezoid's
+    // elements into B. Only elements of the submatrix are read back, and the redistribution
+    // writes every one of them, so the scratch array needs no copy of B first.
+    let units = std::mem::size_of_val(dst).div_ceil(16);
+    if scratch.len() < units {
+        scratch.resize(units, [0; 2]);
+    }
+    let scratch: &mut [T] = &mut bytemuck::cast_slice_mut(&mut scratch[..units])[..dst.len()];
+    run(redist, src, scratch).map_err(|e| e.to_string())?;
     let b = &call.b;
     let Some(coords) = b.array.axis_coords(me) else {
         return Ok(());
