@@ -203,6 +203,15 @@ fn fields_body() {
         "a long read buffer",
     );
     assert!(e.to_string().contains("but the block"), "rank {rank}: {e}");
+    // A file the last rank cannot open (here: a path of its own that does not exist).
+    let missing = dir.join("missing.h5");
+    let their_path = if rank == last { &missing } else { &path };
+    let mut out = vec![Complex::<f64>::default(); back.len()];
+    let e = agreed(
+        h5io::read_field(&world, their_path, "/u", &[0, 0, c0], &[7, 5, cn], &mut out),
+        "a file it cannot open",
+    );
+    assert!(e.to_string().contains("missing.h5"), "rank {rank}: {e}");
     world.barrier();
     assert!(!bad.exists());
 
