@@ -238,8 +238,9 @@ impl Redistribution {
                 collective(comm, move || {
                     agree(comm, local).map_err(Err)?;
                     let (s, d) = slices.expect("checked on this rank");
+                    // Agreed above and sized from the runner: no second agreement.
                     runner
-                        .execute(s, d, send, recv, &mut StageTimes::default())
+                        .execute_sized(s, d, send, recv, &mut StageTimes::default())
                         .map_err(Ok)
                 })
             });
@@ -351,7 +352,7 @@ fn time_runs<T: Element>(
         // Each run starts together on every rank, as a caller's timing after a barrier does.
         comm.barrier();
         let t = std::time::Instant::now();
-        runner.execute(&src, &mut dst, send, recv, &mut StageTimes::default())?;
+        runner.execute_sized(&src, &mut dst, send, recv, &mut StageTimes::default())?;
         times.push(t.elapsed().as_secs_f64());
     }
     // The first run touched the pages, as a caller's arrays have been.
