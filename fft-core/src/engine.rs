@@ -435,16 +435,19 @@ where
         execute(pass, routes, context, (input, None), output)
     }
 
-    /// This rank's elements of an in-place buffer: the larger of its input and output blocks.
-    pub(crate) fn in_place_len(&self) -> usize {
-        self.input_len().max(self.output_len())
+    /// This rank's elements of type `E` (complex, or real scalars) of an in-place buffer:
+    /// the larger of its input and output blocks, or for a real-to-complex plan the largest
+    /// of its padded real rows ([`crate::program::PaddedRows`]) and its complex blocks.
+    pub(crate) fn in_place_len<E>(&self) -> usize {
+        self.program.in_place_scalars * std::mem::size_of::<T>() / std::mem::size_of::<E>()
     }
 
     /// Runs one direction in place in `buffer` ([`Engine::in_place_len`] elements on every
-    /// rank; the input at its start, the output left at its start): the in-place schedule
-    /// of a plan made with [`FftOptions::in_place`]. The ranks agree on the buffer lengths
-    /// first (one small all-reduce), so a wrong length on any rank is the same error on
-    /// every rank. Collective; allocates nothing.
+    /// rank; the input at its start, the output left at its start, a real-to-complex plan's
+    /// real block in FFTW's padded layout): the in-place schedule of a plan made with
+    /// [`FftOptions::in_place`]. The ranks agree on the buffer lengths first (one small
+    /// all-reduce), so a wrong length on any rank is the same error on every rank.
+    /// Collective; allocates nothing.
     pub(crate) fn transform_in_place<E: bytemuck::Pod>(
         &mut self,
         forward: bool,
@@ -453,7 +456,7 @@ where
         if !self.options.in_place {
             return Err(FftError::InPlaceNotPlanned);
         }
-        let expected = self.in_place_len();
+        let expected = self.in_place_len::<E>();
         let wrong = (buffer.len() != expected).then_some([0, expected as u64, buffer.len() as u64]);
         if let Some((rank, [_, expected, actual])) = self.agree_buffers(wrong) {
             return Err(FftError::InPlaceLength {
@@ -462,17 +465,25 @@ where
                 actual: actual as usize,
             });
         }
-        let input_len = if forward {
-            self.input_len()
+        let (input_len, layout) = if forward {
+            (self.input_len(), self.pipeline.input)
         } else {
-            self.output_len()
+            (self.output_len(), self.pipeline.output)
         };
-        // Scalars per element of the caller's type: 2 for complex.
-        let scalars = std::mem::size_of::<E>() / std::mem::size_of::<T>();
+        // Scalars per element of the input block: 1 real, 2 complex.
+        let scalars = if self.pipeline.real[layout] { 1 } else { 2 };
         let buffer: &mut [T] = bytemuck::cast_slice_mut(buffer);
+        let padded = self.program.padded;
+        if let (true, Some(rows)) = (forward, padded) {
+            rows.pack(buffer);
+        }
         let (pass, routes, context) = self.parts(forward, true, [None, None]);
         let start = Some(input_len * scalars);
-        execute(pass, routes, context, (Source::Read(&[]), start), buffer)
+        execute(pass, routes, context, (Source::Read(&[]), start), buffer)?;
+        if let (false, Some(rows)) = (forward, padded) {
+            rows.spread(buffer);
+        }
+        Ok(())
     }
 
     /// One direction's pass, its fused steps' routes, and a run context over this engine's

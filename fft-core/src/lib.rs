@@ -93,7 +93,7 @@ pub use grids::{SpectralAxis, SpectralGrid};
 pub use options::{AxisKind, FftOptions, GridChoice, Normalization, R2rKind};
 pub use pencil_array::PencilArray;
 pub use plan::FftPlan;
-pub use real::Real;
+pub use real::{as_complex, as_complex_mut, Real};
 pub use redist::{Method, StageTimes};
 pub use shared::SharedBlock;
 pub use spectral::{wavenumber, R2rPlan, RealFftPlan};

@@ -24,7 +24,7 @@ pub(crate) use crate::spec::Spec;
 use crate::error::Result;
 use crate::kernels::{LineOp, LineStep, LocalFft, PlaneSteps, R2r, Sweep};
 use crate::options::{AxisKind, FftOptions};
-use crate::program::{At, ExchangeFusion, ExchangeStep, Pass, Program, Step};
+use crate::program::{At, ExchangeFusion, ExchangeStep, PaddedRows, Pass, Program, Step};
 use crate::real::Real;
 use crate::stages::{Pipeline, Stage};
 use redist::{ExchangePlan, Layout, MemoryOrder};
@@ -266,15 +266,8 @@ pub(crate) fn lower<T: Real>(
     rank: usize,
 ) -> Result<Program<T>> {
     let batch = options.batch;
-    // A real-to-complex plan's blocks differ in type; in place it needs FFTW's padded real
-    // layout, which is not done yet.
     let real = |r: bool| pipeline.real.contains(&r);
-    if options.in_place && real(true) && real(false) {
-        return Err(crate::FftError::BadOptions {
-            shape: spec.shape.spectral.clone(),
-            reason: "in_place is supported for complex-to-complex and real-to-real plans only (not yet for real-to-complex plans, which need FFTW's padded real layout)".into(),
-        });
-    }
+    let real_to_complex = options.in_place && real(true) && real(false);
     let (layouts, exchanges) = exchanges_of(pipeline, batch, rank)?;
     let problem = Problem {
         spec,
@@ -304,10 +297,22 @@ pub(crate) fn lower<T: Real>(
     let backward_lens = rank_lens(&backward.after, input, output);
     let (forward_dests, fw) = schedule(&schedule::movers(&forward.steps), &forward_lens, rank);
     let (backward_dests, bw) = schedule(&schedule::movers(&backward.steps), &backward_lens, rank);
-    // In-place calls: one buffer per rank, the larger of its input and output blocks.
+    // In-place calls: one buffer per rank, the larger of its input and output blocks (a
+    // real-to-complex plan's real block with its rows padded).
+    let rows = |q: usize| padded_rows(&layouts[input], shift, q);
+    if real_to_complex && rows(rank).is_none() {
+        return Err(crate::FftError::BadOptions {
+            shape: spec.shape.spectral.clone(),
+            reason: "in_place: a real-to-complex plan's real input must keep its last axis whole and contiguous on every rank (FFTW's padded layout)".into(),
+        });
+    }
+    let padded = |q: usize| rows(q).filter(|_| real_to_complex);
+    let buffer = |q: usize| {
+        let rows = padded(q).map_or(0, |r| r.rows * r.padded);
+        (problem.scalars(input, q).max(problem.scalars(output, q))).max(rows)
+    };
     let in_place = if options.in_place {
         let one_buffer = |lens: &[RankLens]| -> Vec<RankLens> {
-            let buffer = |q: usize| problem.scalars(input, q).max(problem.scalars(output, q));
             (lens.iter().enumerate())
                 .map(|(q, r)| RankLens {
                     steps: r.steps.clone(),
@@ -356,6 +361,8 @@ pub(crate) fn lower<T: Real>(
         Some(((fd, _), (bd, _), _, _)) => (Some(fd), Some(bd)),
         None => (None, None),
     };
+    let in_place_scalars = if options.in_place { buffer(rank) } else { 0 };
+    let padded = padded(rank);
     let mut program = Program {
         forward: Pass {
             steps: forward.steps,
@@ -373,6 +380,8 @@ pub(crate) fn lower<T: Real>(
             pipeline.layouts[input].local_len(rank) * batch,
             pipeline.layouts[output].local_len(rank) * batch,
         ),
+        in_place_scalars,
+        padded,
         layouts,
         exchanges,
         work,
@@ -387,6 +396,24 @@ pub(crate) fn lower<T: Real>(
     fuse::decide_direct(&mut program, pipeline, env, shift);
     program.scratch = scratch_len(&program, destroy);
     Ok(program)
+}
+
+/// Rank `q`'s rows of the real input `layout` (batch axis first when `shift` is 1) in FFTW's
+/// padded layout, or `None` (every rank alike) when its last axis is split or not the
+/// fastest in memory.
+fn padded_rows(layout: &Layout, shift: usize, q: usize) -> Option<PaddedRows> {
+    let last = layout.global_shape().len() - 1;
+    let whole = !layout.decomposed().contains(&last);
+    if !whole || layout.memory_order().position_of(last) != last {
+        return None;
+    }
+    let n = layout.global_shape()[last];
+    debug_assert!(last >= shift && n > 0);
+    Some(PaddedRows {
+        rows: layout.local_len(q) / n,
+        n,
+        padded: 2 * (n / 2 + 1),
+    })
 }
 
 /// Scratch elements one worker needs: the most any step needs. A step reads its input where

@@ -221,7 +221,7 @@ where
     /// [`FftPlan::backward_in_place`]: the larger of [`FftPlan::input_len`] and
     /// [`FftPlan::output_len`] (they differ for uneven splits and transposed output).
     pub fn in_place_len(&self) -> usize {
-        self.engine.in_place_len()
+        self.engine.in_place_len::<Complex<T>>()
     }
 
     /// The forward transform in place: `buffer` ([`FftPlan::in_place_len`] elements) holds

@@ -179,6 +179,43 @@ pub(crate) struct Program<T: Real> {
     pub workers: usize,
     /// This rank's elements of the forward input and output (batch included).
     pub lens: (usize, usize),
+    /// Scalars of this rank's buffer of an in-place call (0 without
+    /// [`crate::FftOptions::in_place`]): the largest of its input block, its output block
+    /// and, for a real-to-complex plan, its padded real rows.
+    pub in_place_scalars: usize,
+    /// A real-to-complex plan's real rows in an in-place call (FFTW's padded layout).
+    pub padded: Option<PaddedRows>,
+}
+
+/// The real block of a real-to-complex plan in an in-place buffer, FFTW's padded layout:
+/// `rows` rows of `n` reals (the contiguous last axis, batch included), each starting
+/// `padded = 2·(n/2 + 1)` scalars after the one before, so that the row's half spectrum
+/// fits in its bytes. The schedule itself runs on dense rows: an in-place call packs the
+/// rows before the forward and spreads them after the backward, in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PaddedRows {
+    pub rows: usize,
+    pub n: usize,
+    pub padded: usize,
+}
+
+impl PaddedRows {
+    /// Moves the rows from the padded layout to dense rows at the start of `buffer`
+    /// (ascending, so no row is overwritten before it moves).
+    pub(crate) fn pack<T: Copy>(&self, buffer: &mut [T]) {
+        for r in 1..self.rows {
+            let from = r * self.padded;
+            buffer.copy_within(from..from + self.n, r * self.n);
+        }
+    }
+
+    /// Moves dense rows at the start of `buffer` to the padded layout (descending).
+    pub(crate) fn spread<T: Copy>(&self, buffer: &mut [T]) {
+        for r in (1..self.rows).rev() {
+            let from = r * self.n;
+            buffer.copy_within(from..from + self.n, r * self.padded);
+        }
+    }
 }
 
 /// Which copies of an exchange a fused kernel takes over: what the model charges.

@@ -9,6 +9,7 @@ use crate::plan::plan_accessors;
 use crate::real::Real;
 use crate::stages::{Domain, Pipeline};
 use mpi::topology::Communicator;
+use ndarray::{ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
 use num_complex::Complex;
 use redist::{Element, Layout, ProcessGrid, StageTimes};
 
@@ -111,6 +112,113 @@ where
     ) -> Result<()> {
         self.engine.transform(false, Source::Write(input), output)
     }
+
+    /// Real scalars of this rank's buffer for [`RealFftPlan::forward_in_place`] and
+    /// [`RealFftPlan::backward_in_place`]: the largest of the padded real block
+    /// ([`RealFftPlan::padded_input_shape`]) and the complex blocks (two scalars per
+    /// element); always even, so [`crate::as_complex`] views all of it.
+    pub fn in_place_len(&self) -> usize {
+        self.engine.in_place_len::<T>()
+    }
+
+    /// The forward (real-to-complex) transform in place, like FFTW's in-place r2c: `buffer`
+    /// ([`RealFftPlan::in_place_len`] scalars) holds the real input block in FFTW's padded
+    /// layout, the last (contiguous) axis of each row padded from `n` to `2·(n/2 + 1)`
+    /// scalars ([`RealFftPlan::padded_input_shape`] and its strides, or
+    /// [`RealFftPlan::padded_input_view_mut`] to index it); afterwards its first
+    /// 2·[`RealFftPlan::output_len`] scalars hold the spectrum (output layout), viewed as
+    /// complex by [`crate::as_complex`]. The padding and the rest of the buffer are
+    /// scratch. Needs a plan made with [`FftOptions::in_place`] (else
+    /// [`crate::FftError::InPlaceNotPlanned`]); a buffer of the wrong length on any rank is
+    /// [`crate::FftError::InPlaceLength`] on every rank. Collective; allocates nothing.
+    ///
+    /// ```no_run
+    /// use fft_core::{as_complex, FftOptions, RealFftPlan};
+    /// let universe = mpi::initialize().unwrap();
+    /// let opts = FftOptions::default().in_place(true);
+    /// let mut plan = RealFftPlan::<f64>::new(&universe.world(), &[8, 6, 5], opts).unwrap();
+    /// let mut buffer = vec![0.0; plan.in_place_len()];
+    /// // Rows of 5 reals padded to 2·(5/2 + 1) = 6 scalars: element [i, j, k] of the block.
+    /// let mut field = plan.padded_input_view_mut(&mut buffer).unwrap();
+    /// field.fill(1.0);
+    /// plan.forward_in_place(&mut buffer).unwrap();
+    /// let spectrum = &as_complex(&buffer)[..plan.output_len()];
+    /// if plan.rank() == 0 {
+    ///     assert_eq!(spectrum[0].re, 240.0); // the zero mode: the sum of 8·6·5 ones
+    /// }
+    /// plan.backward_in_place(&mut buffer).unwrap(); // the padded field again, times 240
+    /// ```
+    pub fn forward_in_place(&mut self, buffer: &mut [T]) -> Result<()> {
+        self.engine.transform_in_place(true, buffer)
+    }
+
+    /// The backward (complex-to-real) transform in place: `buffer` holds the spectrum in its
+    /// first 2·[`RealFftPlan::output_len`] scalars, and afterwards the real block in the
+    /// padded layout of [`RealFftPlan::forward_in_place`] (the padding scalars unspecified).
+    pub fn backward_in_place(&mut self, buffer: &mut [T]) -> Result<()> {
+        self.engine.transform_in_place(false, buffer)
+    }
+
+    /// The shape of this rank's real block in an in-place buffer as it lies in memory
+    /// (C order, the input layout's axis order; a leading field axis for a batch): the
+    /// input block's local shape with the last axis padded from `n` to `2·(n/2 + 1)`
+    /// scalars, FFTW's in-place layout. The real data are the first `n` of each row.
+    pub fn padded_input_shape(&self) -> Vec<usize> {
+        let (mut shape, _) = self.padded_block();
+        if let Some(last) = shape.last_mut() {
+            *last = 2 * (*last / 2 + 1);
+        }
+        shape
+    }
+
+    /// This rank's real block in an in-place buffer (FFTW's padded layout) as a view in
+    /// logical axis order, the padding left out, like [`RealFftPlan::input_view`]: errors
+    /// unless `buffer` has [`RealFftPlan::in_place_len`] scalars.
+    pub fn padded_input_view<'a>(&self, buffer: &'a [T]) -> Result<ArrayViewD<'a, T>> {
+        self.check_in_place_len(buffer.len())?;
+        let (shape, strides) = self.padded_block();
+        Ok(
+            ArrayViewD::from_shape(IxDyn(&shape).strides(IxDyn(&strides)), buffer)
+                .expect("padded rows lie in the in-place buffer"),
+        )
+    }
+
+    /// The mutable counterpart of [`RealFftPlan::padded_input_view`].
+    pub fn padded_input_view_mut<'a>(&self, buffer: &'a mut [T]) -> Result<ArrayViewMutD<'a, T>> {
+        self.check_in_place_len(buffer.len())?;
+        let (shape, strides) = self.padded_block();
+        Ok(
+            ArrayViewMutD::from_shape(IxDyn(&shape).strides(IxDyn(&strides)), buffer)
+                .expect("padded rows lie in the in-place buffer"),
+        )
+    }
+
+    fn check_in_place_len(&self, actual: usize) -> Result<()> {
+        let expected = self.in_place_len();
+        if actual != expected {
+            return Err(crate::FftError::BufferLength {
+                buffer: "in-place",
+                expected,
+                actual,
+            });
+        }
+        Ok(())
+    }
+
+    /// The input block's shape and strides (logical order, batch axis first) with the rows
+    /// of the last axis padded: every stride but the last axis's scaled by `padded / n`
+    /// (the input layout is C order with the last axis whole, so they are multiples of n).
+    fn padded_block(&self) -> (Vec<usize>, Vec<usize>) {
+        let layout = self.input_layout();
+        let (shape, mut strides) = crate::view::block_shape(layout, self.rank(), self.batch());
+        let n = *layout.global_shape().last().expect("d >= 2");
+        let padded = 2 * (n / 2 + 1);
+        let last = strides.len() - 1;
+        for s in &mut strides[..last] {
+            *s = *s / n * padded;
+        }
+        (shape, strides)
+    }
 }
 
 /// A distributed real-to-real transform with a [`crate::R2rKind`] on every axis (given by
@@ -177,7 +285,7 @@ where
     /// Elements of this rank's in-place buffer: the larger of [`R2rPlan::input_len`] and
     /// [`R2rPlan::output_len`].
     pub fn in_place_len(&self) -> usize {
-        self.engine.in_place_len()
+        self.engine.in_place_len::<T>()
     }
 
     /// The forward transform in place (see [`crate::FftPlan::forward_in_place`]; a plan made

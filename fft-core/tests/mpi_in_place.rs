@@ -276,8 +276,4 @@ fn errors(world: &impl Communicator, rank: usize, size: usize) {
         mpi::collective::SystemOperation::sum(),
     );
     assert!((all - n).abs() < 1e-9 * n, "spectrum of ones sums to {all}");
-    // A real-to-complex plan cannot be made in place (not yet): a typed error.
-    let r2c =
-        fft_core::RealFftPlan::<f64>::new(world, &shape, FftOptions::default().in_place(true));
-    assert!(matches!(r2c, Err(FftError::BadOptions { .. })));
 }
