@@ -34,6 +34,7 @@ class PFFT:
         batch: int = 1,
         threads: Optional[int] = None,
         machine: Union[None, str, dict[str, Any]] = None,
+        in_place: bool = False,
     ) -> None: ...
     def forward(self, a: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Forward transform of ``a`` (``local_shape``, ``dtype``) into ``out``
@@ -41,6 +42,18 @@ class PFFT:
     def backward(self, b: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Backward transform of ``b`` (``local_spectral_shape``) into ``out``
         (``local_shape``; allocated when None). Collective."""
+    def forward_in_place(self, a: np.ndarray) -> np.ndarray:
+        """Forward transform in place (a plan made with ``in_place=True``): ``a`` is the
+        input view of an in-place buffer (``zeros(in_place=True)``; r2c: FFTW's padded rows);
+        returns the spectrum, a view of the same buffer. Collective."""
+    def backward_in_place(self, b: np.ndarray) -> np.ndarray:
+        """Backward transform in place: ``b`` is the spectral view of an in-place buffer;
+        returns the physical view of the same buffer. Collective."""
+    @property
+    def in_place(self) -> bool: ...
+    @property
+    def in_place_len(self) -> int:
+        """Elements of ``dtype`` in this rank's in-place buffer (0 without ``in_place``)."""
     def time_rust(
         self, repeat: int = 10, backward: bool = False, alloc: bool = False
     ) -> list[float]:
@@ -110,8 +123,9 @@ class PFFT:
     def destroyed(self) -> bool: ...
     def __enter__(self) -> "PFFT": ...
     def __exit__(self, *args: object) -> bool: ...
-    def zeros(self, spectral: bool = False) -> np.ndarray:
-        """A zeroed local input (or, with spectral=True, output) array."""
+    def zeros(self, spectral: bool = False, in_place: bool = False) -> np.ndarray:
+        """A zeroed local input (or, with spectral=True, output) array; with
+        ``in_place=True``, that view of a new in-place buffer."""
     def alloc(self, spectral: bool = False) -> np.ndarray:
         """A zeroed local array like ``zeros`` in memory the plan allocates (on one node, a
         shared-memory window over the ranks: transforms between such arrays move rows between

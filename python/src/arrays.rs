@@ -110,8 +110,8 @@ impl Expect<'_> {
         self.array::<T>(obj)?.try_readwrite().map_err(|e| match e {
             BorrowError::NotWriteable => self.fail("is read-only".to_string()),
             _ => self.fail(
-                "shares memory with the input: in-place transforms are not supported, pass \
-                 a separate output array"
+                "shares memory with the input: pass a separate output array (in place: a \
+                 plan made with in_place=True, and forward_in_place/backward_in_place)"
                     .to_string(),
             ),
         })

@@ -13,6 +13,7 @@ mod arrays;
 mod blocks;
 mod comm;
 mod errors;
+mod in_place;
 mod plan;
 mod redistribute;
 mod spectral;

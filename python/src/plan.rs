@@ -8,6 +8,7 @@ use crate::arrays::shape_str;
 use crate::blocks::Blocks;
 use crate::comm::{agree_on_arguments, collective, from_mpi4py, serialized_level, thread_level};
 use crate::errors::{fft_error, value_error, DfftError};
+use crate::in_place::{run_in_place, zeros as zeros_in_place, InPlaceShapes};
 use crate::spectral::{self, AxisWaves};
 use crate::transform::{run, time_runs, with_plan, AssertSend, Context, Plan, Transform};
 use fft_core::model::{self, MachineProfile, Problem};
@@ -51,6 +52,8 @@ use std::str::FromStr;
 /// * ``machine``: the machine profile the complexity model uses for ``grid="auto"`` (a dict,
 ///   or the path of a JSON file as ``dfft calibrate`` writes); default: a generic cluster
 ///   node.
+/// * ``in_place``: also plan in-place transforms (``forward_in_place``,
+///   ``backward_in_place`` on one buffer, as FFTW plans with ``in == out``).
 ///
 /// Every argument error is a ``ValueError`` (``dfft.DfftError``) raised on every rank.
 ///
@@ -76,6 +79,10 @@ pub struct Pfft {
     batch: usize,
     threads: usize,
     machine: MachineProfile,
+    /// Whether the plan was made with `in_place` (its in-place schedule).
+    in_place: bool,
+    /// Elements of the forward input's type in this rank's in-place buffer.
+    in_place_len: usize,
     /// Local forward-input array shape (batch first when batch > 1).
     input_shape: Vec<usize>,
     /// Local forward-output array shape, memory order (batch first when batch > 1).
@@ -169,7 +176,7 @@ impl Pfft {
     #[new]
     #[pyo3(signature = (comm, shape, kind=None, dtype=None, grid=None, axes_kinds=None,
         normalization="backward", transposed_out=false, padding=None, batch=1, threads=None,
-        machine=None))]
+        machine=None, in_place=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -185,6 +192,7 @@ impl Pfft {
         batch: usize,
         threads: Option<usize>,
         machine: Option<&Bound<'_, PyAny>>,
+        in_place: bool,
     ) -> PyResult<Self> {
         // Checked on every rank, then agreed on once the communicator is duplicated: a rank
         // whose arguments are wrong or differ must not leave the others in the plan's set-up.
@@ -210,6 +218,7 @@ impl Pfft {
                 .normalization(normalization)
                 .transposed_out(transposed_out)
                 .batch(batch)
+                .in_place(in_place)
                 .machine(machine.clone());
             if let Some(a) = &axes {
                 options = options.axes(a.clone());
@@ -284,6 +293,7 @@ impl Pfft {
             p.output_layout().clone(),
             p.grid_dims(),
         ));
+        let in_place_len = with_plan!(&plan, p => p.in_place_len());
         let input_local = input_layout.local_shape_in_memory(rank);
         let output_local = output_layout.local_shape_in_memory(rank);
         let axes = axes.unwrap_or_else(|| vec![AxisKind::Fft; d]);
@@ -310,6 +320,8 @@ impl Pfft {
             batch,
             threads,
             machine,
+            in_place,
+            in_place_len,
             input_shape: Vec::new(),
             output_shape: Vec::new(),
         };
@@ -342,6 +354,51 @@ impl Pfft {
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.call(py, b, out, false)
+    }
+
+    /// The forward transform in place (a plan made with ``in_place=True``): ``a`` is the
+    /// forward input as a view of an in-place buffer of this rank, as ``zeros(in_place=True)``
+    /// makes (for c2c and r2r, an array of ``local_shape`` is its own buffer when
+    /// ``in_place_len`` is its size; for r2c, FFTW's layout: the last axis padded to
+    /// ``2*(n//2+1)`` scalars). Returns the spectrum, a view of the same buffer
+    /// (``local_spectral_shape``, ``spectral_dtype``); ``a``'s values are gone. A view into
+    /// a larger array, or an array of another layout, raises ``ValueError`` on every rank.
+    /// Collective; allocates nothing.
+    fn forward_in_place<'py>(
+        &mut self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.call_in_place(py, a, true)
+    }
+
+    /// The backward transform in place: ``b`` is the spectrum as a view of an in-place
+    /// buffer (what ``forward_in_place`` returns, or ``zeros(True, in_place=True)``).
+    /// Returns the physical array, a view of the same buffer. Collective.
+    fn backward_in_place<'py>(
+        &mut self,
+        py: Python<'py>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.call_in_place(py, b, false)
+    }
+
+    /// Whether the plan was made with ``in_place=True``.
+    #[getter(in_place)]
+    fn get_in_place(&self) -> bool {
+        self.in_place
+    }
+
+    /// Elements (of ``dtype``) of this rank's in-place buffer: at least the forward input's
+    /// and output's (for r2c, scalars: FFTW's padded real block or twice the complex one).
+    /// 0 for a plan made without ``in_place``.
+    #[getter(in_place_len)]
+    fn get_in_place_len(&self) -> usize {
+        if self.in_place {
+            self.in_place_len
+        } else {
+            0
+        }
     }
 
     /// Runs ``forward`` (or ``backward``) ``repeat`` times on arrays it allocates, entirely in
@@ -655,9 +712,22 @@ impl Pfft {
     }
 
     /// A zeroed local array: the forward input, or with ``spectral=True`` the forward output
-    /// (mpi4py-fft's ``newDistArray``).
-    #[pyo3(signature = (spectral=false))]
-    fn zeros<'py>(&self, py: Python<'py>, spectral: bool) -> PyResult<Bound<'py, PyAny>> {
+    /// (mpi4py-fft's ``newDistArray``). With ``in_place=True`` (a plan made with
+    /// ``in_place``), that array is a view of a new in-place buffer (see
+    /// ``forward_in_place``): for r2c, FFTW's padded real layout, a strided view.
+    #[pyo3(signature = (spectral=false, in_place=false))]
+    fn zeros<'py>(
+        &self,
+        py: Python<'py>,
+        spectral: bool,
+        in_place: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if in_place {
+            self.require_in_place("zeros(in_place=True)")?;
+            let out_dtype = self.spectral_dtype(py)?;
+            let shapes = self.in_place_shapes();
+            return with_plan!(&self.live()?.plan, p => zeros_of(p, py, &shapes, spectral, &out_dtype));
+        }
         let (shape, dtype) = if spectral {
             (&self.output_shape, self.spectral_dtype(py)?)
         } else {
@@ -789,6 +859,57 @@ impl Pfft {
         }
     }
 
+    fn require_in_place(&self, call: &str) -> PyResult<()> {
+        if self.in_place {
+            Ok(())
+        } else {
+            Err(DfftError::new_err(format!(
+                "{call} needs a plan made with in_place=True (PFFT(..., in_place=True))"
+            )))
+        }
+    }
+
+    fn in_place_shapes(&self) -> InPlaceShapes<'_> {
+        InPlaceShapes {
+            input: &self.input_shape,
+            output: &self.output_shape,
+            len: self.in_place_len,
+            real_to_complex: self.kind == Kind::R2c,
+        }
+    }
+
+    /// `forward_in_place` (or `backward_in_place`) of `x`.
+    fn call_in_place<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        forward: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.require_in_place(if forward {
+            "forward_in_place"
+        } else {
+            "backward_in_place"
+        })?;
+        let out_dtype = self.spectral_dtype(py)?;
+        let blocks = self.blocks.clone();
+        let shapes = InPlaceShapes {
+            input: &self.input_shape,
+            output: &self.output_shape,
+            len: self.in_place_len,
+            real_to_complex: self.kind == Kind::R2c,
+        };
+        let live = self
+            .live
+            .as_mut()
+            .ok_or_else(|| value_error(DESTROYED.into()))?;
+        let ctx = Context {
+            comm: &live.comm,
+            pool: live.pool.as_ref(),
+            blocks: &blocks,
+        };
+        with_plan!(&mut live.plan, p => run_in_place(py, ctx, p, x, &shapes, forward, &out_dtype))
+    }
+
     fn problem(&self) -> Problem {
         let unit = if self.single { 8 } else { 16 };
         Problem {
@@ -806,4 +927,15 @@ fn json_to_py<'py, S: serde::Serialize>(py: Python<'py>, value: &S) -> PyResult<
     let text = serde_json::to_string(value)
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
     py.import("json")?.getattr("loads")?.call1((text,))
+}
+
+/// `zeros(in_place=True)` for the plan's element type.
+fn zeros_of<'py, P: Transform>(
+    _plan: &P,
+    py: Python<'py>,
+    shapes: &InPlaceShapes<'_>,
+    spectral: bool,
+    spectral_dtype: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    zeros_in_place::<P::In>(py, shapes, spectral, spectral_dtype)
 }

@@ -1,0 +1,189 @@
+"""In-place transforms (PFFT(in_place=True), forward_in_place, backward_in_place) against
+numpy's and scipy's transforms, and their errors raised alike on every rank."""
+
+import numpy as np
+import pytest
+import scipy.fft
+from mpi4py import MPI
+
+import dfft
+
+comm = MPI.COMM_WORLD
+rank, size = comm.rank, comm.size
+
+
+def tolerance(dtype, shape):
+    n = np.log2(max(2, int(np.prod(shape))))
+    return (1e-5 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-12) * n
+
+
+def field(shape, dtype, seed=11):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def check_close(got, want, tol):
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = comm.allreduce(float(np.abs(want).max(initial=0.0)), op=MPI.MAX)
+    err = comm.allreduce(float(np.abs(got - want).max(initial=0.0)), op=MPI.MAX)
+    assert err <= tol * max(scale, 1e-300), f"relative error {err / scale:.3e} > {tol:.1e}"
+
+
+def spectral_block(plan, full):
+    return full.transpose(plan.spectral_axes)[plan.local_slice(True)]
+
+
+def same_everywhere(excinfo):
+    message = str(excinfo.value)
+    messages = comm.allgather(message)
+    assert all(m == message for m in messages), messages
+    return message
+
+
+def buffer_of(view):
+    """The in-place buffer a view lies in (numpy collapses base chains to the owner)."""
+    return view if view.base is None else view.base
+
+
+def grids(d):
+    out = ["auto", 1]
+    if d >= 3 and size > 1:
+        out.append(2)
+    return out
+
+
+@pytest.mark.parametrize("shape", [(11, 7, 13), (8, 6), (9, 6, 5, 4)])
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_c2c_in_place_matches_numpy(shape, dtype, transposed):
+    x = field(shape, dtype)
+    want = np.fft.fftn(x.astype(np.complex128))
+    for grid in grids(len(shape)):
+        plan = dfft.PFFT(comm, shape, dtype=dtype, grid=grid, transposed_out=transposed,
+                         in_place=True)
+        assert plan.in_place and plan.in_place_len >= max(
+            np.prod(plan.local_shape), np.prod(plan.local_spectral_shape))
+        a = plan.zeros(in_place=True)
+        assert a.shape == plan.local_shape and a.dtype == dtype
+        assert buffer_of(a).size == plan.in_place_len
+        a[...] = x[plan.local_slice()]
+        b = plan.forward_in_place(a)
+        assert b.shape == plan.local_spectral_shape and b.dtype == plan.spectral_dtype
+        assert np.shares_memory(a, b) and buffer_of(b) is buffer_of(a)
+        check_close(b, spectral_block(plan, want), tolerance(dtype, shape))
+        back = plan.backward_in_place(b)
+        assert back.shape == plan.local_shape and np.shares_memory(back, b)
+        check_close(back, x[plan.local_slice()], tolerance(dtype, shape))
+
+
+def test_c2c_in_place_batch_and_plain_arrays():
+    shape = (8, 6, 10)
+    x = field((2,) + shape, np.complex128)
+    plan = dfft.PFFT(comm, shape, dtype=np.complex128, batch=2, normalization="forward",
+                     in_place=True)
+    a = plan.zeros(in_place=True)
+    a[...] = x[(slice(None),) + plan.local_slice()]
+    b = plan.forward_in_place(a)
+    want = np.fft.fftn(x, axes=(1, 2, 3), norm="forward")
+    check_close(b, want.transpose((0,) + tuple(1 + ax for ax in plan.spectral_axes))[
+        (slice(None),) + plan.local_slice(True)], 1e-12 * 9)
+    # A plain array of the block's shape is its own buffer where the blocks have the
+    # in-place length (the even slab split: 8 rows on 1, 2 or 4 ranks).
+    if size in (1, 2, 4):
+        plain = np.ascontiguousarray(x[(slice(None),) + plan.local_slice()])
+        assert plain.size == plan.in_place_len
+        out = plan.forward_in_place(plain)
+        assert np.shares_memory(out, plain)
+        check_close(out, b, 1e-12 * 9)
+
+
+def test_r2r_in_place_matches_scipy():
+    shape = (9, 8, 7)
+    kinds = ["dct2", "dst2", "dct1"]
+    scipy_type = {"dct1": ("dct", 1), "dct2": ("dct", 2), "dst2": ("dst", 2)}
+    x = field(shape, np.float64)
+    want = x
+    for axis, kind in enumerate(kinds):
+        fn, t = scipy_type[kind]
+        want = getattr(scipy.fft, fn)(want, type=t, axis=axis)
+    for grid in grids(3):
+        plan = dfft.PFFT(comm, shape, kind="r2r", axes_kinds=kinds, grid=grid,
+                         in_place=True)
+        a = plan.zeros(in_place=True)
+        a[...] = x[plan.local_slice()]
+        b = plan.forward_in_place(a)
+        check_close(b, spectral_block(plan, want), tolerance(np.float64, shape))
+        check_close(plan.backward_in_place(b), x[plan.local_slice()],
+                    tolerance(np.float64, shape))
+
+
+@pytest.mark.parametrize("shape", [(11, 7, 13), (12, 10)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_r2c_in_place_matches_numpy_or_is_refused_alike(shape, transposed):
+    """Real-to-complex in place (FFTW's padded rows) where fft-core plans it; where it does
+    not, a DfftError when the plan is made, the same on every rank."""
+    try:
+        plan = dfft.PFFT(comm, shape, dtype=np.float64, transposed_out=transposed,
+                         in_place=True)
+    except dfft.DfftError as e:
+        message = str(e)
+        assert all(m == message for m in comm.allgather(message))
+        assert "in_place" in message and "real-to-complex" in message
+        return
+    x = field(shape, np.float64)
+    a = plan.zeros(in_place=True)
+    n = shape[-1]
+    assert a.shape == plan.local_shape and a.strides[-2] == 8 * 2 * (n // 2 + 1)
+    a[...] = x[plan.local_slice()]
+    b = plan.forward_in_place(a)
+    assert b.dtype == np.complex128 and np.shares_memory(a, b)
+    check_close(b, spectral_block(plan, np.fft.rfftn(x)), tolerance(np.float64, shape))
+    back = plan.backward_in_place(b)
+    check_close(back, x[plan.local_slice()], tolerance(np.float64, shape))
+
+
+def test_in_place_needs_an_in_place_plan():
+    plan = dfft.PFFT(comm, (8, 6, 10), dtype=np.complex128)
+    assert not plan.in_place and plan.in_place_len == 0
+    for call in (plan.forward_in_place, plan.backward_in_place):
+        with pytest.raises(ValueError) as e:
+            call(plan.zeros())
+        assert "needs a plan made with in_place=True" in same_everywhere(e)
+    with pytest.raises(ValueError):
+        plan.zeros(in_place=True)
+
+
+def test_in_place_refuses_other_arrays_on_every_rank():
+    shape = (8, 6, 10)
+    plan = dfft.PFFT(comm, shape, dtype=np.complex128, in_place=True, normalization="none")
+    last = size - 1
+    # A view into a larger array: the transform would overwrite the rest as scratch.
+    bigger = np.zeros((2,) + plan.local_shape, np.complex128)
+    a = bigger[0] if rank == last else plan.zeros(in_place=True)
+    with pytest.raises(ValueError) as e:
+        plan.forward_in_place(a)
+    message = same_everywhere(e)
+    assert f"rank {last}: forward_in_place input must be a view" in message
+    assert "not such a buffer" in message
+    # The wrong dtype, a read-only buffer, the spectral view passed as the input.
+    good = plan.zeros(in_place=True)
+    cases = {
+        "dtype": good.view(np.float64),
+        "read-only": np.frombuffer(bytes(good.nbytes), np.complex128).reshape(good.shape),
+        "shape": plan.forward_in_place(good).reshape(-1),
+    }
+    for name, wrong in cases.items():
+        a = wrong if rank == last else plan.zeros(in_place=True)
+        with pytest.raises(ValueError) as e:
+            plan.forward_in_place(a)
+        message = same_everywhere(e)
+        assert f"rank {last}: forward_in_place input" in message, (name, message)
+    # The plan stays usable.
+    a = plan.zeros(in_place=True)
+    a[...] = 1
+    b = plan.forward_in_place(a)
+    total = comm.allreduce(float(np.abs(b).sum()), op=MPI.SUM)
+    assert total == pytest.approx(np.prod(shape))
