@@ -3,9 +3,9 @@ run, and the Python call's cost over the Rust plan's own time.
 
     mpirun -n 2 target/venv/bin/python -P python/bench/pfft_vs_mpi4py_fft.py 128 256
 
-Per shape: every round times one forward+backward pair of each implementation in turn
-(rotating which goes first), each pair the slowest rank's time; the table shows the minimum
-and median over the rounds and each peer's median over dfft's. Both sides normalize the
+Per shape: every round times one forward+backward pair of each implementation in turn (in
+a new random order, the same on every rank), each pair the slowest rank's time; the table
+shows the minimum and median over the rounds and each peer's median over dfft's. Both sides normalize the
 forward transform by 1/N (mpi4py-fft's default), run one thread per rank, and keep their
 spectrum in their natural layout (dfft with transposed_out as FluidFFT uses it, and without).
 dfft's arrays are the plan's own (``PFFT.alloc``), mpi4py-fft's its own (``newDistArray``).
@@ -73,20 +73,27 @@ def main():
         for f, b in impls.values():  # warm up: plans, caches, page faults
             pair_seconds(f, b)
         times = {name: [] for name in names}
-        overhead = {"python": [], "rust": []}
+        overhead = {"python": [], "rust": [], "outside": []}
         rust_plan.forward(u, v)
+        rng = np.random.default_rng(2026)  # the same order on every rank
         for r in range(args.rounds):
-            order = names[r % len(names):] + names[: r % len(names)]
+            order = [names[i] for i in rng.permutation(len(names))]
             for name in order:
                 times[name].append(pair_seconds(*impls[name]))
             # The Python call against the Rust plan's own loop, same plan, same round, each on
             # arrays it has used before.
             for _ in range(3):
+                rust_plan.reset_times()
                 comm.Barrier()
                 start = time.perf_counter()
                 rust_plan.forward(u, v)
                 elapsed = time.perf_counter() - start
+                inside = sum(rust_plan.times().values())
                 overhead["python"].append(comm.allreduce(elapsed, op=MPI.MAX))
+                # This rank's time outside the Rust plan's steps (the Python call, the
+                # checks and the ranks' agreement on them), over the time inside.
+                overhead["outside"].append(
+                    comm.allreduce((elapsed - inside) / inside, op=MPI.MAX))
             comm.Barrier()
             for t in rust_plan.time_rust(3, alloc=True):
                 overhead["rust"].append(comm.allreduce(t, op=MPI.MAX))
@@ -104,6 +111,9 @@ def main():
                 print(f"  forward: Python call vs the Rust plan's loop ({names[0]}), "
                       f"{stat.__name__} of {len(overhead['rust'])}: {py:.5f} s vs {rs:.5f} s: "
                       f"{100 * (py - rs) / rs:+.1f} %")
+            print(f"  forward: time outside the plan's steps in the Python call, median over "
+                  f"ranks' worst: {100 * np.median(overhead['outside']):+.2f} % of the time "
+                  "inside them")
             sys.stdout.flush()
 
 

@@ -163,3 +163,34 @@ pub fn new_array<'py, T: Element>(py: Python<'py>, shape: &[usize]) -> Bound<'py
     // array.
     unsafe { PyArrayDyn::<T>::new(py, shape.to_vec(), false) }
 }
+
+/// Where an array's first element lies.
+pub fn data_address(array: &Bound<'_, PyUntypedArray>) -> usize {
+    // SAFETY: a live ndarray's object; only its data pointer is read.
+    unsafe { (*array.as_array_ptr()).fields.data as usize }
+}
+
+/// A zeroed C-ordered array of `shape` and `dtype` that starts on a cache line: a view of a
+/// byte array a line longer (the large arrays numpy allocates start 16 bytes past a line,
+/// after glibc's chunk header, so every row of whole lines would straddle two).
+pub fn aligned_zeros<'py>(
+    py: Python<'py>,
+    shape: &[usize],
+    dtype: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let line = redist::alloc::CACHE_LINE;
+    let numpy = py.import("numpy")?;
+    let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
+    let bytes = shape.iter().product::<usize>() * itemsize;
+    let raw = numpy.getattr("zeros")?.call1((bytes + line, "uint8"))?;
+    let address = data_address(raw.cast::<PyUntypedArray>()?);
+    let start = (line - address % line) % line;
+    raw.get_item(pyo3::types::PySlice::new(
+        py,
+        start as isize,
+        (start + bytes) as isize,
+        1,
+    ))?
+    .call_method1("view", (dtype,))?
+    .call_method1("reshape", (pyo3::types::PyTuple::new(py, shape)?,))
+}

@@ -13,7 +13,7 @@
 //! a view into a larger array (whose other elements the transform would use as scratch) is
 //! refused.
 
-use crate::arrays::{dtype_name, shape_str};
+use crate::arrays::{data_address, dtype_name, shape_str};
 use crate::comm::{agree, collective};
 use crate::errors::{fft_error, value_error};
 use crate::transform::{AssertSend, Context, Transform};
@@ -176,12 +176,6 @@ fn find_buffer<'py, E: numpy::Element>(
         ));
     }
     Ok(buffer)
-}
-
-/// Where an array's first element lies.
-fn data_address(array: &Bound<'_, PyUntypedArray>) -> usize {
-    // SAFETY: a live ndarray's object; only its data pointer is read.
-    unsafe { (*array.as_array_ptr()).fields.data as usize }
 }
 
 fn type_name(x: &Bound<'_, PyAny>) -> String {

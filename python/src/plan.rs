@@ -4,7 +4,7 @@ use crate::args::{
     axis_kinds, default_threads, dtype_name_of, grid_choice, kind_and_precision, machine_profile,
     padding_factors, Kind,
 };
-use crate::arrays::shape_str;
+use crate::arrays::{aligned_zeros, shape_str};
 use crate::blocks::Blocks;
 use crate::comm::{agree_on_arguments, collective, from_mpi4py, serialized_level, thread_level};
 use crate::errors::{fft_error, value_error, DfftError};
@@ -405,7 +405,7 @@ impl Pfft {
     /// Rust, after one untimed run, each run after a barrier, and returns the seconds of each
     /// timed run (this rank's clock): the Rust plan's own time, to compare with the Python
     /// call's. With ``alloc=True`` the arrays are in the plan's memory, as ``alloc`` makes
-    /// them; else plain memory, as ``zeros`` makes. Collective.
+    /// them; else private memory on a cache line, as ``zeros`` makes. Collective.
     #[pyo3(signature = (repeat=10, backward=false, alloc=false))]
     fn time_rust(
         &mut self,
@@ -712,7 +712,9 @@ impl Pfft {
     }
 
     /// A zeroed local array: the forward input, or with ``spectral=True`` the forward output
-    /// (mpi4py-fft's ``newDistArray``). With ``in_place=True`` (a plan made with
+    /// (mpi4py-fft's ``newDistArray``), starting on a cache line (numpy's large arrays start
+    /// 16 bytes past one, so that every row of whole cache lines straddles two, like
+    /// pyFFTW's ``empty_aligned``). With ``in_place=True`` (a plan made with
     /// ``in_place``), that array is a view of a new in-place buffer (see
     /// ``forward_in_place``): for r2c, FFTW's padded real layout, a strided view.
     #[pyo3(signature = (spectral=false, in_place=false))]
@@ -733,9 +735,7 @@ impl Pfft {
         } else {
             (&self.input_shape, self.dtype(py)?)
         };
-        py.import("numpy")?
-            .getattr("zeros")?
-            .call1((PyTuple::new(py, shape)?, dtype))
+        aligned_zeros(py, shape, &dtype)
     }
 
     /// The wavenumbers this rank holds along each logical axis (int64 arrays, one per axis, in

@@ -10,6 +10,7 @@ use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use num_complex::Complex;
 use pyo3::prelude::*;
+use redist::alloc::AlignedBuf;
 
 /// The part of every plan kind that the binding uses; forward maps `In` to `Out`, backward
 /// `Out` to `In`.
@@ -211,7 +212,7 @@ where
 
 /// `PFFT.time_rust`: `repeat` runs of one direction, after one untimed run, each after a
 /// barrier, on arrays of `lens` elements that the plan allocates (`alloc`, as `PFFT.alloc`
-/// does) or on plain vectors; this rank's seconds per run. Collective.
+/// does) or on private blocks like `PFFT.zeros` arrays; this rank's seconds per run. Collective.
 pub(crate) fn time_runs<P: Transform>(
     plan: &mut P,
     ctx: Context<'_>,
@@ -223,8 +224,10 @@ pub(crate) fn time_runs<P: Transform>(
     let (mut a, mut b): (SharedBlock<P::In>, SharedBlock<P::Out>) = if alloc {
         (plan.alloc_input()?, plan.alloc_output()?)
     } else {
-        let a = vec![P::In::default(); lens.0];
-        (a.into(), vec![P::Out::default(); lens.1].into())
+        // Private blocks as the plans allocate theirs and `PFFT.zeros` makes them: on a cache
+        // line (a large `Vec` starts 16 bytes past one), advised to use huge pages.
+        let (a, b) = (AlignedBuf::new(lens.0), AlignedBuf::new(lens.1));
+        (a.into(), b.into())
     };
     // Written, not only allocated: a zeroed allocation that is only read maps the
     // kernel's single zero page, which reads faster than a caller's array.

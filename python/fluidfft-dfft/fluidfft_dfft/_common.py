@@ -128,6 +128,9 @@ class DfftFFTBase:
         if shape is None:
             field = self._plan_arrays.pop(spectral, None)
             shape = self._shapeK_loc if spectral else self._shapeX_loc
+        if field is None and tuple(shape) == (self._shapeK_loc if spectral else self._shapeX_loc):
+            # On a cache line (PFFT.zeros), unlike numpy's own large arrays.
+            field = self._plan.zeros(spectral)
         if field is None:
             field = np.empty(shape, self._dtype_spectral if spectral else self._dtype_spatial)
         if value is not None:
