@@ -22,27 +22,12 @@ pub(crate) trait Transform {
     fn grid_dims(&self) -> Vec<usize>;
     fn alloc_input(&mut self) -> fft_core::Result<fft_core::SharedBlock<Self::In>>;
     fn alloc_output(&mut self) -> fft_core::Result<fft_core::SharedBlock<Self::Out>>;
-    /// Elements of `In` in this rank's in-place buffer.
-    fn in_place_len(&self) -> usize;
     fn forward_in_place(&mut self, buffer: &mut [Self::In]) -> fft_core::Result<()>;
     fn backward_in_place(&mut self, buffer: &mut [Self::In]) -> fft_core::Result<()>;
 }
 
 macro_rules! transform {
     ($plan:ident, $in:ty, $out:ty) => {
-        transform!($plan, $in, $out, {
-            fn in_place_len(&self) -> usize {
-                $plan::in_place_len(self)
-            }
-            fn forward_in_place(&mut self, buffer: &mut [$in]) -> fft_core::Result<()> {
-                $plan::forward_in_place(self, buffer)
-            }
-            fn backward_in_place(&mut self, buffer: &mut [$in]) -> fft_core::Result<()> {
-                $plan::backward_in_place(self, buffer)
-            }
-        });
-    };
-    ($plan:ident, $in:ty, $out:ty, { $($in_place:tt)* }) => {
         impl<T: Real> Transform for $plan<T>
         where
             Complex<T>: redist::Element + numpy::Element,
@@ -65,25 +50,18 @@ macro_rules! transform {
             fn alloc_output(&mut self) -> fft_core::Result<fft_core::SharedBlock<$out>> {
                 $plan::alloc_output(self)
             }
-            $($in_place)*
+            fn forward_in_place(&mut self, buffer: &mut [$in]) -> fft_core::Result<()> {
+                $plan::forward_in_place(self, buffer)
+            }
+            fn backward_in_place(&mut self, buffer: &mut [$in]) -> fft_core::Result<()> {
+                $plan::backward_in_place(self, buffer)
+            }
         }
     };
 }
 
 transform!(FftPlan, Complex<T>, Complex<T>);
-// fft-core plans real-to-complex transforms in place not yet (a plan made with `in_place`
-// is refused when it is made), so these are never reached with an in-place plan.
-transform!(RealFftPlan, T, Complex<T>, {
-    fn in_place_len(&self) -> usize {
-        0
-    }
-    fn forward_in_place(&mut self, _: &mut [T]) -> fft_core::Result<()> {
-        Err(fft_core::FftError::InPlaceNotPlanned)
-    }
-    fn backward_in_place(&mut self, _: &mut [T]) -> fft_core::Result<()> {
-        Err(fft_core::FftError::InPlaceNotPlanned)
-    }
-});
+transform!(RealFftPlan, T, Complex<T>);
 transform!(R2rPlan, T, T);
 
 /// The Rust plan of a `PFFT`, of the kind and precision its arguments chose.

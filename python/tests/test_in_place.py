@@ -120,29 +120,40 @@ def test_r2r_in_place_matches_scipy():
                     tolerance(np.float64, shape))
 
 
-@pytest.mark.parametrize("shape", [(11, 7, 13), (12, 10)])
+@pytest.mark.parametrize("shape", [(11, 7, 13), (12, 10), (8, 6, 9)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("transposed", [False, True])
-def test_r2c_in_place_matches_numpy_or_is_refused_alike(shape, transposed):
-    """Real-to-complex in place (FFTW's padded rows) where fft-core plans it; where it does
-    not, a DfftError when the plan is made, the same on every rank."""
-    try:
-        plan = dfft.PFFT(comm, shape, dtype=np.float64, transposed_out=transposed,
+def test_r2c_in_place_matches_numpy(shape, dtype, transposed):
+    """Real-to-complex in place in FFTW's padded layout: rows of the last axis padded to
+    2*(n//2+1) scalars, the spectrum the buffer's scalars read as complex."""
+    x = field(shape, dtype)
+    want = np.fft.rfftn(x.astype(np.float64))
+    for grid in grids(len(shape)):
+        plan = dfft.PFFT(comm, shape, dtype=dtype, grid=grid, transposed_out=transposed,
                          in_place=True)
-    except dfft.DfftError as e:
-        message = str(e)
-        assert all(m == message for m in comm.allgather(message))
-        assert "in_place" in message and "real-to-complex" in message
-        return
-    x = field(shape, np.float64)
-    a = plan.zeros(in_place=True)
-    n = shape[-1]
-    assert a.shape == plan.local_shape and a.strides[-2] == 8 * 2 * (n // 2 + 1)
-    a[...] = x[plan.local_slice()]
-    b = plan.forward_in_place(a)
-    assert b.dtype == np.complex128 and np.shares_memory(a, b)
-    check_close(b, spectral_block(plan, np.fft.rfftn(x)), tolerance(np.float64, shape))
-    back = plan.backward_in_place(b)
-    check_close(back, x[plan.local_slice()], tolerance(np.float64, shape))
+        a = plan.zeros(in_place=True)
+        n = shape[-1]
+        item = np.dtype(dtype).itemsize
+        assert a.shape == plan.local_shape and a.dtype == dtype
+        assert a.strides[-2] == item * 2 * (n // 2 + 1) and a.strides[-1] == item
+        assert buffer_of(a).size == plan.in_place_len
+        a[...] = x[plan.local_slice()]
+        b = plan.forward_in_place(a)
+        assert b.shape == plan.local_spectral_shape and b.dtype == plan.spectral_dtype
+        assert np.shares_memory(a, b)
+        check_close(b, spectral_block(plan, want), tolerance(dtype, shape))
+        back = plan.backward_in_place(b)
+        assert back.shape == plan.local_shape and back.strides == a.strides
+        check_close(back, x[plan.local_slice()], tolerance(dtype, shape))
+
+
+def test_r2c_in_place_refuses_an_unpadded_array():
+    plan = dfft.PFFT(comm, (8, 6, 10), dtype=np.float64, in_place=True)
+    last = size - 1
+    a = np.zeros(plan.local_shape) if rank == last else plan.zeros(in_place=True)
+    with pytest.raises(ValueError) as e:
+        plan.forward_in_place(a)
+    assert f"rank {last}: forward_in_place input must be a view" in same_everywhere(e)
 
 
 def test_in_place_needs_an_in_place_plan():
