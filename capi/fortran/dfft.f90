@@ -131,6 +131,16 @@ module dfft
       integer(c_ptrdiff_t), intent(out) :: in_count, out_count
     end function
 
+    ! Elements of this rank's one buffer of an in-place call (a plan made with
+    ! DFFT_IN_PLACE; dfft_forward(plan, buf, buf)): complex for c2c, real for r2c and r2r. For
+    ! r2c the first (contiguous) axis of n reals is padded to 2*(n/2+1) scalars per column,
+    ! FFTW's in-place layout; the spectrum starts at the buffer's start afterwards.
+    integer(c_int) function dfft_local_in_place(plan, count) bind(c)
+      import :: c_int, c_ptrdiff_t, c_ptr
+      type(c_ptr), value :: plan
+      integer(c_ptrdiff_t), intent(out) :: count
+    end function
+
     ! This rank's block of the forward input: local_n(1:d), local_start(1:d) (0-based) and
     ! strides(1:d), Fortran's order. Element (i_1, ..., i_d), 1-based within the block, is at
     ! 1 + sum((i_k - 1) * strides(k)) in the block; the input layout is plain column-major
@@ -159,7 +169,8 @@ module dfft
       integer(c_int), intent(out) :: grid_dims(*)
     end function
 
-    ! Transforms (collective): input and output are this rank's blocks, never the same array.
+    ! Transforms (collective): input and output are this rank's blocks, never the same array
+    ! except on a plan made with DFFT_IN_PLACE (dfft_forward(plan, buf, buf), in place).
     integer(c_int) function dfft_forward(plan, input, output) bind(c)
       import :: c_int, c_ptr
       type(c_ptr), value :: plan

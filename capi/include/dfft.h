@@ -36,9 +36,13 @@
 #define DFFT_NO_SHARED_MEMORY 16
 
 // The plan runs in place too (FFTW's plans made with `in == out`): `dfft_forward(plan, buf,
-// buf)` and `dfft_backward(plan, buf, buf)` transform one buffer of at least the larger of
-// the two counts `dfft_local_size` reports. Complex-to-complex and real-to-real plans
-// (r2c plans refuse it); the plan's work memory covers both ways of calling it.
+// buf)` and `dfft_backward(plan, buf, buf)` transform one buffer of the element count
+// `dfft_local_in_place` reports (c2c: complex; r2c and r2r: real). For r2c the real block
+// lies in FFTW's padded in-place layout: each row of the last (contiguous) axis of n reals
+// takes 2*(n/2+1) scalars (the strides `dfft_local_input` gives, those of the other axes
+// scaled by 2*(n/2+1)/n; in Fortran's order the first axis is the padded one), and the
+// spectrum (`double _Complex`, output layout) starts at the buffer's start afterwards.
+// The plan's work memory covers both ways of calling it.
 #define DFFT_IN_PLACE 32
 
 // The call succeeded.
@@ -148,10 +152,10 @@ int dfft_free(void *block);
 // Collective over the plan's communicator. `input` is left alone unless the plan was made
 // with `DFFT_DESTROY_INPUT`. Element types: c2c `double _Complex` (`float _Complex` for
 // `dfftf_` plans) in and out; r2c `double` in, `double _Complex` out; r2r `double` in and
-// out. The buffers must not overlap, except `input == output` on a c2c or r2r plan made with
-// `DFFT_IN_PLACE`: the transform then runs in place in that one buffer of at least the
-// larger of the two counts `dfft_local_size` reports (the output left at its start), on
-// every rank alike (`input == output == NULL` where both counts are 0); on a plan made
+// out. The buffers must not overlap, except `input == output` on a plan made with
+// `DFFT_IN_PLACE`: the transform then runs in place in that one buffer of the count
+// `dfft_local_in_place` reports (the output left at its start; for r2c the real rows padded
+// as FFTW's in-place r2c: see `DFFT_IN_PLACE`), on every rank alike (`input == output == NULL` where both counts are 0); on a plan made
 // without it `input == output` returns `DFFT_ERROR_IN_PLACE`. Buffers rejected on any
 // rank make every rank return an error without transforming.
 // Allocates nothing.
@@ -159,7 +163,9 @@ int dfft_free(void *block);
 // # Safety
 // `plan` is NULL or a live plan; `input` and `output` point to this rank's blocks of at
 // least the element counts `dfft_local_size` reports (NULL allowed where that count is 0).
-int dfft_forward(dfft_plan *plan, void *input, void *output);
+int dfft_forward(dfft_plan *plan,
+                 void *input,
+                 void *output);
 
 // The backward transform of `input` (this rank's block of the output layout) into `output`
 // (its block of the input layout): the inverse of `dfft_forward` up to the normalization flags.
@@ -275,6 +281,15 @@ int dfftf_plan_r2r(int d,
 // # Safety
 // `plan` is NULL or a live plan; the others NULL or writable.
 int dfft_local_size(const dfft_plan *plan, ptrdiff_t *in_count, ptrdiff_t *out_count);
+
+// This rank's element count of the one buffer of an in-place call (`dfft_forward(plan, buf,
+// buf)` on a plan made with `DFFT_IN_PLACE`): complex elements for c2c, real ones for r2c
+// (the real rows padded, FFTW's in-place layout: see `DFFT_IN_PLACE`) and r2r; 0 for a plan
+// made without the flag. Allocate this many. Local; no communication.
+//
+// # Safety
+// `plan` is NULL or a live plan; `count` NULL or writable.
+int dfft_local_in_place(const dfft_plan *plan, ptrdiff_t *count);
 
 // This rank's block of the forward input (and backward output), one entry per axis in C
 // order (the global axis order): `local_n[i]` elements along axis i starting at global index

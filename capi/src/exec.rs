@@ -96,28 +96,23 @@ enum Mode {
     OutOfPlace,
 }
 
-/// The checks of one rank's pair of buffers, and how it calls (`in_place`: the plan was made
-/// with `DFFT_IN_PLACE`).
-fn check_pair(input: &Buffer, output: &Buffer, in_place: bool) -> Outcome<Mode> {
+/// The checks of one rank's pair of buffers, and how it calls (`one`: the one buffer of an
+/// in-place call at `input`, when the plan was made with `DFFT_IN_PLACE`).
+fn check_pair(input: &Buffer, output: &Buffer, one: Option<Buffer>) -> Outcome<Mode> {
     if input.ptr == output.ptr {
         if input.ptr.is_null() {
             input.check()?;
             output.check()?;
             return Ok(Mode::Either);
         }
-        if !in_place {
+        let Some(one) = one else {
             return Err(Failure::new(
                 DFFT_ERROR_IN_PLACE,
                 format!(
-                    "input == output = {:p}, but the plan was made without DFFT_IN_PLACE; plan with it (complex-to-complex plans) or pass two buffers",
+                    "input == output = {:p}, but the plan was made without DFFT_IN_PLACE; plan with it or pass two buffers",
                     input.ptr
                 ),
             ));
-        }
-        // One buffer of the larger count.
-        let one = Buffer {
-            len: input.len.max(output.len),
-            ..*input
         };
         one.check()?;
         return Ok(Mode::InPlace);
@@ -190,7 +185,7 @@ impl DfftPlan {
     /// Runs one direction on the caller's pointers.
     fn run(&mut self, forward: bool, src: *mut c_void, dst: *mut c_void) -> Outcome {
         let (input, output) = self.buffers(forward, src, dst);
-        let local = check_pair(&input, &output, self.in_place());
+        let local = check_pair(&input, &output, self.in_place_buffer(input.ptr));
         let (code, mode) = match &local {
             Ok(mode) => (DFFT_SUCCESS, *mode),
             Err(f) => (f.code, Mode::Either),
@@ -246,30 +241,47 @@ impl DfftPlan {
         Ok(result?)
     }
 
-    /// Runs one direction in place on `buffer` (the caller's `input == output`; checked and
-    /// agreed on every rank; a c2c or r2r plan made with `DFFT_IN_PLACE`).
+    /// The one buffer of an in-place call at `ptr`: [`fft_core::FftPlan::in_place_len`]
+    /// elements of the plan's type (complex for c2c; real for r2r, and for r2c, whose real
+    /// rows are padded as FFTW's), or `None` for a plan made without `DFFT_IN_PLACE`.
+    fn in_place_buffer(&self, ptr: *mut c_void) -> Option<Buffer> {
+        if !self.in_place() {
+            return None;
+        }
+        let name = "input == output";
+        Some(match &self.transform {
+            Transform::C2c64(p) => Buffer::of::<Complex<f64>>(ptr, p.in_place_len(), name),
+            Transform::C2c32(p) => Buffer::of::<Complex<f32>>(ptr, p.in_place_len(), name),
+            Transform::R2c64(p) => Buffer::of::<f64>(ptr, p.in_place_len(), name),
+            Transform::R2c32(p) => Buffer::of::<f32>(ptr, p.in_place_len(), name),
+            Transform::R2r64(p) => Buffer::of::<f64>(ptr, p.in_place_len(), name),
+            Transform::R2r32(p) => Buffer::of::<f32>(ptr, p.in_place_len(), name),
+        })
+    }
+
+    /// Runs one direction in place on the caller's one buffer (`input == output`; checked
+    /// and agreed on every rank; a plan made with `DFFT_IN_PLACE`).
     fn run_in_place(&mut self, forward: bool, buffer: Buffer) -> Outcome {
-        let (input_len, output_len) = self.counts();
-        let one = Buffer {
-            len: input_len.max(output_len),
-            ..buffer
-        };
+        let one = self
+            .in_place_buffer(buffer.ptr)
+            .expect("in place only on DFFT_IN_PLACE plans (checked)");
         // SAFETY: `one` passed `check_pair` (non-NULL when non-empty, aligned) and, by the
-        // API's contract for in-place calls, holds the larger of the two counts of this
-        // rank's elements of the plan's type (complex, or real for r2r), which nothing else
-        // accesses.
+        // API's contract for in-place calls, holds `dfft_local_in_place`'s count of this
+        // rank's elements of the type `in_place_buffer` gave it, which nothing else accesses.
         let result = unsafe {
             match (&mut self.transform, forward) {
                 (Transform::C2c64(p), true) => p.forward_in_place(one.write()),
                 (Transform::C2c64(p), false) => p.backward_in_place(one.write()),
                 (Transform::C2c32(p), true) => p.forward_in_place(one.write()),
                 (Transform::C2c32(p), false) => p.backward_in_place(one.write()),
+                (Transform::R2c64(p), true) => p.forward_in_place(one.write()),
+                (Transform::R2c64(p), false) => p.backward_in_place(one.write()),
+                (Transform::R2c32(p), true) => p.forward_in_place(one.write()),
+                (Transform::R2c32(p), false) => p.backward_in_place(one.write()),
                 (Transform::R2r64(p), true) => p.forward_in_place(one.write()),
                 (Transform::R2r64(p), false) => p.backward_in_place(one.write()),
                 (Transform::R2r32(p), true) => p.forward_in_place(one.write()),
                 (Transform::R2r32(p), false) => p.backward_in_place(one.write()),
-                // r2c plans refuse DFFT_IN_PLACE when they are made.
-                _ => Err(fft_core::FftError::InPlaceNotPlanned),
             }
         };
         Ok(result?)
@@ -290,10 +302,10 @@ pub(crate) unsafe fn plan_mut<'a>(plan: *mut DfftPlan) -> Outcome<&'a mut DfftPl
 /// Collective over the plan's communicator. `input` is left alone unless the plan was made
 /// with `DFFT_DESTROY_INPUT`. Element types: c2c `double _Complex` (`float _Complex` for
 /// `dfftf_` plans) in and out; r2c `double` in, `double _Complex` out; r2r `double` in and
-/// out. The buffers must not overlap, except `input == output` on a c2c or r2r plan made with
-/// `DFFT_IN_PLACE`: the transform then runs in place in that one buffer of at least the
-/// larger of the two counts `dfft_local_size` reports (the output left at its start), on
-/// every rank alike (`input == output == NULL` where both counts are 0); on a plan made
+/// out. The buffers must not overlap, except `input == output` on a plan made with
+/// `DFFT_IN_PLACE`: the transform then runs in place in that one buffer of the count
+/// `dfft_local_in_place` reports (the output left at its start; for r2c the real rows padded
+/// as FFTW's in-place r2c: see `DFFT_IN_PLACE`), on every rank alike (`input == output == NULL` where both counts are 0); on a plan made
 /// without it `input == output` returns `DFFT_ERROR_IN_PLACE`. Buffers rejected on any
 /// rank make every rank return an error without transforming.
 /// Allocates nothing.

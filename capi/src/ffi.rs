@@ -332,6 +332,24 @@ pub unsafe extern "C" fn dfft_local_size(
     })
 }
 
+/// This rank's element count of the one buffer of an in-place call (`dfft_forward(plan, buf,
+/// buf)` on a plan made with `DFFT_IN_PLACE`): complex elements for c2c, real ones for r2c
+/// (the real rows padded, FFTW's in-place layout: see `DFFT_IN_PLACE`) and r2r; 0 for a plan
+/// made without the flag. Allocate this many. Local; no communication.
+///
+/// # Safety
+/// `plan` is NULL or a live plan; `count` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn dfft_local_in_place(plan: *const DfftPlan, count: *mut isize) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let plan = unsafe { plan_ref(plan) }?;
+        // SAFETY: the caller's contract (one element, or NULL).
+        unsafe { write_opt(count, &[plan.in_place_count() as isize]) };
+        Ok(())
+    })
+}
+
 /// Writes one layout's block of this rank (`d` entries per array, C order; NULL skips one).
 ///
 /// # Safety

@@ -8,7 +8,8 @@
 //! * Plans: `dfft_plan_dft`, `dfft_plan_dft_r2c`, `dfft_plan_r2r` and their single-precision
 //!   `dfftf_` twins, over the caller's `MPI_Comm` (borrowed, never freed: the plans keep
 //!   duplicates), with a grid request and flags; `dfft_destroy`.
-//! * Blocks: `dfft_local_size`, `dfft_local_input`, `dfft_local_output`, `dfft_grid`;
+//! * Blocks: `dfft_local_size`, `dfft_local_input`, `dfft_local_output`, `dfft_grid`,
+//!   `dfft_local_in_place` (the one buffer of `DFFT_IN_PLACE` calls);
 //!   `dfft_alloc_input`/`dfft_alloc_output` (shared-memory blocks on one node), `dfft_free`.
 //! * Transforms: `dfft_forward`, `dfft_backward`.
 //! * Errors: every call returns a code (`DFFT_SUCCESS` = 0); `dfft_error_message(code)` says
@@ -29,9 +30,9 @@ mod status;
 pub use blocks::{dfft_alloc_input, dfft_alloc_output, dfft_free};
 pub use exec::{dfft_backward, dfft_forward};
 pub use ffi::{
-    dfft_destroy, dfft_grid, dfft_local_input, dfft_local_output, dfft_local_size, dfft_plan_dft,
-    dfft_plan_dft_r2c, dfft_plan_r2r, dfft_set_memory_limit, dfft_version, dfftf_plan_dft,
-    dfftf_plan_dft_r2c, dfftf_plan_r2r,
+    dfft_destroy, dfft_grid, dfft_local_in_place, dfft_local_input, dfft_local_output,
+    dfft_local_size, dfft_plan_dft, dfft_plan_dft_r2c, dfft_plan_r2r, dfft_set_memory_limit,
+    dfft_version, dfftf_plan_dft, dfftf_plan_dft_r2c, dfftf_plan_r2r,
 };
 pub use fortran::{
     dfft_f_error_message, dfft_f_grid, dfft_f_local_input, dfft_f_local_output, dfft_f_plan_dft,

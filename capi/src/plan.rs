@@ -29,9 +29,13 @@ pub const DFFT_NORMALIZE_ORTHO: c_uint = 8;
 /// (a tuning switch; results do not depend on it).
 pub const DFFT_NO_SHARED_MEMORY: c_uint = 16;
 /// The plan runs in place too (FFTW's plans made with `in == out`): `dfft_forward(plan, buf,
-/// buf)` and `dfft_backward(plan, buf, buf)` transform one buffer of at least the larger of
-/// the two counts `dfft_local_size` reports. Complex-to-complex and real-to-real plans
-/// (r2c plans refuse it); the plan's work memory covers both ways of calling it.
+/// buf)` and `dfft_backward(plan, buf, buf)` transform one buffer of the element count
+/// `dfft_local_in_place` reports (c2c: complex; r2c and r2r: real). For r2c the real block
+/// lies in FFTW's padded in-place layout: each row of the last (contiguous) axis of n reals
+/// takes 2*(n/2+1) scalars (the strides `dfft_local_input` gives, those of the other axes
+/// scaled by 2*(n/2+1)/n; in Fortran's order the first axis is the padded one), and the
+/// spectrum (`double _Complex`, output layout) starts at the buffer's start afterwards.
+/// The plan's work memory covers both ways of calling it.
 pub const DFFT_IN_PLACE: c_uint = 32;
 
 const KNOWN_FLAGS: c_uint = DFFT_TRANSPOSED_OUT
@@ -355,6 +359,15 @@ impl DfftPlan {
     /// The processor grid's dimensions.
     pub(crate) fn grid_dims(&self) -> Vec<usize> {
         each_plan!(&self.transform, p => p.grid().shape().dims().to_vec())
+    }
+
+    /// Elements (of the plan's in-place type) of this rank's in-place buffer, 0 without
+    /// `DFFT_IN_PLACE`.
+    pub(crate) fn in_place_count(&self) -> usize {
+        if !self.in_place() {
+            return 0;
+        }
+        each_plan!(&self.transform, p => p.in_place_len())
     }
 
     /// Whether the plan was made with `DFFT_IN_PLACE`.

@@ -270,7 +270,12 @@ fn install() -> Installed {
     let pc = prefix.join("lib/pkgconfig");
     let examples = prefix.join("share/dfft/examples");
     let tests = repo().join("capi/tests");
-    for source in ["c/transforms.c", "c/errors.c", "fortran/r2c_use_mpi.f90"] {
+    for source in [
+        "c/transforms.c",
+        "c/errors.c",
+        "fortran/r2c_use_mpi.f90",
+        "fortran/in_place.f90",
+    ] {
         let to = bin.join(Path::new(source).file_name().unwrap());
         std::fs::copy(tests.join(source), &to).unwrap();
         if let Some(u) = &user {
@@ -286,6 +291,7 @@ fn install() -> Installed {
          mpicc $(pkg-config --cflags --libs dfft) transforms.c -lm -o transforms
          mpicc $(pkg-config --cflags --libs dfft) errors.c -lm -o errors
          mpif90 $(pkg-config --cflags --libs dfft) r2c_use_mpi.f90 -o r2c_use_mpi
+         mpif90 $(pkg-config --cflags --libs dfft) in_place.f90 -o in_place
          mpicc '{ex}/poisson.c' $(pkg-config --cflags --libs dfft-static) -lm -o poisson_static",
         pc = pc.display(),
         bin = bin.display(),
@@ -427,5 +433,13 @@ fn c_error_paths_return_codes_and_messages_without_aborting() {
 fn fortran_module_works_from_use_mpi_codes() {
     for ranks in [2, 3] {
         mpirun("r2c_use_mpi", &[], ranks, "PASSED");
+    }
+}
+
+#[test]
+fn fortran_in_place_c2c_and_padded_r2c_match_the_exact_spectra() {
+    for ranks in [1, 2, 3, 4] {
+        let out = mpirun("in_place", &[], ranks, "PASSED");
+        eprint!("{out}");
     }
 }

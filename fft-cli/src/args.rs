@@ -87,8 +87,9 @@ pub struct RunArgs {
     /// forward(scratch -> output) and backward(output -> scratch).
     #[arg(long)]
     pub destroy_input: bool,
-    /// Transform in place (c2c and r2r; FftOptions::in_place): one buffer of the larger of
-    /// the input and output blocks holds the input, then the spectrum, then the round trip.
+    /// Transform in place (c2c, r2c and r2r; FftOptions::in_place): one buffer of the larger
+    /// of the input and output blocks (r2c: the real rows padded to 2(n/2+1) scalars, FFTW's
+    /// layout) holds the input, then the spectrum, then the round trip (c2r: not in place).
     /// The run keeps the original input and copies it into that buffer before each timed
     /// pair (untimed), which runs forward and backward in place.
     #[arg(long, conflicts_with_all = ["destroy_input", "output"])]

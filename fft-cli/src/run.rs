@@ -64,6 +64,9 @@ pub enum RunError {
     /// The plan would not fit the memory limit.
     #[error("not enough memory for the plan: {detail} ({origin}); use more ranks or nodes, a smaller shape, or set DFFT_MEMORY_LIMIT")]
     Memory { detail: String, origin: String },
+    /// --in-place with --kind c2r.
+    #[error("--in-place runs c2c, r2c and r2r plans; a c2r run's input is the half spectrum: use --kind r2c --in-place (its backward is the c2r, in place)")]
+    InPlaceC2r,
     /// Neither --shape nor --input.
     #[error("--shape is required unless --input gives the array")]
     MissingShape,
@@ -458,6 +461,9 @@ where
         },
         e => e.into(),
     };
+    if args.in_place && matches!(args.kind, Kind::C2r) {
+        return Err(RunError::InPlaceC2r);
+    }
     match &args.kind {
         Kind::C2c => ctx.execute(FftPlan::<T>::new(world, shape, options).map_err(planned)?),
         Kind::R2c => ctx.execute(RealFftPlan::<T>::new(world, shape, options).map_err(planned)?),
@@ -647,7 +653,7 @@ impl Context<'_> {
         let forward_of_input =
             |plan: &mut P, back: &mut [P::In], output: &mut [P::Out]| -> Result<(), FftError> {
                 if in_place {
-                    back[..input.len()].copy_from_slice(&input);
+                    plan.in_place_load(back, &input);
                     plan.forward_in_place(back)
                 } else if destroy {
                     back.copy_from_slice(&input);
@@ -694,9 +700,7 @@ impl Context<'_> {
         phases.done("first forward and its check");
         let n_input = input.len();
         for _ in 0..args.warmup {
-            if destroy || in_place {
-                back[..n_input].copy_from_slice(&input);
-            }
+            reload(&plan, &mut back, &input, destroy, in_place);
             pair(&mut plan, &mut back, &mut output)?;
         }
         phases.done("warm-up pairs");
@@ -713,9 +717,7 @@ impl Context<'_> {
             if panic_rank == Some(rank) && iter == args.iters / 2 {
                 crate::fault::deliberate_panic(rank);
             }
-            if destroy || in_place {
-                back[..n_input].copy_from_slice(&input);
-            }
+            reload(&plan, &mut back, &input, destroy, in_place);
             world.barrier();
             let t = Instant::now();
             pair(&mut plan, &mut back, &mut output)?;
@@ -739,9 +741,7 @@ impl Context<'_> {
         // One more pair, untimed, with the proportional set sampled while it runs: its peak
         // counts whatever a transform holds only while it runs (FFTW's driver measures the
         // same way). It leaves `back` as a timed pair does.
-        if destroy || in_place {
-            back[..n_input].copy_from_slice(&input);
-        }
+        reload(&plan, &mut back, &input, destroy, in_place);
         world.barrier();
         let sampler = PssSampler::start();
         pair(&mut plan, &mut back, &mut output)?;
@@ -763,10 +763,14 @@ impl Context<'_> {
             }
             roundtrip(world, &output, &again, roundtrip_scale, out_block, batch)
         } else {
+            let mut dense: AlignedBuf<P::In> = AlignedBuf::new(if in_place { n_input } else { 0 });
+            if in_place {
+                plan.in_place_unload(&back, &mut dense);
+            }
             let errors = roundtrip(
                 world,
                 &input,
-                &back[..n_input],
+                if in_place { &dense } else { &back[..n_input] },
                 roundtrip_scale,
                 in_block,
                 batch,
@@ -903,6 +907,22 @@ impl Context<'_> {
         }
         written?;
         verdict
+    }
+}
+
+/// Puts the input back before a timed pair where the transforms overwrite it: into the
+/// in-place buffer (`in_place`, FFTW's padded rows for r2c) or the scratch block (`destroy`).
+fn reload<P: RunPlan>(
+    plan: &P,
+    back: &mut [P::In],
+    input: &[P::In],
+    destroy: bool,
+    in_place: bool,
+) {
+    if in_place {
+        plan.in_place_load(back, input);
+    } else if destroy {
+        back[..input.len()].copy_from_slice(input);
     }
 }
 

@@ -110,7 +110,7 @@ pub trait RunPlan {
     fn alloc_input(&mut self) -> Result<SharedBlock<Self::In>, FftError>;
     /// A forward-output block allocated by the plan (collective).
     fn alloc_output(&mut self) -> Result<SharedBlock<Self::Out>, FftError>;
-    /// Elements of this rank's in-place buffer (`--in-place`; c2c plans only).
+    /// Elements of this rank's in-place buffer (`--in-place`; c2c, r2c and r2r plans).
     fn in_place_len(&self) -> usize {
         0
     }
@@ -126,6 +126,15 @@ pub trait RunPlan {
     fn as_output<'a>(&self, _buffer: &'a [Self::In]) -> &'a [Self::Out] {
         &[]
     }
+    /// Puts the forward input (its block, dense) into an in-place buffer: at its start, or
+    /// in FFTW's padded rows for r2c.
+    fn in_place_load(&self, buffer: &mut [Self::In], input: &[Self::In]) {
+        buffer[..input.len()].copy_from_slice(input);
+    }
+    /// The forward input's block, dense, from an in-place buffer (after a backward).
+    fn in_place_unload(&self, buffer: &[Self::In], input: &mut [Self::In]) {
+        input.copy_from_slice(&buffer[..input.len()]);
+    }
 }
 
 /// `RunPlan` for a fft-core plan type: the accessors have the same names on every plan.
@@ -136,65 +145,74 @@ macro_rules! run_plan {
             T: Sample,
             Complex<T>: Element + Sample,
         {
-            type In = $in;
-            type Out = $out;
-            fn forward(&mut self, input: &[$in], output: &mut [$out]) -> Result<(), FftError> {
-                $plan::forward(self, input, output)
-            }
-            fn backward(&mut self, input: &[$out], output: &mut [$in]) -> Result<(), FftError> {
-                $plan::backward(self, input, output)
-            }
-            fn forward_destroying(
-                &mut self,
-                input: &mut [$in],
-                output: &mut [$out],
-            ) -> Result<(), FftError> {
-                $plan::forward_destroying(self, input, output)
-            }
-            fn backward_destroying(
-                &mut self,
-                input: &mut [$out],
-                output: &mut [$in],
-            ) -> Result<(), FftError> {
-                $plan::backward_destroying(self, input, output)
-            }
-            fn input_layout(&self) -> &Layout {
-                $plan::input_layout(self)
-            }
-            fn output_layout(&self) -> &Layout {
-                $plan::output_layout(self)
-            }
-            fn batch(&self) -> usize {
-                $plan::batch(self)
-            }
-            fn grid(&self) -> &ProcessGrid {
-                $plan::grid(self)
-            }
-            fn times(&self) -> StageTimes {
-                $plan::times(self)
-            }
-            fn reset_times(&mut self) {
-                $plan::reset_times(self)
-            }
-            fn work_bytes(&self) -> usize {
-                self.work_len() * std::mem::size_of::<Complex<T>>()
-            }
-            fn pipeline(&self) -> &Pipeline {
-                $plan::pipeline(self)
-            }
-            fn complex_bytes(&self) -> usize {
-                std::mem::size_of::<Complex<T>>()
-            }
-            fn alloc_input(&mut self) -> Result<SharedBlock<$in>, FftError> {
-                $plan::alloc_input(self)
-            }
-            fn alloc_output(&mut self) -> Result<SharedBlock<$out>, FftError> {
-                $plan::alloc_output(self)
-            }
+            run_plan!(@common $plan, $in, $out);
             $(run_plan!(@$in_place $plan, $in);)?
         }
     };
+    (@common $plan:ident, $in:ty, $out:ty) => {
+        type In = $in;
+        type Out = $out;
+        fn forward(&mut self, input: &[$in], output: &mut [$out]) -> Result<(), FftError> {
+            $plan::forward(self, input, output)
+        }
+        fn backward(&mut self, input: &[$out], output: &mut [$in]) -> Result<(), FftError> {
+            $plan::backward(self, input, output)
+        }
+        fn forward_destroying(
+            &mut self,
+            input: &mut [$in],
+            output: &mut [$out],
+        ) -> Result<(), FftError> {
+            $plan::forward_destroying(self, input, output)
+        }
+        fn backward_destroying(
+            &mut self,
+            input: &mut [$out],
+            output: &mut [$in],
+        ) -> Result<(), FftError> {
+            $plan::backward_destroying(self, input, output)
+        }
+        fn input_layout(&self) -> &Layout {
+            $plan::input_layout(self)
+        }
+        fn output_layout(&self) -> &Layout {
+            $plan::output_layout(self)
+        }
+        fn batch(&self) -> usize {
+            $plan::batch(self)
+        }
+        fn grid(&self) -> &ProcessGrid {
+            $plan::grid(self)
+        }
+        fn times(&self) -> StageTimes {
+            $plan::times(self)
+        }
+        fn reset_times(&mut self) {
+            $plan::reset_times(self)
+        }
+        fn work_bytes(&self) -> usize {
+            self.work_len() * std::mem::size_of::<Complex<T>>()
+        }
+        fn pipeline(&self) -> &Pipeline {
+            $plan::pipeline(self)
+        }
+        fn complex_bytes(&self) -> usize {
+            std::mem::size_of::<Complex<T>>()
+        }
+        fn alloc_input(&mut self) -> Result<SharedBlock<$in>, FftError> {
+            $plan::alloc_input(self)
+        }
+        fn alloc_output(&mut self) -> Result<SharedBlock<$out>, FftError> {
+            $plan::alloc_output(self)
+        }
+    };
     (@in_place $plan:ident, $in:ty) => {
+        run_plan!(@in_place_only $plan, $in);
+        fn as_output<'a>(&self, buffer: &'a [$in]) -> &'a [$in] {
+            buffer
+        }
+    };
+    (@in_place_only $plan:ident, $in:ty) => {
         fn in_place_len(&self) -> usize {
             $plan::in_place_len(self)
         }
@@ -204,15 +222,45 @@ macro_rules! run_plan {
         fn backward_in_place(&mut self, buffer: &mut [$in]) -> Result<(), FftError> {
             $plan::backward_in_place(self, buffer)
         }
-        fn as_output<'a>(&self, buffer: &'a [$in]) -> &'a [$in] {
-            buffer
-        }
     };
 }
 
 run_plan!(FftPlan, Complex<T>, Complex<T>, in_place);
-run_plan!(RealFftPlan, T, Complex<T>);
 run_plan!(R2rPlan, T, T, in_place);
+
+/// The length of the last axis of a real-to-complex plan's real rows, and their padded
+/// length in an in-place buffer (FFTW's `2·(n/2 + 1)`).
+fn real_rows<T: Real>(plan: &RealFftPlan<T>) -> (usize, usize)
+where
+    Complex<T>: Element,
+{
+    let n = *plan.input_layout().global_shape().last().expect("d >= 2");
+    (n, 2 * (n / 2 + 1))
+}
+
+impl<T: Real> RunPlan for RealFftPlan<T>
+where
+    T: Sample,
+    Complex<T>: Element + Sample,
+{
+    run_plan!(@common RealFftPlan, T, Complex<T>);
+    run_plan!(@in_place_only RealFftPlan, T);
+    fn as_output<'a>(&self, buffer: &'a [T]) -> &'a [Complex<T>] {
+        fft_core::as_complex(buffer)
+    }
+    fn in_place_load(&self, buffer: &mut [T], input: &[T]) {
+        let (n, padded) = real_rows(self);
+        for (row, values) in buffer.chunks_mut(padded).zip(input.chunks(n)) {
+            row[..n].copy_from_slice(values);
+        }
+    }
+    fn in_place_unload(&self, buffer: &[T], input: &mut [T]) {
+        let (n, padded) = real_rows(self);
+        for (row, values) in buffer.chunks(padded).zip(input.chunks_mut(n)) {
+            values.copy_from_slice(&row[..n]);
+        }
+    }
+}
 
 /// A plan run the other way round: its backward is the run's forward (c2r is the backward of
 /// a real-to-complex plan).

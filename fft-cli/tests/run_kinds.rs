@@ -366,6 +366,8 @@ fn every_kind_verifies_without_a_gather() {
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 2 --in-place"),
         (3, "--kind c2c --shape 9,7,5,12 --grid 3x1 --precision f32 --normalization none --batch 1 --transposed-out --in-place"),
         (2, "--kind r2r:dct2,dst1,dct4 --shape 11,7,13 --grid 2x1 --precision f64 --normalization backward --batch 1 --in-place"),
+        (3, "--kind r2c --shape 7,10,9 --grid 1 --precision f64 --normalization backward --batch 2 --in-place"),
+        (2, "--kind r2c --shape 12,10 --grid 1 --precision f32 --normalization ortho --batch 1 --transposed-out --in-place"),
     ];
     for (ranks, flags) in cases {
         verify_synthetic(ranks, flags);

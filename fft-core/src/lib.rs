@@ -42,6 +42,11 @@
 //!   real-to-real axes mixed with FFT axes ([`AxisKind`]), padding for dealiasing (3/2 rule);
 //!   [`wavenumber`] indexes the spectrum. Conventions: `docs/spectral.md`.
 //!
+//! * In place ([`FftOptions::in_place`]): one buffer per rank, `forward_in_place` and
+//!   `backward_in_place` on every plan kind; [`RealFftPlan`]'s real rows in FFTW's padded
+//!   layout (`2·(n/2+1)` scalars per row; [`as_complex`] views the spectrum). See
+//!   `docs/library.md`.
+//!
 //! * [`SharedBlock`]: input and output blocks the plan allocates (`alloc_input`,
 //!   `alloc_output`); on one node every rank's lie in one shared-memory window, and the
 //!   exchanges move rows between them in place.
