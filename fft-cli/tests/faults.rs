@@ -286,6 +286,11 @@ fn bad_shapes_grids_and_memory_limits_fail_on_every_rank() {
                 vec![("DFFT_MEMORY_LIMIT", "lots")],
                 "malformed DFFT_MEMORY_LIMIT 'lots'".into(),
             ),
+            (
+                vec!["--shape", "8,6", "--kind", "c2r", "--in-place"],
+                vec![],
+                "--in-place runs c2c, r2c and r2r plans; a c2r run's input is the half spectrum".into(),
+            ),
         ];
         for (extra, env, needle) in &cases {
             let mut args = vec!["run", "--iters", "1"];
