@@ -62,8 +62,8 @@ def main():
     parser.add_argument("n", type=int)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--plan-arrays", action="store_true",
-                        help="also time dfft's class on the plan's arrays (fluidfft_dfft's "
-                        "plan_arrays option on) beside its default, plain numpy arrays")
+                        help="also time dfft's class with fluidfft_dfft's plan_arrays option "
+                        "the other way round (its arrays from PFFT.alloc or PFFT.zeros)")
     parser.add_argument("--no-mpi4py-fft", action="store_true", help="leave mpi4py-fft out")
     args = parser.parse_args()
     n = args.n
@@ -83,12 +83,12 @@ def main():
         import fluidfft_dfft
 
         default = fluidfft_dfft.options["plan_arrays"]
-        fluidfft_dfft.options["plan_arrays"] = True
+        fluidfft_dfft.options["plan_arrays"] = not default
         method = next(m for m in methods if m.endswith("_dfft"))
         obj = fluidfft.create_fft_object(method, n, n, n)
         fluidfft_dfft.options["plan_arrays"] = default
-        objects[method + " (plan arrays)"] = (obj, obj.create_arrayX(1.0),
-                                              obj.create_arrayK(1.0))
+        label = "zeros arrays" if default else "plan arrays"
+        objects[f"{method} ({label})"] = (obj, obj.create_arrayX(1.0), obj.create_arrayK(1.0))
     if not args.no_mpi4py_fft:
         objects.update(mpi4py_fft_objects(n))
     names = list(objects)

@@ -24,8 +24,8 @@ FluidFFT builds its classes from the sizes alone, so the other settings are read
   in the plan's memory (``dfft.PFFT.alloc``: one shared-memory window over the ranks of a
   node), between which the transforms move rows from rank to rank in place, without
   messages; each class then holds one real and one spectral array from its creation on;
-  ``FLUIDFFT_DFFT_PLAN_ARRAYS`` (``0`` or ``1``), default off (on one node with one thread
-  per rank, plain numpy arrays measured faster; see docs/python.md).
+  ``FLUIDFFT_DFFT_PLAN_ARRAYS`` (``0`` or ``1``), default on (see docs/python.md); off, they
+  are ``dfft.PFFT.zeros`` arrays.
 """
 
 import os
@@ -54,7 +54,7 @@ options = {
     "threads": _env_threads(),
     "grid": _env_grid(),
     "transposed_out": os.environ.get("FLUIDFFT_DFFT_TRANSPOSED", "1").strip() != "0",
-    "plan_arrays": os.environ.get("FLUIDFFT_DFFT_PLAN_ARRAYS", "0").strip() == "1",
+    "plan_arrays": os.environ.get("FLUIDFFT_DFFT_PLAN_ARRAYS", "1").strip() != "0",
 }
 """Settings of the plans the classes make (read when a class is instantiated)."""
 
