@@ -42,6 +42,10 @@ pub struct Provenance {
     pub oversubscribed: bool,
     /// The CPU (`model name` of /proc/cpuinfo).
     pub cpu_model: String,
+    /// The CPU's largest cache as sysfs describes cpu0's, e.g. "L3 480 MiB", or "unknown":
+    /// virtual machines of one model name differ in it, and the timings of cache-sized
+    /// problems with them.
+    pub cpu_cache: String,
     /// When the report was made, UTC, RFC 3339.
     pub timestamp_utc: String,
 }
@@ -57,6 +61,27 @@ fn cpu_model() -> String {
                 .map(|(_, v)| v.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// cpu0's largest cache level and its size ("L3 480 MiB"), from sysfs.
+fn cpu_cache() -> String {
+    let read = |path: std::path::PathBuf| std::fs::read_to_string(path).ok();
+    let largest = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let level: u32 = read(entry.path().join("level"))?.trim().parse().ok()?;
+            let size = read(entry.path().join("size"))?;
+            let kib: u64 = size.trim().strip_suffix('K')?.parse().ok()?;
+            Some((level, kib))
+        })
+        .max();
+    match largest {
+        Some((level, kib)) if kib >= 1024 => format!("L{level} {} MiB", kib / 1024),
+        Some((level, kib)) => format!("L{level} {kib} KiB"),
+        None => "unknown".to_string(),
+    }
 }
 
 /// Cores of this host (online processors; not the cores a launcher bound this process to,
@@ -149,6 +174,7 @@ impl Provenance {
             cores_per_node: cores(),
             oversubscribed: false,
             cpu_model: cpu_model(),
+            cpu_cache: cpu_cache(),
             timestamp_utc: now_utc(),
         }
     }

@@ -649,7 +649,7 @@ fn main() {
             None => "FFTW planned without wisdom".to_string(),
         };
         let table = format!(
-            "Measured by `scripts/bench-fft {}` at {} (commit `{}`, {} build, {}; {}, {} cores; \
+            "Measured by `scripts/bench-fft {}` at {} (commit `{}`, {} build, {}; {}, {}, {} cores; \
              {wisdom_note}). Seconds per forward+backward f64 pair: the minimum of {iters} pairs, \
              best of {rounds} round(s); ratios below 1 mean dfft is faster.\n\n\
              | kind | shape | configuration | dfft s | FFTW-MPI s | dfft / FFTW | dfft s, transposed | FFTW-MPI s, transposed | dfft / FFTW, transposed | caller's blocks / FFTW | dfft / floor | peak PSS MiB per rank, dfft / FFTW | memory dfft / FFTW |\n\
@@ -660,6 +660,7 @@ fn main() {
             p("build_profile"),
             p("rustc"),
             p("cpu_model"),
+            p("cpu_cache"),
             provenance["cores_per_node"],
             md_rows.join("\n"),
         );
