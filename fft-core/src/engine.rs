@@ -25,7 +25,7 @@ use num_complex::Complex;
 use redist::alloc::AlignedBuf;
 use redist::plan::RankExchange;
 use redist::runs::Run;
-use redist::{Exchange, ExchangePlan, ProcessGrid, StageTimes};
+use redist::{Exchange, ExchangePlan, ProcessGrid, RedistError, StageTimes};
 use std::sync::{Arc, Weak};
 
 /// The engine: the lowered program, what runs it, and the plan's buffers.
@@ -365,22 +365,23 @@ where
                 .sum::<usize>()
     }
 
-    /// The ranks' verdict on the caller's buffers, the same on every rank (one small
-    /// all-reduce, two if some buffer is wrong): `None` if every rank's are right, else the
-    /// lowest rank whose are not and its `wrong` numbers.
-    fn agree_buffers(&self, wrong: Option<[u64; 3]>) -> Option<(usize, [u64; 3])> {
-        let comm = self.grid.communicator();
-        let rank = self.grid.rank() as u64;
-        let mine = if wrong.is_some() { rank } else { u64::MAX };
-        let mut first = 0u64;
-        comm.all_reduce_into(&mine, &mut first, SystemOperation::min());
-        if first == u64::MAX {
-            return None;
+    /// The ranks' verdict on the caller's buffers, each `(name, expected, actual)`, the same
+    /// on every rank (one small all-reduce, two if some buffer is wrong): `None` if every
+    /// rank's are right, else the lowest rank whose are not and the first wrong one's entry.
+    fn agree_buffers(
+        &self,
+        checks: &[redist::comm::BufferCheck],
+    ) -> Option<(usize, redist::comm::BufferCheck)> {
+        match redist::comm::agree_buffers(self.grid.communicator(), checks, true) {
+            Ok(()) => None,
+            Err(RedistError::CallBufferLength {
+                rank,
+                buffer,
+                expected,
+                actual,
+            }) => Some((rank, (buffer, expected, actual))),
+            Err(other) => unreachable!("agree_buffers returns only CallBufferLength: {other}"),
         }
-        let theirs = wrong.filter(|_| first == rank).unwrap_or([0; 3]);
-        let mut numbers = [0u64; 3];
-        comm.all_reduce_into(&theirs[..], &mut numbers[..], SystemOperation::max());
-        Some((first as usize, numbers))
     }
 
     /// Checks the caller's buffers (lengths in elements of their own types: complex, or
@@ -399,20 +400,16 @@ where
         } else {
             (self.output_len(), self.input_len())
         };
-        // [which buffer (0: input, 1: output), expected, actual] where this rank's is wrong.
-        let wrong = if input.len() != input_len {
-            Some([0, input_len as u64, input.len() as u64])
-        } else if output.len() != output_len {
-            Some([1, output_len as u64, output.len() as u64])
-        } else {
-            None
-        };
-        if let Some((rank, [which, expected, actual])) = self.agree_buffers(wrong) {
+        let checks = [
+            ("input", input_len, input.len()),
+            ("output", output_len, output.len()),
+        ];
+        if let Some((rank, (buffer, expected, actual))) = self.agree_buffers(&checks) {
             return Err(FftError::CallBufferLength {
                 rank,
-                buffer: if which == 0 { "input" } else { "output" },
-                expected: expected as usize,
-                actual: actual as usize,
+                buffer,
+                expected,
+                actual,
             });
         }
         if self.options.destroy_input && matches!(input, Source::Read(_)) {
@@ -457,12 +454,13 @@ where
             return Err(FftError::InPlaceNotPlanned);
         }
         let expected = self.in_place_len::<E>();
-        let wrong = (buffer.len() != expected).then_some([0, expected as u64, buffer.len() as u64]);
-        if let Some((rank, [_, expected, actual])) = self.agree_buffers(wrong) {
+        if let Some((rank, (_, expected, actual))) =
+            self.agree_buffers(&[("buffer", expected, buffer.len())])
+        {
             return Err(FftError::InPlaceLength {
                 rank,
-                expected: expected as usize,
-                actual: actual as usize,
+                expected,
+                actual,
             });
         }
         let (input_len, layout) = if forward {
