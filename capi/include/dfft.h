@@ -62,8 +62,8 @@
 // A buffer dfft cannot use: misaligned for its element type, or overlapping the other one.
 #define DFFT_ERROR_BAD_BUFFER 4
 
-// `input == output` on a plan made without `DFFT_IN_PLACE` (c2c and r2r plans can be made
-// with it): plan with it, or pass two buffers.
+// `input == output` on a plan made without `DFFT_IN_PLACE` (every kind can be made with
+// it): plan with it, or pass two buffers.
 #define DFFT_ERROR_IN_PLACE 5
 
 // The plan would not fit in memory (see the message for the numbers).

@@ -19,8 +19,8 @@ pub const DFFT_ERROR_BAD_ARGUMENT: c_int = 2;
 pub const DFFT_ERROR_BAD_GRID: c_int = 3;
 /// A buffer dfft cannot use: misaligned for its element type, or overlapping the other one.
 pub const DFFT_ERROR_BAD_BUFFER: c_int = 4;
-/// `input == output` on a plan made without `DFFT_IN_PLACE` (c2c and r2r plans can be made
-/// with it): plan with it, or pass two buffers.
+/// `input == output` on a plan made without `DFFT_IN_PLACE` (every kind can be made with
+/// it): plan with it, or pass two buffers.
 pub const DFFT_ERROR_IN_PLACE: c_int = 5;
 /// The plan would not fit in memory (see the message for the numbers).
 pub const DFFT_ERROR_MEMORY: c_int = 6;
@@ -127,7 +127,7 @@ pub(crate) fn description(code: c_int) -> &'static CStr {
         DFFT_ERROR_BAD_GRID => c"dfft: the processor grid request cannot be met",
         DFFT_ERROR_BAD_BUFFER => c"dfft: a buffer is misaligned or overlaps the other one",
         DFFT_ERROR_IN_PLACE => {
-            c"dfft: input == output on a plan made without DFFT_IN_PLACE; plan with it (c2c, r2r) or pass two buffers"
+            c"dfft: input == output on a plan made without DFFT_IN_PLACE; plan with it or pass two buffers"
         }
         DFFT_ERROR_MEMORY => c"dfft: not enough memory for the plan",
         DFFT_ERROR_MPI => {

@@ -325,7 +325,9 @@ pub struct FftOptions {
     /// [`crate::FftPlan::backward_in_place`] on one buffer of
     /// [`crate::FftPlan::in_place_len`] elements, like an FFTW plan made with `in == out`):
     /// the plan lowers a second schedule that starts and ends in that buffer and sizes its
-    /// work buffers for both (the out-of-place calls keep working). Without it the in-place
+    /// work buffers for both (the out-of-place calls keep working). Every plan kind:
+    /// [`crate::RealFftPlan`]'s buffer holds the real rows in FFTW's padded layout
+    /// ([`crate::RealFftPlan::forward_in_place`]). Without it the in-place
     /// calls return [`crate::FftError::InPlaceNotPlanned`]. Default `false`.
     pub in_place: bool,
     /// The machine the complexity model describes when [`GridChoice::Auto`] picks the grid
