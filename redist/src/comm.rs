@@ -113,6 +113,23 @@ impl ProcessGrid {
 /// length the caller gave.
 pub type BufferCheck = (&'static str, usize, usize);
 
+/// Checks `checks` on this rank alone (each buffer at least its expected length): the first
+/// short one is a [`RedistError::BufferLength`]. For calls whose buffers are sized from the
+/// plan on every rank; any other collective call agrees with [`agree_buffers`].
+pub(crate) fn check_buffers(checks: &[BufferCheck]) -> Result<()> {
+    match checks
+        .iter()
+        .find(|&&(_, expected, actual)| actual < expected)
+    {
+        Some(&(buffer, expected, actual)) => Err(RedistError::BufferLength {
+            buffer,
+            expected,
+            actual,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Agrees over `comm` whether every rank's buffers have the lengths the call needs (at least
 /// the expected length, or exactly it when `exact`): one `MPI_Allreduce` of one integer when
 /// they do, and a second one carrying the values when some rank's do not. Then every rank

@@ -4,7 +4,7 @@
 //! owns its group communicator, its copy plans and the MPI count arrays, so running it
 //! allocates nothing. The caller owns the data and message buffers.
 
-use crate::comm::ProcessGrid;
+use crate::comm::{check_buffers, BufferCheck, ProcessGrid};
 use crate::element::Element;
 use crate::error::{RedistError, Result};
 use crate::pack::CopyPlan;
@@ -245,17 +245,6 @@ impl fmt::Debug for Exchange {
     }
 }
 
-fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()> {
-    if actual < expected {
-        return Err(RedistError::BufferLength {
-            buffer,
-            expected,
-            actual,
-        });
-    }
-    Ok(())
-}
-
 impl Exchange {
     /// Prepares this rank's part of `plan`; collective over the grid (duplicates the grid's
     /// and the group's communicators). All checks use global arguments only, so every rank agrees.
@@ -471,6 +460,16 @@ impl Exchange {
         piece.unpack(recv, dst);
     }
 
+    /// The buffers of [`Exchange::execute`] given these lengths, each with its required one.
+    fn buffer_checks(&self, src: usize, dst: usize, send: usize, recv: usize) -> [BufferCheck; 4] {
+        [
+            ("source", self.src_len, src),
+            ("destination", self.dst_len, dst),
+            ("send", self.whole.send_len(), send),
+            ("receive", self.whole.recv_len(), recv),
+        ]
+    }
+
     /// Runs the whole exchange: `src` (this rank's source block) to `dst`, through the
     /// caller's message buffers (lengths at least [`Exchange::src_len`],
     /// [`Exchange::dst_len`], [`Exchange::send_len`] and [`Exchange::recv_len`]), adding the
@@ -486,12 +485,7 @@ impl Exchange {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        let checks = [
-            ("source", self.src_len, src.len()),
-            ("destination", self.dst_len, dst.len()),
-            ("send", self.whole.send_len(), send.len()),
-            ("receive", self.whole.recv_len(), recv.len()),
-        ];
+        let checks = self.buffer_checks(src.len(), dst.len(), send.len(), recv.len());
         crate::comm::agree_buffers(&self.grid_comm, &checks, false)?;
         self.execute_sized(src, dst, send, recv, times)
     }
@@ -509,10 +503,7 @@ impl Exchange {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        check_len("source", self.src_len, src.len())?;
-        check_len("destination", self.dst_len, dst.len())?;
-        check_len("send", self.whole.send_len(), send.len())?;
-        check_len("receive", self.whole.recv_len(), recv.len())?;
+        check_buffers(&self.buffer_checks(src.len(), dst.len(), send.len(), recv.len()))?;
         let t0 = Instant::now();
         self.pack(src, send);
         let t1 = Instant::now();
@@ -546,8 +537,10 @@ fn move_messages<T: Element>(
         return Ok(());
     }
     let m = messages;
-    check_len("send", m.part.send_len, send.len())?;
-    check_len("receive", m.part.recv_len, recv.len())?;
+    check_buffers(&[
+        ("send", m.part.send_len, send.len()),
+        ("receive", m.part.recv_len, recv.len()),
+    ])?;
     let comm = comm.as_raw();
     if method == Method::Alltoallv && !m.chunked {
         return m.counts.alltoallv(comm, send, recv);

@@ -36,6 +36,7 @@
 
 use super::copy::{RankRedist, Transfer};
 use super::plan::RedistPlan;
+use crate::comm::{check_buffers, BufferCheck};
 use crate::element::Element;
 use crate::error::{RedistError, Result};
 use crate::exchange::StageTimes;
@@ -186,17 +187,6 @@ impl fmt::Debug for Redistribution {
             .field("recvs", &self.part.recvs.len())
             .finish()
     }
-}
-
-fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<()> {
-    if actual < expected {
-        return Err(RedistError::BufferLength {
-            buffer,
-            expected,
-            actual,
-        });
-    }
-    Ok(())
 }
 
 /// Where each of `part`'s messages starts in its receiver's receive buffer, which holds the
@@ -454,6 +444,16 @@ impl Redistribution {
         &self.part
     }
 
+    /// The buffers of [`Redistribution::execute`] given these lengths, each with its required one.
+    fn buffer_checks(&self, src: usize, dst: usize, send: usize, recv: usize) -> [BufferCheck; 4] {
+        [
+            ("source", self.part.src_len, src),
+            ("destination", self.part.dst_len, dst),
+            ("send", self.send_len(), send),
+            ("receive", self.recv_len(), recv),
+        ]
+    }
+
     /// Redistributes `src` (this rank's source array) into `dst` through the caller's message
     /// buffers (at least [`Redistribution::src_len`], [`Redistribution::dst_len`],
     /// [`Redistribution::send_len`] and [`Redistribution::recv_len`] long), adding stage
@@ -469,12 +469,7 @@ impl Redistribution {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        let checks = [
-            ("source", self.part.src_len, src.len()),
-            ("destination", self.part.dst_len, dst.len()),
-            ("send", self.send_len(), send.len()),
-            ("receive", self.recv_len(), recv.len()),
-        ];
+        let checks = self.buffer_checks(src.len(), dst.len(), send.len(), recv.len());
         crate::comm::agree_buffers(&self.comm, &checks, false)?;
         self.execute_sized(src, dst, send, recv, times)
     }
@@ -492,10 +487,7 @@ impl Redistribution {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        check_len("source", self.part.src_len, src.len())?;
-        check_len("destination", self.part.dst_len, dst.len())?;
-        check_len("send", self.send_len(), send.len())?;
-        check_len("receive", self.recv_len(), recv.len())?;
+        check_buffers(&self.buffer_checks(src.len(), dst.len(), send.len(), recv.len()))?;
         let schedule = match self.schedule {
             Schedule::Shared if self.shared.is_none() => Schedule::Alltoallv,
             s => s,
@@ -626,7 +618,7 @@ impl Redistribution {
     /// of every call), and either every rank unpacks a call or none does.
     pub unsafe fn pack_shared<T: Element>(&mut self, src: &[T]) -> Result<()> {
         self.check_split::<T>()?;
-        check_len("source", self.part.src_len, src.len())?;
+        check_buffers(&[("source", self.part.src_len, src.len())])?;
         // SAFETY: the caller's protocol: nobody reads the next slot meanwhile.
         unsafe { self.pack_next(src) };
         Ok(())
@@ -641,8 +633,10 @@ impl Redistribution {
     /// synchronized, and this rank fenced after the synchronization.
     pub unsafe fn unpack_shared<T: Element>(&mut self, src: &[T], dst: &mut [T]) -> Result<()> {
         self.check_split::<T>()?;
-        check_len("source", self.part.src_len, src.len())?;
-        check_len("destination", self.part.dst_len, dst.len())?;
+        check_buffers(&[
+            ("source", self.part.src_len, src.len()),
+            ("destination", self.part.dst_len, dst.len()),
+        ])?;
         // SAFETY: the caller's protocol: the slot is complete, visible and stable.
         unsafe { self.unpack_next(src, dst) };
         Ok(())
