@@ -24,8 +24,9 @@ FluidFFT builds its classes from the sizes alone, so the other settings are read
   in the plan's memory (``dfft.PFFT.alloc``: one shared-memory window over the ranks of a
   node), between which the transforms move rows from rank to rank in place, without
   messages; each class then holds one real and one spectral array from its creation on;
-  ``FLUIDFFT_DFFT_PLAN_ARRAYS`` (``0`` or ``1``), default on (see docs/python.md); off, they
-  are ``dfft.PFFT.zeros`` arrays.
+  ``FLUIDFFT_DFFT_PLAN_ARRAYS`` (``0`` or ``1``), default off: they are then
+  ``dfft.PFFT.zeros`` arrays, which get transparent huge pages where shared memory does not
+  (see docs/python.md).
 """
 
 import os
@@ -54,7 +55,7 @@ options = {
     "threads": _env_threads(),
     "grid": _env_grid(),
     "transposed_out": os.environ.get("FLUIDFFT_DFFT_TRANSPOSED", "1").strip() != "0",
-    "plan_arrays": os.environ.get("FLUIDFFT_DFFT_PLAN_ARRAYS", "1").strip() != "0",
+    "plan_arrays": os.environ.get("FLUIDFFT_DFFT_PLAN_ARRAYS", "0").strip() == "1",
 }
 """Settings of the plans the classes make (read when a class is instantiated)."""
 
