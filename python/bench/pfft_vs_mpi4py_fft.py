@@ -108,7 +108,8 @@ def main():
                       f"{np.median(t) / ref:7.2f}")
             for stat in (np.min, np.median):
                 py, rs = stat(overhead["python"]), stat(overhead["rust"])
-                print(f"  forward: Python call vs the Rust plan's loop ({names[0]}), "
+                print(f"  forward: Python call vs the Rust plan's loop in one process ({names[0]}; "
+                      f"call_vs_rust.py: each in its own), "
                       f"{stat.__name__} of {len(overhead['rust'])}: {py:.5f} s vs {rs:.5f} s: "
                       f"{100 * (py - rs) / rs:+.1f} %")
             print(f"  forward: time outside the plan's steps in the Python call, median over "
