@@ -10,6 +10,10 @@ markers reach mpirun's stdout.
 import os
 import sys
 
+# The test modules' shared helpers (tests/helpers.py): pytest's importlib mode and python -P
+# put no test directory on sys.path.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests"))
+
 
 def _marker(kind):
     name = os.environ.get("DFFT_HARNESS_TEST")

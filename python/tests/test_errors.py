@@ -6,16 +6,10 @@ import pytest
 from mpi4py import MPI
 
 import dfft
+from helpers import same_everywhere
 
 comm = MPI.COMM_WORLD
 rank, size = comm.rank, comm.size
-
-
-def same_everywhere(excinfo):
-    message = str(excinfo.value)
-    messages = comm.allgather(message)
-    assert all(m == message for m in messages), messages
-    return message
 
 
 @pytest.fixture

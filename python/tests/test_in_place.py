@@ -7,52 +7,16 @@ import scipy.fft
 from mpi4py import MPI
 
 import dfft
+from helpers import check_close, field, grids, same_everywhere, spectral_block, tolerance
 
 comm = MPI.COMM_WORLD
 rank, size = comm.rank, comm.size
-
-
-def tolerance(dtype, shape):
-    n = np.log2(max(2, int(np.prod(shape))))
-    return (1e-5 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-12) * n
-
-
-def field(shape, dtype, seed=11):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def check_close(got, want, tol):
-    assert got.shape == want.shape, (got.shape, want.shape)
-    scale = comm.allreduce(float(np.abs(want).max(initial=0.0)), op=MPI.MAX)
-    err = comm.allreduce(float(np.abs(got - want).max(initial=0.0)), op=MPI.MAX)
-    assert err <= tol * max(scale, 1e-300), f"relative error {err / scale:.3e} > {tol:.1e}"
-
-
-def spectral_block(plan, full):
-    return full.transpose(plan.spectral_axes)[plan.local_slice(True)]
-
-
-def same_everywhere(excinfo):
-    message = str(excinfo.value)
-    messages = comm.allgather(message)
-    assert all(m == message for m in messages), messages
-    return message
 
 
 def buffer_of(view):
     """The in-place buffer a view lies in (numpy collapses base chains to the owner)."""
     return view if view.base is None else view.base
 
-
-def grids(d):
-    out = ["auto", 1]
-    if d >= 3 and size > 1:
-        out.append(2)
-    return out
 
 
 @pytest.mark.parametrize("shape", [(11, 7, 13), (8, 6), (9, 6, 5, 4)])
