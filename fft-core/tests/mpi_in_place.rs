@@ -22,6 +22,32 @@ fn tolerance(shape: &[usize]) -> f64 {
     1e-12 * (n as f64).log2().max(1.0)
 }
 
+/// Runs `input` forward and back out of place through the c2c plan `plain` and in place
+/// through `plan` (the buffer past the input filled with `dirt`), asserts both directions
+/// bit-identical, and returns the out-of-place output and the in-place buffer after the
+/// round trip.
+fn same_in_place(
+    plain: &mut FftPlan<f64>,
+    plan: &mut FftPlan<f64>,
+    input: &[Complex<f64>],
+    dirt: Complex<f64>,
+    what: &str,
+) -> (Vec<Complex<f64>>, Vec<Complex<f64>>) {
+    let (n_in, n_out) = (plan.input_len(), plan.output_len());
+    assert_eq!(input.len(), n_in, "{what}");
+    let mut out = vec![Complex::default(); n_out];
+    plain.forward(input, &mut out).expect(what);
+    let mut buf = vec![dirt; plan.in_place_len()];
+    buf[..n_in].copy_from_slice(input);
+    plan.forward_in_place(&mut buf).expect(what);
+    assert!(buf[..n_out] == out[..], "{what}: in-place forward differs");
+    let mut back = vec![Complex::default(); n_in];
+    plain.backward(&out, &mut back).expect(what);
+    plan.backward_in_place(&mut buf).expect(what);
+    assert!(buf[..n_in] == back[..], "{what}: in-place backward differs");
+    (out, buf)
+}
+
 #[test]
 #[ignore = "MPI body: run by the in_place_np* launchers under mpirun"]
 fn in_place_body() {
@@ -59,21 +85,12 @@ fn in_place_body() {
                 let (n_in, n_out) = (plan.input_len(), plan.output_len());
                 assert_eq!(plan.in_place_len(), n_in.max(n_out), "{what}");
 
-                // Out of place (the plan without the option) for the bit-for-bit comparison.
-                let mut out = vec![Complex::default(); n_out];
-                plain.forward(&input, &mut out).expect(&what);
+                // In place (the tail past the input block dirty) against out of place (the
+                // plan without the option), which is checked against the serial reference.
+                let dirt = Complex::new(1e300, -3.0);
+                let (out, buf) = same_in_place(&mut plain, &mut plan, &input, dirt, &what);
                 let err = relative_error(&out, &want, max_norm(&reference));
                 assert!(err <= tol, "{what}: out-of-place forward error {err:e}");
-
-                // In place, the tail past the input block dirty.
-                let mut buf = vec![Complex::new(1e300, -3.0); plan.in_place_len()];
-                buf[..n_in].copy_from_slice(&input);
-                plan.forward_in_place(&mut buf).expect(&what);
-                assert!(buf[..n_out] == out[..], "{what}: in-place forward differs");
-                plan.backward_in_place(&mut buf).expect(&what);
-                let mut back = vec![Complex::default(); n_in];
-                plain.backward(&out, &mut back).expect(&what);
-                assert!(buf[..n_in] == back[..], "{what}: in-place backward differs");
                 let err = relative_error(&buf[..n_in], &input, max_norm(&x));
                 assert!(err <= tol, "{what}: in-place round-trip error {err:e}");
 
@@ -138,19 +155,10 @@ fn batched_and_padded(world: &impl Communicator, rank: usize, size: usize) {
                         local_block(&x[b * field..(b + 1) * field], plan.input_layout(), rank)
                     })
                     .collect();
-                let (n_in, n_out) = (plan.input_len(), plan.output_len());
-                assert_eq!(input.len(), n_in, "{what}");
-                let mut out = vec![Complex::default(); n_out];
-                plain.forward(&input, &mut out).expect(&what);
-                let mut buf = vec![Complex::new(f64::NAN, 0.0); plan.in_place_len()];
-                buf[..n_in].copy_from_slice(&input);
-                plan.forward_in_place(&mut buf).expect(&what);
-                assert!(buf[..n_out] == out[..], "{what}: in-place forward differs");
-                let mut back = vec![Complex::default(); n_in];
-                plain.backward(&out, &mut back).expect(&what);
-                plan.backward_in_place(&mut buf).expect(&what);
-                assert!(buf[..n_in] == back[..], "{what}: in-place backward differs");
-                let (w, p, m) = (plan.work_len(), plain.work_len(), n_in.max(n_out));
+                let nan = Complex::new(f64::NAN, 0.0);
+                same_in_place(&mut plain, &mut plan, &input, nan, &what);
+                let m = plan.input_len().max(plan.output_len());
+                let (w, p) = (plan.work_len(), plain.work_len());
                 assert!(w + m <= p + 2 * m, "{what}: more memory");
             }
         }
@@ -198,17 +206,8 @@ fn real_to_real(world: &impl Communicator, rank: usize, size: usize) {
             let mut plain = FftPlan::<f64>::new(world, &shape, mixed.clone()).expect(&what);
             let mut plan = FftPlan::<f64>::new(world, &shape, mixed.in_place(true)).expect(&what);
             let input = local_block(&x, plan.input_layout(), rank);
-            let (n_in, n_out) = (plan.input_len(), plan.output_len());
-            let mut out = vec![Complex::default(); n_out];
-            plain.forward(&input, &mut out).expect(&what);
-            let mut buf = vec![Complex::new(f64::NAN, 0.0); plan.in_place_len()];
-            buf[..n_in].copy_from_slice(&input);
-            plan.forward_in_place(&mut buf).expect(&what);
-            assert!(buf[..n_out] == out[..], "{what}: in-place forward differs");
-            let mut back = vec![Complex::default(); n_in];
-            plain.backward(&out, &mut back).expect(&what);
-            plan.backward_in_place(&mut buf).expect(&what);
-            assert!(buf[..n_in] == back[..], "{what}: in-place backward differs");
+            let nan = Complex::new(f64::NAN, 0.0);
+            same_in_place(&mut plain, &mut plan, &input, nan, &what);
         }
     }
 }
