@@ -3,8 +3,9 @@
 //! registry keyed by the address handed to the caller.
 
 use crate::exec::plan_mut;
-use crate::plan::{each_plan, DfftPlan, Transform};
+use crate::plan::DfftPlan;
 use crate::status::{guard, Failure, Outcome, DFFT_ERROR_UNKNOWN_BLOCK};
+use fft_core::with_any_plan;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::{Mutex, MutexGuard};
@@ -60,7 +61,7 @@ impl DfftPlan {
                 }
             }};
         }
-        Ok(each_plan!(&mut self.transform, p => block!(p)))
+        Ok(with_any_plan!(&mut self.transform, p => block!(p)))
     }
 }
 

@@ -2,14 +2,14 @@
 //! the plan's ranks (so a bad buffer on one rank never leaves the others waiting), then the
 //! Rust plan run on slices of the blocks.
 
-use crate::plan::{DfftPlan, Transform};
+use crate::plan::DfftPlan;
 use crate::status::{
     guard, Failure, Outcome, DFFT_ERROR_BAD_BUFFER, DFFT_ERROR_IN_PLACE, DFFT_ERROR_OTHER_RANK,
     DFFT_SUCCESS,
 };
+use fft_core::{with_any_plan, Transform};
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::Communicator;
-use num_complex::Complex;
 use std::ffi::{c_int, c_void};
 use std::mem::{align_of, size_of};
 
@@ -87,6 +87,9 @@ impl Buffer {
     }
 }
 
+/// A caller's pointer and its element count.
+type Raw = (*mut c_void, usize);
+
 /// How one rank calls: two buffers, or one (`input == output`, in place).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -146,30 +149,28 @@ impl DfftPlan {
         } else {
             (output_len, input_len)
         };
-        macro_rules! typed {
-            ($s:ty, $d:ty) => {
+        let (src, dst) = ((src, src_len), (dst, dst_len));
+        // Generic over the plan inside, for its element types.
+        fn typed<P: Transform>(_: &P, forward: bool, src: Raw, dst: Raw) -> (Buffer, Buffer) {
+            if forward {
                 (
-                    Buffer::of::<$s>(src, src_len, "input"),
-                    Buffer::of::<$d>(dst, dst_len, "output"),
+                    Buffer::of::<P::In>(src.0, src.1, "input"),
+                    Buffer::of::<P::Out>(dst.0, dst.1, "output"),
                 )
-            };
+            } else {
+                (
+                    Buffer::of::<P::Out>(src.0, src.1, "input"),
+                    Buffer::of::<P::In>(dst.0, dst.1, "output"),
+                )
+            }
         }
-        match (&self.transform, forward) {
-            (Transform::C2c64(_), _) => typed!(Complex<f64>, Complex<f64>),
-            (Transform::C2c32(_), _) => typed!(Complex<f32>, Complex<f32>),
-            (Transform::R2c64(_), true) => typed!(f64, Complex<f64>),
-            (Transform::R2c64(_), false) => typed!(Complex<f64>, f64),
-            (Transform::R2c32(_), true) => typed!(f32, Complex<f32>),
-            (Transform::R2c32(_), false) => typed!(Complex<f32>, f32),
-            (Transform::R2r64(_), _) => typed!(f64, f64),
-            (Transform::R2r32(_), _) => typed!(f32, f32),
-        }
+        with_any_plan!(&self.transform, p => typed(p, forward, src, dst))
     }
 
     /// The largest code any rank's check returned (`DFFT_SUCCESS` when all passed), and
     /// whether any rank calls in place and any out of place.
     fn agree(&self, code: c_int, mode: Mode) -> (c_int, bool, bool) {
-        let comm = crate::plan::each_plan!(&self.transform, p => p.grid().communicator());
+        let comm = self.transform.grid().communicator();
         let mine = [
             code,
             c_int::from(mode == Mode::InPlace),
@@ -208,7 +209,7 @@ impl DfftPlan {
             return self.run_in_place(forward, input);
         }
         let destroy = self.destroys_input();
-        // One arm per kind, precision and direction.
+        // One direction of the plan inside, whatever its kind and precision.
         macro_rules! go {
             ($plan:expr, $read:ident, $write:ident) => {
                 // SAFETY: both buffers passed `check_pair` (non-NULL when non-empty, aligned,
@@ -224,20 +225,11 @@ impl DfftPlan {
                 }
             };
         }
-        let result = match (&mut self.transform, forward) {
-            (Transform::C2c64(p), true) => go!(p, forward, forward_destroying),
-            (Transform::C2c64(p), false) => go!(p, backward, backward_destroying),
-            (Transform::C2c32(p), true) => go!(p, forward, forward_destroying),
-            (Transform::C2c32(p), false) => go!(p, backward, backward_destroying),
-            (Transform::R2c64(p), true) => go!(p, forward, forward_destroying),
-            (Transform::R2c64(p), false) => go!(p, backward, backward_destroying),
-            (Transform::R2c32(p), true) => go!(p, forward, forward_destroying),
-            (Transform::R2c32(p), false) => go!(p, backward, backward_destroying),
-            (Transform::R2r64(p), true) => go!(p, forward, forward_destroying),
-            (Transform::R2r64(p), false) => go!(p, backward, backward_destroying),
-            (Transform::R2r32(p), true) => go!(p, forward, forward_destroying),
-            (Transform::R2r32(p), false) => go!(p, backward, backward_destroying),
-        };
+        let result = with_any_plan!(&mut self.transform, p => if forward {
+            go!(p, forward, forward_destroying)
+        } else {
+            go!(p, backward, backward_destroying)
+        });
         Ok(result?)
     }
 
@@ -249,14 +241,11 @@ impl DfftPlan {
             return None;
         }
         let name = "input == output";
-        Some(match &self.transform {
-            Transform::C2c64(p) => Buffer::of::<Complex<f64>>(ptr, p.in_place_len(), name),
-            Transform::C2c32(p) => Buffer::of::<Complex<f32>>(ptr, p.in_place_len(), name),
-            Transform::R2c64(p) => Buffer::of::<f64>(ptr, p.in_place_len(), name),
-            Transform::R2c32(p) => Buffer::of::<f32>(ptr, p.in_place_len(), name),
-            Transform::R2r64(p) => Buffer::of::<f64>(ptr, p.in_place_len(), name),
-            Transform::R2r32(p) => Buffer::of::<f32>(ptr, p.in_place_len(), name),
-        })
+        let len = self.transform.in_place_len();
+        fn typed<P: Transform>(_: &P, ptr: *mut c_void, len: usize, name: &'static str) -> Buffer {
+            Buffer::of::<P::In>(ptr, len, name)
+        }
+        Some(with_any_plan!(&self.transform, p => typed(p, ptr, len, name)))
     }
 
     /// Runs one direction in place on the caller's one buffer (`input == output`; checked
@@ -269,20 +258,11 @@ impl DfftPlan {
         // API's contract for in-place calls, holds `dfft_local_in_place`'s count of this
         // rank's elements of the type `in_place_buffer` gave it, which nothing else accesses.
         let result = unsafe {
-            match (&mut self.transform, forward) {
-                (Transform::C2c64(p), true) => p.forward_in_place(one.write()),
-                (Transform::C2c64(p), false) => p.backward_in_place(one.write()),
-                (Transform::C2c32(p), true) => p.forward_in_place(one.write()),
-                (Transform::C2c32(p), false) => p.backward_in_place(one.write()),
-                (Transform::R2c64(p), true) => p.forward_in_place(one.write()),
-                (Transform::R2c64(p), false) => p.backward_in_place(one.write()),
-                (Transform::R2c32(p), true) => p.forward_in_place(one.write()),
-                (Transform::R2c32(p), false) => p.backward_in_place(one.write()),
-                (Transform::R2r64(p), true) => p.forward_in_place(one.write()),
-                (Transform::R2r64(p), false) => p.backward_in_place(one.write()),
-                (Transform::R2r32(p), true) => p.forward_in_place(one.write()),
-                (Transform::R2r32(p), false) => p.backward_in_place(one.write()),
-            }
+            with_any_plan!(&mut self.transform, p => if forward {
+                p.forward_in_place(one.write())
+            } else {
+                p.backward_in_place(one.write())
+            })
         };
         Ok(result?)
     }

@@ -92,7 +92,7 @@ pub unsafe extern "C" fn dfft_plan_dft(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         construct(
-            Kind::Dft,
+            Kind::C2c,
             false,
             d,
             n,
@@ -126,7 +126,7 @@ pub unsafe extern "C" fn dfftf_plan_dft(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         construct(
-            Kind::Dft,
+            Kind::C2c,
             true,
             d,
             n,
@@ -163,7 +163,7 @@ pub unsafe extern "C" fn dfft_plan_dft_r2c(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         construct(
-            Kind::RealToComplex,
+            Kind::R2c,
             false,
             d,
             n,
@@ -197,7 +197,7 @@ pub unsafe extern "C" fn dfftf_plan_dft_r2c(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         construct(
-            Kind::RealToComplex,
+            Kind::R2c,
             true,
             d,
             n,
@@ -236,7 +236,7 @@ pub unsafe extern "C" fn dfft_plan_r2r(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         construct(
-            Kind::RealToReal,
+            Kind::R2r,
             false,
             d,
             n,
@@ -271,7 +271,7 @@ pub unsafe extern "C" fn dfftf_plan_r2r(
     // SAFETY: the caller's contract, passed on.
     unsafe {
         construct(
-            Kind::RealToReal,
+            Kind::R2r,
             true,
             d,
             n,

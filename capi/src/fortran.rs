@@ -40,12 +40,8 @@ macro_rules! fortran_constructors {
     };
 }
 
-fortran_constructors!(dfft_f_plan_dft, dfftf_f_plan_dft, Kind::Dft);
-fortran_constructors!(
-    dfft_f_plan_dft_r2c,
-    dfftf_f_plan_dft_r2c,
-    Kind::RealToComplex
-);
+fortran_constructors!(dfft_f_plan_dft, dfftf_f_plan_dft, Kind::C2c);
+fortran_constructors!(dfft_f_plan_dft_r2c, dfftf_f_plan_dft_r2c, Kind::R2c);
 
 /// The Fortran real-to-real constructors.
 macro_rules! fortran_r2r {
@@ -80,8 +76,7 @@ macro_rules! fortran_r2r {
             // SAFETY: the caller's contract, passed on.
             unsafe {
                 make_plan(plan, || {
-                    raw.read(Kind::RealToReal, $single)?
-                        .plan(&borrow_fortran(comm)?)
+                    raw.read(Kind::R2r, $single)?.plan(&borrow_fortran(comm)?)
                 })
             }
         }

@@ -2,9 +2,7 @@
 
 use crate::comm::Borrowed;
 use crate::status::{Failure, Outcome, DFFT_ERROR_BAD_GRID};
-use fft_core::{
-    AxisKind, FftOptions, FftPlan, GridChoice, Normalization, R2rKind, R2rPlan, RealFftPlan,
-};
+use fft_core::{AnyPlan, AxisKind, FftOptions, GridChoice, Normalization, Precision, R2rKind};
 use redist::Layout;
 use std::ffi::{c_int, c_uint};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -69,42 +67,11 @@ pub const DFFT_RODFT11: dfft_r2r_kind = 10;
 /// An opaque distributed transform made by one of the `dfft_plan_*`/`dfftf_plan_*`
 /// constructors and released by `dfft_destroy`.
 pub struct DfftPlan {
-    pub(crate) transform: Transform,
+    pub(crate) transform: AnyPlan,
 }
-
-/// The plan kinds and precisions.
-pub(crate) enum Transform {
-    C2c64(FftPlan<f64>),
-    C2c32(FftPlan<f32>),
-    R2c64(RealFftPlan<f64>),
-    R2c32(RealFftPlan<f32>),
-    R2r64(R2rPlan<f64>),
-    R2r32(R2rPlan<f32>),
-}
-
-/// `$body` with `$plan` bound to the plan inside any [`Transform`] (the accessors every kind
-/// shares).
-macro_rules! each_plan {
-    ($transform:expr, $plan:ident => $body:expr) => {
-        match $transform {
-            Transform::C2c64($plan) => $body,
-            Transform::C2c32($plan) => $body,
-            Transform::R2c64($plan) => $body,
-            Transform::R2c32($plan) => $body,
-            Transform::R2r64($plan) => $body,
-            Transform::R2r32($plan) => $body,
-        }
-    };
-}
-pub(crate) use each_plan;
 
 /// What a constructor makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Dft,
-    RealToComplex,
-    RealToReal,
-}
+pub(crate) use fft_core::PlanKind as Kind;
 
 /// A constructor's arguments, read from C and checked: the same on every rank when the
 /// callers pass the same values, so every rank fails alike.
@@ -168,7 +135,7 @@ impl RawRequest {
             })?;
         let mut options = options_from_flags(self.flags)?.batch(batch);
         options.grid = self.grid(d)?;
-        if kind == Kind::RealToReal {
+        if kind == Kind::R2r {
             // SAFETY: the caller's contract: `kinds` holds `d` elements (or is NULL).
             let codes = unsafe { read_array(self.kinds, d, "kinds") }?;
             let mut axes = codes
@@ -307,19 +274,12 @@ impl Request {
     /// Makes the plan; collective over `comm`.
     pub(crate) fn plan(self, comm: &Borrowed) -> Outcome<DfftPlan> {
         let comm = &**comm;
-        let (shape, options) = (&self.shape[..], self.options);
-        let transform = match (self.kind, self.single) {
-            (Kind::Dft, false) => Transform::C2c64(FftPlan::new(comm, shape, options)?),
-            (Kind::Dft, true) => Transform::C2c32(FftPlan::new(comm, shape, options)?),
-            (Kind::RealToComplex, false) => {
-                Transform::R2c64(RealFftPlan::new(comm, shape, options)?)
-            }
-            (Kind::RealToComplex, true) => {
-                Transform::R2c32(RealFftPlan::new(comm, shape, options)?)
-            }
-            (Kind::RealToReal, false) => Transform::R2r64(R2rPlan::new(comm, shape, options)?),
-            (Kind::RealToReal, true) => Transform::R2r32(R2rPlan::new(comm, shape, options)?),
+        let precision = if self.single {
+            Precision::F32
+        } else {
+            Precision::F64
         };
+        let transform = AnyPlan::new(comm, self.kind, precision, &self.shape, self.options)?;
         Ok(DfftPlan { transform })
     }
 }
@@ -340,25 +300,28 @@ fn signed(v: Vec<usize>) -> Vec<isize> {
 impl DfftPlan {
     /// This rank's block of the forward input (`input`) or output layout.
     pub(crate) fn block(&self, input: bool) -> Block {
-        each_plan!(&self.transform, p => {
-            let layout: &Layout = if input { p.input_layout() } else { p.output_layout() };
-            let rank = p.rank();
-            Block {
-                local_n: signed(layout.local_shape(rank)),
-                start: signed(layout.global_offsets(rank)),
-                strides: signed(layout.local_strides(rank)),
-            }
-        })
+        let p = &self.transform;
+        let layout: &Layout = if input {
+            p.input_layout()
+        } else {
+            p.output_layout()
+        };
+        let rank = p.rank();
+        Block {
+            local_n: signed(layout.local_shape(rank)),
+            start: signed(layout.global_offsets(rank)),
+            strides: signed(layout.local_strides(rank)),
+        }
     }
 
     /// Elements of this rank's forward input and output (all `howmany` fields).
     pub(crate) fn counts(&self) -> (usize, usize) {
-        each_plan!(&self.transform, p => (p.input_len(), p.output_len()))
+        (self.transform.input_len(), self.transform.output_len())
     }
 
     /// The processor grid's dimensions.
     pub(crate) fn grid_dims(&self) -> Vec<usize> {
-        each_plan!(&self.transform, p => p.grid().shape().dims().to_vec())
+        self.transform.grid().shape().dims().to_vec()
     }
 
     /// Elements (of the plan's in-place type) of this rank's in-place buffer, 0 without
@@ -367,16 +330,16 @@ impl DfftPlan {
         if !self.in_place() {
             return 0;
         }
-        each_plan!(&self.transform, p => p.in_place_len())
+        self.transform.in_place_len()
     }
 
     /// Whether the plan was made with `DFFT_IN_PLACE`.
     pub(crate) fn in_place(&self) -> bool {
-        each_plan!(&self.transform, p => p.options().in_place)
+        self.transform.options().in_place
     }
 
     /// Whether the plan may write into its input.
     pub(crate) fn destroys_input(&self) -> bool {
-        each_plan!(&self.transform, p => p.options().destroy_input)
+        self.transform.options().destroy_input
     }
 }

@@ -58,6 +58,9 @@
 //!   ([`grids`]: `plan.spectral_grid()`).
 //!
 //! One generic code path serves every plan kind and precision (`T: Real`).
+//! * [`AnyPlan`]: a plan of a kind ([`PlanKind`]) and [`Precision`] chosen at run time, as
+//!   the Python and C bindings hold one; [`Transform`], the typed operations every plan kind
+//!   shares, and [`with_any_plan!`] run generic code on the plan inside.
 //! * [`model`]: the complexity model (Birkeland and Sørøvik §5) that predicts each candidate
 //!   grid's time and chooses the grid for [`GridChoice::Auto`] from the
 //!   [`model::MachineProfile`] in [`FftOptions::machine`].
@@ -69,6 +72,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod any_plan;
 mod engine;
 pub mod error;
 pub mod grids;
@@ -93,6 +97,7 @@ pub mod spectral;
 pub mod stages;
 pub mod view;
 
+pub use any_plan::{AnyPlan, PlanKind, Precision, Transform};
 pub use error::{FftError, Result};
 pub use grids::{SpectralAxis, SpectralGrid};
 pub use options::{AxisKind, FftOptions, GridChoice, Normalization, R2rKind};

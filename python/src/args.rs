@@ -9,23 +9,8 @@ use mpi::topology::SimpleCommunicator;
 use pyo3::prelude::*;
 use std::str::FromStr;
 
-/// What the plan does, as the `kind` argument spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    C2c,
-    R2c,
-    R2r,
-}
-
-impl Kind {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Kind::C2c => "c2c",
-            Kind::R2c => "r2c",
-            Kind::R2r => "r2r",
-        }
-    }
-}
+/// What the plan does, as the `kind` argument spells it (`name()`).
+pub(crate) use fft_core::PlanKind as Kind;
 
 /// `(kind, single precision)` from the `kind` and `dtype` arguments.
 pub(crate) fn kind_and_precision(

@@ -1,7 +1,7 @@
 //! `dfft._dfft`: the compiled part of the `dfft` Python package.
 //!
-//! A thin layer over the Rust API: [`plan::Pfft`] wraps `fft_core`'s `FftPlan`,
-//! `RealFftPlan` and `R2rPlan`, [`redistribute::Redistribution`] wraps `redist`'s block-cyclic
+//! A thin layer over the Rust API: [`plan::Pfft`] wraps `fft_core`'s `AnyPlan` (an `FftPlan`,
+//! `RealFftPlan` or `R2rPlan`), [`redistribute::Redistribution`] wraps `redist`'s block-cyclic
 //! redistribution. Communicators come from mpi4py (the raw `MPI_Comm` handle, duplicated), so
 //! the extension must link the same `libmpi` as mpi4py; the Python side checks that at import.
 //!

@@ -10,10 +10,11 @@ use crate::comm::{agree_on_arguments, collective, from_mpi4py, serialized_level,
 use crate::errors::{fft_error, value_error, DfftError};
 use crate::in_place::{run_in_place, zeros as zeros_in_place, InPlaceShapes};
 use crate::spectral::{self, AxisWaves};
-use crate::transform::{run, time_runs, with_plan, AssertSend, Context, Plan, Transform};
+use crate::transform::{run, time_runs, AssertSend, Context, Transform};
 use fft_core::model::{self, MachineProfile, Problem};
 use fft_core::{
-    AxisKind, FftOptions, FftPlan, Normalization, R2rPlan, RealFftPlan, SpectralAxis, SpectralGrid,
+    with_any_plan, AnyPlan, AxisKind, FftOptions, Normalization, Precision, SpectralAxis,
+    SpectralGrid,
 };
 use mpi::topology::{Communicator, SimpleCommunicator};
 use numpy::ndarray::IxDyn;
@@ -91,7 +92,7 @@ pub struct Pfft {
 
 /// What `destroy` frees: the plan, its communicator and its threads.
 struct Live {
-    plan: Plan,
+    plan: AnyPlan,
     comm: SimpleCommunicator,
     pool: Option<rayon::ThreadPool>,
 }
@@ -263,19 +264,13 @@ impl Pfft {
             None
         };
         let threads = if pool.is_some() { threads } else { global };
-        let build = |pool: Option<&rayon::ThreadPool>| -> fft_core::Result<Plan> {
-            let make = || -> fft_core::Result<Plan> {
-                Ok(match (kind, single) {
-                    (Kind::C2c, false) => Plan::C2c64(FftPlan::new(&comm_dup, &shape, options)?),
-                    (Kind::C2c, true) => Plan::C2c32(FftPlan::new(&comm_dup, &shape, options)?),
-                    (Kind::R2c, false) => {
-                        Plan::R2c64(RealFftPlan::new(&comm_dup, &shape, options)?)
-                    }
-                    (Kind::R2c, true) => Plan::R2c32(RealFftPlan::new(&comm_dup, &shape, options)?),
-                    (Kind::R2r, false) => Plan::R2r64(R2rPlan::new(&comm_dup, &shape, options)?),
-                    (Kind::R2r, true) => Plan::R2r32(R2rPlan::new(&comm_dup, &shape, options)?),
-                })
-            };
+        let precision = if single {
+            Precision::F32
+        } else {
+            Precision::F64
+        };
+        let build = |pool: Option<&rayon::ThreadPool>| -> fft_core::Result<AnyPlan> {
+            let make = || AnyPlan::new(&comm_dup, kind, precision, &shape, options);
             // Planning sizes per-thread scratch from the pool it runs in.
             match pool {
                 Some(pool) => {
@@ -287,13 +282,11 @@ impl Pfft {
             }
         };
         let plan = collective(&comm_dup, || build(pool.as_ref())).map_err(fft_error)?;
-        let rank = with_plan!(&plan, p => p.rank());
-        let (input_layout, output_layout, grid_dims) = with_plan!(&plan, p => (
-            p.input_layout().clone(),
-            p.output_layout().clone(),
-            p.grid_dims(),
-        ));
-        let in_place_len = with_plan!(&plan, p => p.in_place_len());
+        let rank = plan.rank();
+        let (input_layout, output_layout) =
+            (plan.input_layout().clone(), plan.output_layout().clone());
+        let grid_dims = plan.grid().shape().dims().to_vec();
+        let in_place_len = plan.in_place_len();
         let input_local = input_layout.local_shape_in_memory(rank);
         let output_local = output_layout.local_shape_in_memory(rank);
         let axes = axes.unwrap_or_else(|| vec![AxisKind::Fft; d]);
@@ -429,7 +422,7 @@ impl Pfft {
             let comm = ctx.comm;
             collective(
                 comm,
-                move || with_plan!(plan, p => time_runs(p, ctx, (n_in, n_out), repeat, backward, alloc)),
+                move || with_any_plan!(plan, p => time_runs(p, ctx, (n_in, n_out), repeat, backward, alloc)),
             )
         })
         .map_err(fft_error)
@@ -587,8 +580,7 @@ impl Pfft {
     /// Work memory the plan holds besides the caller's arrays, in bytes.
     #[getter]
     fn work_bytes(&self) -> PyResult<usize> {
-        let unit = if self.single { 8 } else { 16 };
-        Ok(with_plan!(&self.live()?.plan, p => p.work_len()) * unit)
+        Ok(self.live()?.plan.work_bytes())
     }
 
     /// The complexity model's prediction for the grid in use (seconds per forward+backward
@@ -610,7 +602,7 @@ impl Pfft {
 
     /// Seconds per stage since the plan was made or ``reset_times``, this rank.
     fn times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let t = with_plan!(&self.live()?.plan, p => p.times());
+        let t = self.live()?.plan.times();
         let d = pyo3::types::PyDict::new(py);
         d.set_item("fft", t.fft)?;
         d.set_item("pack", t.pack)?;
@@ -621,7 +613,7 @@ impl Pfft {
 
     /// Zeroes the stage timers.
     fn reset_times(&mut self) -> PyResult<()> {
-        with_plan!(&mut self.live_mut()?.plan, p => p.reset_times());
+        self.live_mut()?.plan.reset_times();
         Ok(())
     }
 
@@ -708,7 +700,7 @@ impl Pfft {
             }
         }
         let comm = &live.comm;
-        with_plan!(&mut live.plan, p => lend(py, comm, p, &blocks, spectral, &shape))
+        with_any_plan!(&mut live.plan, p => lend(py, comm, p, &blocks, spectral, &shape))
     }
 
     /// A zeroed local array: the forward input, or with ``spectral=True`` the forward output
@@ -728,7 +720,7 @@ impl Pfft {
             self.require_in_place("zeros(in_place=True)")?;
             let out_dtype = self.spectral_dtype(py)?;
             let shapes = self.in_place_shapes();
-            return with_plan!(&self.live()?.plan, p => zeros_of(p, py, &shapes, spectral, &out_dtype));
+            return with_any_plan!(&self.live()?.plan, p => zeros_of(p, py, &shapes, spectral, &out_dtype));
         }
         let (shape, dtype) = if spectral {
             (&self.output_shape, self.spectral_dtype(py)?)
@@ -853,9 +845,9 @@ impl Pfft {
         };
         let s = (&shapes.0[..], &shapes.1[..]);
         if forward {
-            with_plan!(&mut live.plan, p => run(py, ctx, p, x, out, names, s, Transform::forward))
+            with_any_plan!(&mut live.plan, p => run(py, ctx, p, x, out, names, s, fft_core::Transform::forward))
         } else {
-            with_plan!(&mut live.plan, p => run(py, ctx, p, x, out, names, s, Transform::backward))
+            with_any_plan!(&mut live.plan, p => run(py, ctx, p, x, out, names, s, fft_core::Transform::backward))
         }
     }
 
@@ -907,7 +899,7 @@ impl Pfft {
             pool: live.pool.as_ref(),
             blocks: &blocks,
         };
-        with_plan!(&mut live.plan, p => run_in_place(py, ctx, p, x, &shapes, forward, &out_dtype))
+        with_any_plan!(&mut live.plan, p => run_in_place(py, ctx, p, x, &shapes, forward, &out_dtype))
     }
 
     fn problem(&self) -> Problem {

@@ -1,91 +1,29 @@
-//! What `dfft.PFFT` runs: the Rust plan of whichever kind and precision it holds, and the
-//! checked, collective call of one transform on numpy arrays without the GIL.
+//! What `dfft.PFFT` runs: the checked, collective call of one transform of its plan
+//! ([`fft_core::AnyPlan`]) on numpy arrays without the GIL.
 
 use crate::arrays::{new_array, Checked, Expect};
 use crate::blocks::Blocks;
 use crate::comm::{agree, collective};
 use crate::errors::{fft_error, value_error};
-use fft_core::{FftPlan, R2rPlan, Real, RealFftPlan, SharedBlock};
+use fft_core::SharedBlock;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::{Communicator, SimpleCommunicator};
-use num_complex::Complex;
 use pyo3::prelude::*;
 use redist::alloc::AlignedBuf;
 
-/// The part of every plan kind that the binding uses; forward maps `In` to `Out`, backward
-/// `Out` to `In`.
-pub(crate) trait Transform {
-    type In: numpy::Element + redist::Element;
-    type Out: numpy::Element + redist::Element;
-    fn forward(&mut self, input: &[Self::In], output: &mut [Self::Out]) -> fft_core::Result<()>;
-    fn backward(&mut self, input: &[Self::Out], output: &mut [Self::In]) -> fft_core::Result<()>;
-    fn grid_dims(&self) -> Vec<usize>;
-    fn alloc_input(&mut self) -> fft_core::Result<fft_core::SharedBlock<Self::In>>;
-    fn alloc_output(&mut self) -> fft_core::Result<fft_core::SharedBlock<Self::Out>>;
-    fn forward_in_place(&mut self, buffer: &mut [Self::In]) -> fft_core::Result<()>;
-    fn backward_in_place(&mut self, buffer: &mut [Self::In]) -> fft_core::Result<()>;
+/// A plan kind whose elements numpy holds: every [`fft_core::Transform`] of `f32`, `f64`
+/// and their complex types.
+pub(crate) trait Transform:
+    fft_core::Transform<In: numpy::Element, Out: numpy::Element>
+{
 }
 
-macro_rules! transform {
-    ($plan:ident, $in:ty, $out:ty) => {
-        impl<T: Real> Transform for $plan<T>
-        where
-            Complex<T>: redist::Element + numpy::Element,
-            T: numpy::Element,
-        {
-            type In = $in;
-            type Out = $out;
-            fn forward(&mut self, i: &[$in], o: &mut [$out]) -> fft_core::Result<()> {
-                $plan::forward(self, i, o)
-            }
-            fn backward(&mut self, i: &[$out], o: &mut [$in]) -> fft_core::Result<()> {
-                $plan::backward(self, i, o)
-            }
-            fn grid_dims(&self) -> Vec<usize> {
-                $plan::grid(self).shape().dims().to_vec()
-            }
-            fn alloc_input(&mut self) -> fft_core::Result<fft_core::SharedBlock<$in>> {
-                $plan::alloc_input(self)
-            }
-            fn alloc_output(&mut self) -> fft_core::Result<fft_core::SharedBlock<$out>> {
-                $plan::alloc_output(self)
-            }
-            fn forward_in_place(&mut self, buffer: &mut [$in]) -> fft_core::Result<()> {
-                $plan::forward_in_place(self, buffer)
-            }
-            fn backward_in_place(&mut self, buffer: &mut [$in]) -> fft_core::Result<()> {
-                $plan::backward_in_place(self, buffer)
-            }
-        }
-    };
-}
-
-transform!(FftPlan, Complex<T>, Complex<T>);
-transform!(RealFftPlan, T, Complex<T>);
-transform!(R2rPlan, T, T);
-
-/// The Rust plan of a `PFFT`, of the kind and precision its arguments chose.
-pub(crate) enum Plan {
-    C2c64(FftPlan<f64>),
-    C2c32(FftPlan<f32>),
-    R2c64(RealFftPlan<f64>),
-    R2c32(RealFftPlan<f32>),
-    R2r64(R2rPlan<f64>),
-    R2r32(R2rPlan<f32>),
-}
-
-/// Runs `$body` with `$p` bound to the plan inside, whatever its kind and precision.
-macro_rules! with_plan {
-    ($plan:expr, $p:ident => $body:expr) => {
-        match $plan {
-            Plan::C2c64($p) => $body,
-            Plan::C2c32($p) => $body,
-            Plan::R2c64($p) => $body,
-            Plan::R2c32($p) => $body,
-            Plan::R2r64($p) => $body,
-            Plan::R2r32($p) => $body,
-        }
-    };
+impl<P> Transform for P
+where
+    P: fft_core::Transform,
+    P::In: numpy::Element,
+    P::Out: numpy::Element,
+{
 }
 
 /// What a transform needs from the plan object besides the Rust plan, borrowed apart from it.
@@ -286,5 +224,3 @@ pub(crate) enum PyErrText {
     Value(String),
     Fft(fft_core::FftError),
 }
-
-pub(crate) use with_plan;
