@@ -1,9 +1,9 @@
 /*
  * Every plan kind and precision of the C API against a naive serial reference: c2c, r2c/c2r
  * and r2r (FFTW's kind definitions) in double and single precision, batches (howmany),
- * transposed output, normalizations, destroyed inputs, in-place c2c and r2r (input == output on a
- * plan made with DFFT_IN_PLACE), explicit and model-chosen grids, plan-allocated
- * (shared-memory) blocks and caller-allocated ones.
+ * transposed output, normalizations, destroyed inputs, in-place c2c, r2r and r2c (input == output
+ * on a plan made with DFFT_IN_PLACE; r2c in FFTW's padded layout), explicit and model-chosen
+ * grids, plan-allocated (shared-memory) blocks and caller-allocated ones.
  *
  * Every rank computes the whole global transform naively (O(N * sum n_i)) from the same
  * deterministic input, then checks its own output block element by element through
@@ -210,9 +210,29 @@ static int run_case(const struct test_case *c, int rank, int size) {
   void *input, *output, *back;
   const int in_place = (c->flags & DFFT_IN_PLACE) != 0;
   if (in_place) {
-    /* One buffer of the larger count: input, output and backward output alike. */
+    /* One buffer of dfft_local_in_place's count: input, output and backward output alike;
+     * what the transforms must not read (r2c row padding, the tail) holds garbage. */
+    ptrdiff_t count;
+    dfft_local_in_place(plan, &count);
     ptrdiff_t most = in_count > out_count ? in_count : out_count;
-    input = output = back = malloc(most * type_size(in_type) + 1);
+    if (c->kind == R2C) {
+      /* FFTW's padded rows: the real input's last (contiguous) axis of n takes
+       * 2 * (n/2 + 1) scalars, and the spectrum (complex) starts at the buffer's start. */
+      ptrdiff_t n_last = c->n[d - 1], padded = 2 * (n_last / 2 + 1);
+      if (in_n[d - 1] != n_last || in_stride[d - 1] != 1) {
+        fprintf(stderr, "%s: the input block's last axis is not whole and contiguous\n", c->name);
+        return 0;
+      }
+      for (int i = 0; i < d - 1; i++) in_stride[i] = in_stride[i] / n_last * padded;
+      in_field = in_field / n_last * padded;
+      most = in_field * c->howmany > 2 * out_count ? in_field * c->howmany : 2 * out_count;
+    }
+    if (count != most) {
+      fprintf(stderr, "%s: dfft_local_in_place gives %td, the blocks need %td\n", c->name, count, most);
+      return 0;
+    }
+    input = output = back = malloc(count * type_size(in_type) + 1);
+    for (ptrdiff_t i = 0; i < count; i++) set(in_type, input, i, 1e30);
   } else if (c->plan_blocks) {
     dfft_alloc_input(plan, &input);
     dfft_alloc_output(plan, &output);
@@ -328,6 +348,8 @@ int main(int argc, char **argv) {
       {"c2c f32 9x6x5 dims={P} T in place x2", C2C, 1, 3, {9, 6, 5}, 2, 1, {-1}, DFFT_IN_PLACE | DFFT_TRANSPOSED_OUT, {0}, 0},
       {"r2c f64 6x5x8 T destroy howmany=2", R2C, 0, 3, {6, 5, 8}, 2, 0, {0}, DFFT_TRANSPOSED_OUT | DFFT_DESTROY_INPUT, {0}, 1},
       {"r2c f32 5x7x9 r1 B", R2C, 1, 3, {5, 7, 9}, 1, 1, {0}, DFFT_NORMALIZE_BACKWARD, {0}, 0},
+      {"r2c f64 6x5x8 B padded in place", R2C, 0, 3, {6, 5, 8}, 1, 0, {0}, DFFT_IN_PLACE | DFFT_NORMALIZE_BACKWARD, {0}, 0},
+      {"r2c f32 7x6x9 r2 T padded in place x2", R2C, 1, 3, {7, 6, 9}, 2, 2, {0}, DFFT_IN_PLACE | DFFT_TRANSPOSED_OUT, {0}, 0},
       {"r2r f64 7x6x5 dct2,dst1,dct4 T in place", R2R, 0, 3, {7, 6, 5}, 1, 0, {0}, DFFT_IN_PLACE | DFFT_TRANSPOSED_OUT, {DFFT_REDFT10, DFFT_RODFT00, DFFT_REDFT11}, 0},
       {"r2r f64 5x6x4 dct2,dst1,dct4", R2R, 0, 3, {5, 6, 4}, 1, 0, {0}, 0, {DFFT_REDFT10, DFFT_RODFT00, DFFT_REDFT11}, 1},
       {"r2r f32 6x5 dct1,dst2 T", R2R, 1, 2, {6, 5}, 1, 0, {0}, DFFT_TRANSPOSED_OUT, {DFFT_REDFT00, DFFT_RODFT10}, 0},
