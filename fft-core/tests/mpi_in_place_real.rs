@@ -4,7 +4,8 @@
 //! batched and padded plans, f64 and f32, the in-place results equal the out-of-place ones
 //! bit for bit, and those match the serial reference (numpy's `rfftn`: a serial complex FFT
 //! of the real data cut to the half spectrum); the padded view indexes the rows FFTW's way;
-//! wrong buffers get the same typed error on every rank; the calls allocate nothing.
+//! wrong buffers get the same typed error on every rank; the calls allocate nothing; the plan
+//! holds no more memory for them than out of place, but for the row padding.
 mod common;
 
 use common::*;
@@ -55,6 +56,26 @@ fn padded<T: Copy>(dense: &[T], n: usize, len: usize, fill: T) -> Vec<T> {
         buf[r * p..r * p + n].copy_from_slice(row);
     }
     buf
+}
+
+/// In place needs no more memory in all than out of place but FFTW's row padding: the in-place
+/// plan's work and its one buffer of `len` scalars against the work, input (`n_in` scalars in
+/// rows of `n`) and output (`n_out` complex) of the plan made without the option. Work
+/// lengths count complex elements, two scalars each.
+fn assert_no_more_memory(
+    work: (usize, usize),
+    len: usize,
+    lens: (usize, usize),
+    n: usize,
+    what: &str,
+) {
+    let ((w, q), (n_in, n_out)) = (work, lens);
+    let padding = n_in / n * (2 * (n / 2 + 1) - n);
+    assert!(
+        2 * w + len <= 2 * q + n_in + padding + 2 * n_out,
+        "{what}: in place work {w} + buffer {len} scalars > out of place work {q} + input \
+         {n_in} scalars + output {n_out} + padding {padding} scalars",
+    );
 }
 
 /// The real data of the padded rows, dense again.
@@ -156,6 +177,8 @@ fn in_place_real_body() {
                 plan.backward_in_place(&mut buf).expect(&what);
                 assert_eq!(allocations(), before, "{what}: in-place calls allocate");
                 assert!(unpadded(&buf, n, rows) == back, "{what}: second round trip");
+                let work = (plan.work_len(), plain.work_len());
+                assert_no_more_memory(work, len, (n_in, n_out), n, &what);
                 cases += 1;
             }
         }
@@ -213,6 +236,8 @@ fn batched_padded_f32(world: &impl Communicator, rank: usize, size: usize) {
                 unpadded(&buf, n, n_in / n) == back,
                 "{what}: backward differs"
             );
+            let work = (plan.work_len(), plain.work_len());
+            assert_no_more_memory(work, buf.len(), (n_in, n_out), n, &what);
 
             // f32 alike.
             let what = format!("f32 {what}");
@@ -235,6 +260,8 @@ fn batched_padded_f32(world: &impl Communicator, rank: usize, size: usize) {
                 unpadded(&buf, n, n_in / n) == back,
                 "{what}: backward differs"
             );
+            let work = (plan.work_len(), plain.work_len());
+            assert_no_more_memory(work, buf.len(), (n_in, n_out), n, &what);
         }
     }
 }
