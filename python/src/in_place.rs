@@ -3,8 +3,8 @@
 //! caller passes one view of it and gets the other view back.
 //!
 //! The buffer is a C-contiguous numpy array of the forward input's element type whose
-//! memory is exactly the in-place length (`PFFT.zeros(in_place=True)` makes one and returns a
-//! view of it; for c2c and r2r plans whose blocks have that length any array of the block's
+//! memory is exactly the in-place length (`PFFT.zeros(in_place=True)` makes one, on a cache
+//! line, and returns a view of it; for c2c and r2r plans whose blocks have that length any array of the block's
 //! shape is its own buffer). The views: the forward input is the first `local_shape` elements
 //! (for r2c, FFTW's padded real layout: rows of the last axis padded from `n` to
 //! `2·(n//2+1)` scalars, a strided view), the spectrum the first `local_spectral_shape`
@@ -18,10 +18,12 @@ use crate::comm::{agree, collective};
 use crate::errors::{fft_error, value_error};
 use crate::transform::{AssertSend, Context, Transform};
 use mpi::topology::Communicator;
+use numpy::ndarray::ArrayViewMut1;
 use numpy::prelude::*;
 use numpy::{PyArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyTuple};
+use redist::alloc::AlignedBuf;
 
 /// What the in-place views of a plan look like on this rank.
 pub(crate) struct InPlaceShapes<'a> {
@@ -85,15 +87,34 @@ pub(crate) fn view<'py>(
     }
 }
 
+/// The base object of a buffer `PFFT.zeros(in_place=True)` makes: owns its memory, an
+/// [`AlignedBuf`] (on a cache line, as the out-of-place `zeros` arrays are; numpy's own large
+/// arrays start 16 bytes past one), for as long as an array uses it.
+#[pyclass(module = "dfft", name = "_InPlaceBuffer", frozen)]
+pub struct BufferOwner {
+    _memory: Box<dyn std::any::Any + Send + Sync>,
+}
+
 /// A new zeroed in-place buffer and its view (see [`view`]).
-pub(crate) fn zeros<'py, E: numpy::Element>(
+pub(crate) fn zeros<'py, E: numpy::Element + redist::Element>(
     py: Python<'py>,
     shapes: &InPlaceShapes<'_>,
     spectral: bool,
     spectral_dtype: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let buffer = numpy::PyArray1::<E>::zeros(py, shapes.len, false).into_any();
-    view(&buffer, shapes, spectral, spectral_dtype)
+    let mut memory = AlignedBuf::<E>::new(shapes.len);
+    // SAFETY: `memory`'s `len` elements, initialized; the heap allocation does not move when
+    // the `AlignedBuf` moves into the owner, and is never reallocated.
+    let view1 = unsafe { ArrayViewMut1::from_shape_ptr(shapes.len, memory.as_mut_ptr()) };
+    let owner = Bound::new(
+        py,
+        BufferOwner {
+            _memory: Box::new(memory),
+        },
+    )?;
+    // SAFETY: the owner becomes the array's base object, so the memory outlives the array.
+    let buffer = unsafe { numpy::PyArray1::<E>::borrow_from_array(&view1, owner.into_any()) };
+    view(buffer.as_any(), shapes, spectral, spectral_dtype)
 }
 
 /// Checks that `x` is the input (`spectral` false) or spectral view of an in-place buffer
@@ -148,7 +169,11 @@ fn find_buffer<'py, E: numpy::Element>(
         }
         owner = base;
     }
-    let owns = owner.getattr("base").map(|b| b.is_none()).unwrap_or(false);
+    // Memory of its own, or of a buffer `zeros` made (numpy collapses views' bases to it).
+    let owns = owner
+        .getattr("base")
+        .map(|b| b.is_none() || b.is_instance_of::<BufferOwner>())
+        .unwrap_or(false);
     let buffer = owner.cast::<PyUntypedArray>().ok().filter(|base| {
         owns && data_address(base) == start
             && base.len() * base.dtype().itemsize() == shapes.len * std::mem::size_of::<E>()

@@ -707,8 +707,8 @@ impl Pfft {
     /// (mpi4py-fft's ``newDistArray``), starting on a cache line (numpy's large arrays start
     /// 16 bytes past one, so that every row of whole cache lines straddles two, like
     /// pyFFTW's ``empty_aligned``). With ``in_place=True`` (a plan made with
-    /// ``in_place``), that array is a view of a new in-place buffer (see
-    /// ``forward_in_place``): for r2c, FFTW's padded real layout, a strided view.
+    /// ``in_place``), that array is a view of a new in-place buffer, on a cache line too
+    /// (see ``forward_in_place``): for r2c, FFTW's padded real layout, a strided view.
     #[pyo3(signature = (spectral=false, in_place=false))]
     fn zeros<'py>(
         &self,
