@@ -14,6 +14,8 @@
 
 pub mod chunks;
 pub mod counts;
+#[cfg(target_os = "linux")]
+mod huge;
 pub mod p2p;
 pub mod window;
 

@@ -10,6 +10,9 @@
 //!   sweep gathers its tiles this way);
 //! * the shared schedule of [`crate::cyclic::run::Redistribution`] packs each message straight
 //!   into its receiver's segment.
+//!
+//! A [`GroupWindow`] whose regions are large lies instead on huge pages where the system
+//! allows (`super::huge`): strided sweeps over a peer's block then walk no page tables.
 
 use super::{check_mpi, SendPtr};
 use crate::error::Result;
@@ -147,7 +150,7 @@ pub fn on_one_node<C: Communicator>(comm: &C) -> bool {
 /// per member, contiguous in group order: region `q` starts `q · region_bytes` after region 0,
 /// in every member's address space, on a 64-byte boundary.
 pub struct GroupWindow {
-    segment: SharedSegment,
+    memory: Memory,
     /// The window's own communicator (a duplicate of the group's). Declared after the
     /// segment, so that the window is freed first.
     comm: SimpleCommunicator,
@@ -176,6 +179,34 @@ impl fmt::Debug for GroupWindow {
 /// Bytes of a cache line: the regions start and end on its boundaries.
 const CACHE_LINE: usize = 64;
 
+/// Region bytes from which a [`GroupWindow`] asks for memory on huge pages: smaller windows
+/// (a fused step's pieces) stay in cache, where pages do not matter.
+const HUGE_REGION: usize = 2 << 20;
+
+/// What holds a [`GroupWindow`]'s regions.
+enum Memory {
+    /// An MPI window (one segment per member).
+    Mpi(SharedSegment),
+    /// One mapping on 2 MiB boundaries, synchronized by fences and the group's barrier.
+    #[cfg(target_os = "linux")]
+    Huge(super::huge::HugeSegment),
+}
+
+impl Memory {
+    /// Makes this process's stores visible to the others and theirs visible here; pair it
+    /// with a barrier for a full synchronization.
+    fn fence(&self) -> Result<()> {
+        match self {
+            Memory::Mpi(segment) => segment.win_sync(),
+            #[cfg(target_os = "linux")]
+            Memory::Huge(segment) => {
+                segment.fence();
+                Ok(())
+            }
+        }
+    }
+}
+
 impl Exchange {
     /// A shared-memory window over this exchange's group with a region of at least
     /// `region_bytes` per member (the largest request of any member), or `None` when the
@@ -202,10 +233,24 @@ impl GroupWindow {
         // Whole cache lines per region, so that no two ranks write one line.
         let region_bytes = (most as usize).max(1).div_ceil(CACHE_LINE) * CACHE_LINE;
         let dup = comm.duplicate();
+        let me = comm.rank() as usize;
+        #[cfg(target_os = "linux")]
+        if region_bytes >= HUGE_REGION {
+            if let Some(segment) = super::huge::HugeSegment::new(&dup, members * region_bytes)? {
+                return Ok(Some(GroupWindow {
+                    // On a 2 MiB boundary, so on a cache line.
+                    base: SendPtr::new(segment.base()),
+                    memory: Memory::Huge(segment),
+                    comm: dup,
+                    region_bytes,
+                    members,
+                    me,
+                }));
+            }
+        }
         // MPI may start the window off a cache line (OpenMPI: 264 bytes into a page), so the
         // last member asks for one line more and the regions start on the first boundary:
         // rows on cache-line boundaries let the column FFTs run on them in cache too.
-        let me = comm.rank() as usize;
         let extra = if me + 1 == members { CACHE_LINE } else { 0 };
         let segment = SharedSegment::new(&dup, region_bytes + extra, 1)?;
         let first = segment.base_of(0)?;
@@ -223,7 +268,7 @@ impl GroupWindow {
         let mut all = 0i32;
         dup.all_reduce_into(&i32::from(contiguous), &mut all, SystemOperation::min());
         Ok((all == 1).then(|| GroupWindow {
-            segment,
+            memory: Memory::Mpi(segment),
             comm: dup,
             // In bounds: the window spans members · region_bytes + CACHE_LINE bytes.
             base: SendPtr::new(first.wrapping_add(shift)),
@@ -240,7 +285,17 @@ impl GroupWindow {
         let Some(first) = windows.first() else {
             return Ok(());
         };
-        SharedSegment::sync_many(windows.iter().map(|w| &w.segment), &first.comm)
+        for w in windows {
+            w.memory.fence()?;
+        }
+        // SAFETY: a plain collective call on a live communicator.
+        check_mpi("MPI_Barrier", unsafe {
+            ffi::MPI_Barrier(first.comm.as_raw())
+        })?;
+        for w in windows {
+            w.memory.fence()?;
+        }
+        Ok(())
     }
 
     /// Bytes per region.
@@ -288,8 +343,8 @@ impl GroupWindow {
     }
 
     /// Makes every member's writes to its region before this call visible to every member
-    /// after it (`MPI_Win_sync`, barrier, `MPI_Win_sync`); collective over the group.
+    /// after it (a fence or `MPI_Win_sync`, a barrier, again); collective over the group.
     pub fn sync(&self) -> Result<()> {
-        self.segment.sync(&self.comm)
+        Self::sync_all(&[self])
     }
 }
