@@ -2,7 +2,7 @@
 //! one code path for every kind and precision.
 
 use fft_core::stages::Pipeline;
-use fft_core::{FftError, FftPlan, R2rPlan, Real, RealFftPlan, SharedBlock};
+use fft_core::{FftError, FftPlan, R2rPlan, Real, RealFftPlan, SharedBlock, Transform};
 use num_complex::Complex;
 use redist::{Element, Layout, ProcessGrid, StageTimes};
 
@@ -64,65 +64,21 @@ real_sample!(f64);
 complex_sample!(f32);
 complex_sample!(f64);
 
-/// A distributed transform as `dfft run` sees it: `forward` from `In` (in `input_layout`) to
-/// `Out` (in `output_layout`), `backward` back. Lengths include the batch (`batch` blocks one
-/// after another, field-major).
-pub trait RunPlan {
-    /// Forward input element.
-    type In: Sample;
-    /// Forward output element.
-    type Out: Sample;
-    /// The forward transform; allocates nothing.
-    fn forward(&mut self, input: &[Self::In], output: &mut [Self::Out]) -> Result<(), FftError>;
-    /// The backward transform; allocates nothing.
-    fn backward(&mut self, input: &[Self::Out], output: &mut [Self::In]) -> Result<(), FftError>;
-    /// The forward transform, which may use `input` as scratch (`--destroy-input`).
-    fn forward_destroying(
-        &mut self,
-        input: &mut [Self::In],
-        output: &mut [Self::Out],
-    ) -> Result<(), FftError>;
-    /// The backward transform, which may use `input` as scratch.
-    fn backward_destroying(
-        &mut self,
-        input: &mut [Self::Out],
-        output: &mut [Self::In],
-    ) -> Result<(), FftError>;
-    /// Layout of one field of the forward input.
-    fn input_layout(&self) -> &Layout;
-    /// Layout of one field of the forward output.
-    fn output_layout(&self) -> &Layout;
-    /// Fields transformed together.
-    fn batch(&self) -> usize;
-    /// The processor grid.
-    fn grid(&self) -> &ProcessGrid;
-    /// Seconds per stage since the last reset.
-    fn times(&self) -> StageTimes;
-    /// Zeroes the stage timers.
-    fn reset_times(&mut self);
-    /// Bytes of work memory the plan holds on this rank.
-    fn work_bytes(&self) -> usize;
-    /// The plan's pipeline (layouts and stages), for its memory estimate.
-    fn pipeline(&self) -> &Pipeline;
+/// A distributed transform as `dfft run` sees it: a [`Transform`] of [`Sample`]s plus what
+/// only the CLI needs (the memory estimate's unit, the view of an in-place buffer as the
+/// output, FFTW's padded rows). Lengths include the batch (`batch` blocks one after another,
+/// field-major).
+pub trait RunPlan: Transform<In: Sample, Out: Sample> {
     /// Bytes of the complex element of the plan's precision (the unit of the estimate).
-    fn complex_bytes(&self) -> usize;
-    /// A forward-input block allocated by the plan (collective).
-    fn alloc_input(&mut self) -> Result<SharedBlock<Self::In>, FftError>;
-    /// A forward-output block allocated by the plan (collective).
-    fn alloc_output(&mut self) -> Result<SharedBlock<Self::Out>, FftError>;
-    /// Elements of this rank's in-place buffer (`--in-place`; c2c, r2c and r2r plans).
-    fn in_place_len(&self) -> usize {
-        0
+    fn complex_bytes(&self) -> usize {
+        2 * std::mem::size_of::<<Self::In as Sample>::Real>()
     }
-    /// The forward transform in place (`--in-place`).
-    fn forward_in_place(&mut self, _buffer: &mut [Self::In]) -> Result<(), FftError> {
-        Err(FftError::InPlaceNotPlanned)
+    /// Bytes of work memory the plan holds on this rank.
+    fn work_bytes(&self) -> usize {
+        self.work_len() * self.complex_bytes()
     }
-    /// The backward transform in place.
-    fn backward_in_place(&mut self, _buffer: &mut [Self::In]) -> Result<(), FftError> {
-        Err(FftError::InPlaceNotPlanned)
-    }
-    /// An in-place buffer's start as the forward output (the same type for c2c).
+    /// An in-place buffer's start as the forward output (the same type for c2c), or nothing
+    /// for a plan that has no in-place transform.
     fn as_output<'a>(&self, _buffer: &'a [Self::In]) -> &'a [Self::Out] {
         &[]
     }
@@ -137,96 +93,24 @@ pub trait RunPlan {
     }
 }
 
-/// `RunPlan` for a fft-core plan type: the accessors have the same names on every plan.
-macro_rules! run_plan {
-    ($plan:ident, $in:ty, $out:ty $(, $in_place:ident)?) => {
+/// `RunPlan` for a plan whose forward output is its input type, in place at the buffer's
+/// start.
+macro_rules! same_type_run_plan {
+    ($plan:ident, $elem:ty) => {
         impl<T: Real> RunPlan for $plan<T>
         where
             T: Sample,
             Complex<T>: Element + Sample,
         {
-            run_plan!(@common $plan, $in, $out);
-            $(run_plan!(@$in_place $plan, $in);)?
-        }
-    };
-    (@common $plan:ident, $in:ty, $out:ty) => {
-        type In = $in;
-        type Out = $out;
-        fn forward(&mut self, input: &[$in], output: &mut [$out]) -> Result<(), FftError> {
-            $plan::forward(self, input, output)
-        }
-        fn backward(&mut self, input: &[$out], output: &mut [$in]) -> Result<(), FftError> {
-            $plan::backward(self, input, output)
-        }
-        fn forward_destroying(
-            &mut self,
-            input: &mut [$in],
-            output: &mut [$out],
-        ) -> Result<(), FftError> {
-            $plan::forward_destroying(self, input, output)
-        }
-        fn backward_destroying(
-            &mut self,
-            input: &mut [$out],
-            output: &mut [$in],
-        ) -> Result<(), FftError> {
-            $plan::backward_destroying(self, input, output)
-        }
-        fn input_layout(&self) -> &Layout {
-            $plan::input_layout(self)
-        }
-        fn output_layout(&self) -> &Layout {
-            $plan::output_layout(self)
-        }
-        fn batch(&self) -> usize {
-            $plan::batch(self)
-        }
-        fn grid(&self) -> &ProcessGrid {
-            $plan::grid(self)
-        }
-        fn times(&self) -> StageTimes {
-            $plan::times(self)
-        }
-        fn reset_times(&mut self) {
-            $plan::reset_times(self)
-        }
-        fn work_bytes(&self) -> usize {
-            self.work_len() * std::mem::size_of::<Complex<T>>()
-        }
-        fn pipeline(&self) -> &Pipeline {
-            $plan::pipeline(self)
-        }
-        fn complex_bytes(&self) -> usize {
-            std::mem::size_of::<Complex<T>>()
-        }
-        fn alloc_input(&mut self) -> Result<SharedBlock<$in>, FftError> {
-            $plan::alloc_input(self)
-        }
-        fn alloc_output(&mut self) -> Result<SharedBlock<$out>, FftError> {
-            $plan::alloc_output(self)
-        }
-    };
-    (@in_place $plan:ident, $in:ty) => {
-        run_plan!(@in_place_only $plan, $in);
-        fn as_output<'a>(&self, buffer: &'a [$in]) -> &'a [$in] {
-            buffer
-        }
-    };
-    (@in_place_only $plan:ident, $in:ty) => {
-        fn in_place_len(&self) -> usize {
-            $plan::in_place_len(self)
-        }
-        fn forward_in_place(&mut self, buffer: &mut [$in]) -> Result<(), FftError> {
-            $plan::forward_in_place(self, buffer)
-        }
-        fn backward_in_place(&mut self, buffer: &mut [$in]) -> Result<(), FftError> {
-            $plan::backward_in_place(self, buffer)
+            fn as_output<'a>(&self, buffer: &'a [$elem]) -> &'a [$elem] {
+                buffer
+            }
         }
     };
 }
 
-run_plan!(FftPlan, Complex<T>, Complex<T>, in_place);
-run_plan!(R2rPlan, T, T, in_place);
+same_type_run_plan!(FftPlan, Complex<T>);
+same_type_run_plan!(R2rPlan, T);
 
 /// The length of the last axis of a real-to-complex plan's real rows, and their padded
 /// length in an in-place buffer (FFTW's `2·(n/2 + 1)`).
@@ -243,8 +127,6 @@ where
     T: Sample,
     Complex<T>: Element + Sample,
 {
-    run_plan!(@common RealFftPlan, T, Complex<T>);
-    run_plan!(@in_place_only RealFftPlan, T);
     fn as_output<'a>(&self, buffer: &'a [T]) -> &'a [Complex<T>] {
         fft_core::as_complex(buffer)
     }
@@ -263,10 +145,10 @@ where
 }
 
 /// A plan run the other way round: its backward is the run's forward (c2r is the backward of
-/// a real-to-complex plan).
+/// a real-to-complex plan). It has no in-place transform.
 pub struct Inverse<P>(pub P);
 
-impl<P: RunPlan> RunPlan for Inverse<P> {
+impl<P: Transform> Transform for Inverse<P> {
     type In = P::Out;
     type Out = P::In;
     fn forward(&mut self, input: &[P::Out], output: &mut [P::In]) -> Result<(), FftError> {
@@ -289,6 +171,18 @@ impl<P: RunPlan> RunPlan for Inverse<P> {
     ) -> Result<(), FftError> {
         self.0.forward_destroying(input, output)
     }
+    fn forward_in_place(&mut self, _buffer: &mut [P::Out]) -> Result<(), FftError> {
+        Err(FftError::InPlaceNotPlanned)
+    }
+    fn backward_in_place(&mut self, _buffer: &mut [P::Out]) -> Result<(), FftError> {
+        Err(FftError::InPlaceNotPlanned)
+    }
+    fn alloc_input(&mut self) -> Result<SharedBlock<P::Out>, FftError> {
+        self.0.alloc_output()
+    }
+    fn alloc_output(&mut self) -> Result<SharedBlock<P::In>, FftError> {
+        self.0.alloc_input()
+    }
     fn input_layout(&self) -> &Layout {
         self.0.output_layout()
     }
@@ -301,25 +195,26 @@ impl<P: RunPlan> RunPlan for Inverse<P> {
     fn grid(&self) -> &ProcessGrid {
         self.0.grid()
     }
+    fn pipeline(&self) -> &Pipeline {
+        self.0.pipeline()
+    }
+    fn in_place_len(&self) -> usize {
+        0
+    }
+    fn work_len(&self) -> usize {
+        self.0.work_len()
+    }
     fn times(&self) -> StageTimes {
         self.0.times()
     }
     fn reset_times(&mut self) {
         self.0.reset_times()
     }
-    fn work_bytes(&self) -> usize {
-        self.0.work_bytes()
-    }
-    fn pipeline(&self) -> &Pipeline {
-        self.0.pipeline()
-    }
-    fn complex_bytes(&self) -> usize {
-        self.0.complex_bytes()
-    }
-    fn alloc_input(&mut self) -> Result<SharedBlock<P::Out>, FftError> {
-        self.0.alloc_output()
-    }
-    fn alloc_output(&mut self) -> Result<SharedBlock<P::In>, FftError> {
-        self.0.alloc_input()
-    }
+}
+
+impl<P: Transform> RunPlan for Inverse<P>
+where
+    P::In: Sample,
+    P::Out: Sample,
+{
 }

@@ -6,6 +6,7 @@
 //! A new plan kind is added here: a variant of [`AnyPlan`] per precision, an arm of the
 //! macro, a [`PlanKind`] and a [`Transform`] implementation.
 
+use crate::stages::Pipeline;
 use crate::{FftOptions, FftPlan, R2rPlan, Real, RealFftPlan, Result, SharedBlock, StageTimes};
 use mpi::topology::Communicator;
 use num_complex::Complex;
@@ -49,9 +50,10 @@ pub enum Precision {
     F64,
 }
 
-/// The typed operations every plan kind shares: forward maps [`Transform::In`] (input
-/// layout) to [`Transform::Out`] (output layout), backward back. Each method is the plan's
-/// inherent method of the same name, documented there ([`FftPlan::forward`], ...).
+/// The typed operations and the accessors every plan kind shares: forward maps
+/// [`Transform::In`] (input layout) to [`Transform::Out`] (output layout), backward back.
+/// Each method is the plan's inherent method of the same name, documented there
+/// ([`FftPlan::forward`], ...).
 pub trait Transform {
     /// Forward input element: `Complex<T>` for c2c, `T` for r2c and r2r.
     type In: Element;
@@ -82,6 +84,25 @@ pub trait Transform {
     fn alloc_input(&mut self) -> Result<SharedBlock<Self::In>>;
     /// A zeroed forward-output block allocated by the plan. Collective.
     fn alloc_output(&mut self) -> Result<SharedBlock<Self::Out>>;
+    /// Layout of the forward input and backward output, one field.
+    fn input_layout(&self) -> &Layout;
+    /// Layout of the forward output and backward input, one field.
+    fn output_layout(&self) -> &Layout;
+    /// Number of fields transformed together.
+    fn batch(&self) -> usize;
+    /// The processor grid.
+    fn grid(&self) -> &ProcessGrid;
+    /// All layouts the transform passes through (one field).
+    fn pipeline(&self) -> &Pipeline;
+    /// Elements of this rank's in-place buffer, of [`Transform::In`].
+    fn in_place_len(&self) -> usize;
+    /// Work memory the plan holds on this rank, in units of the complex element of its
+    /// precision.
+    fn work_len(&self) -> usize;
+    /// Seconds spent per stage since the plan was made or `reset_times`.
+    fn times(&self) -> StageTimes;
+    /// Zeroes the stage timers.
+    fn reset_times(&mut self);
 }
 
 /// [`Transform`] for a plan type, whose inherent methods have the same names.
@@ -120,6 +141,33 @@ macro_rules! transform {
             }
             fn alloc_output(&mut self) -> Result<SharedBlock<$out>> {
                 $plan::alloc_output(self)
+            }
+            fn input_layout(&self) -> &Layout {
+                $plan::input_layout(self)
+            }
+            fn output_layout(&self) -> &Layout {
+                $plan::output_layout(self)
+            }
+            fn batch(&self) -> usize {
+                $plan::batch(self)
+            }
+            fn grid(&self) -> &ProcessGrid {
+                $plan::grid(self)
+            }
+            fn pipeline(&self) -> &Pipeline {
+                $plan::pipeline(self)
+            }
+            fn in_place_len(&self) -> usize {
+                $plan::in_place_len(self)
+            }
+            fn work_len(&self) -> usize {
+                $plan::work_len(self)
+            }
+            fn times(&self) -> StageTimes {
+                $plan::times(self)
+            }
+            fn reset_times(&mut self) {
+                $plan::reset_times(self)
             }
         }
     };
