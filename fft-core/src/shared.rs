@@ -47,11 +47,12 @@ enum Storage<E> {
 /// `alloc_input`/`alloc_output` (e.g. [`crate::FftPlan::alloc_input`]); dereferences to a
 /// slice of the block's length (`input_len` or `output_len`), zeroed.
 ///
-/// When all of the plan's ranks are on one node, the blocks of every rank lie in one MPI-3
-/// shared-memory window ([`SharedBlock::is_shared`]), and transforms between such blocks read
-/// and write the peers' rows in place: no pack, no unpack, no per-piece synchronization. Pass
-/// them to `forward`/`backward` like any slice; a block of another plan, or a call where
-/// some rank passes private memory, simply runs the message path.
+/// When all of the plan's ranks are on one node, the blocks of every rank lie in one
+/// shared-memory window ([`SharedBlock::is_shared`]; an MPI-3 window, or for blocks of 2 MiB
+/// and more a mapping on huge pages, see [`redist::window`]), and transforms between such
+/// blocks read and write the peers' rows in place: no pack, no unpack, no per-piece
+/// synchronization. Pass them to `forward`/`backward` like any slice; a block of another
+/// plan, or a call where some rank passes private memory, simply runs the message path.
 ///
 /// Freeing a window is collective: drop the blocks on every rank alike (as the plans
 /// themselves). Memory touched in a peer's block counts in this process's resident set size
