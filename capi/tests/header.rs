@@ -1,9 +1,12 @@
 //! The checked-in `include/dfft.h` is what cbindgen generates from the source now (build.rs
 //! writes it to OUT_DIR), and the Fortran module agrees with it: the same constants with the
-//! same values, and every `bind(c)` name a function that libdfft.so exports.
+//! same values, and every `bind(c)` name a function that libdfft.so, built from the sources
+//! as they are now, exports.
 //!
 //! After changing the API, refresh the header with
 //! `DFFT_BLESS=1 cargo test --release -p dfft-capi --test header`.
+
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -98,9 +101,7 @@ fn fortran_interfaces_name_exported_functions() {
         }
     }
     assert!(names.len() >= 17, "interfaces found: {names:?}");
-    // The library cargo built beside this test (`<target>/release/deps/header-*`).
-    let exe = std::env::current_exe().unwrap();
-    let library = exe.ancestors().nth(2).unwrap().join("libdfft.so");
+    let library = common::tested_library("libdfft.so");
     let nm = std::process::Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(&library)

@@ -5,11 +5,15 @@
 //! checks itself against a serial reference (exact solutions, exact spectra, naive
 //! transforms) and exits non-zero on any mismatch.
 //!
-//! The install reuses the release build (`--no-build`: the user can neither run the build
-//! owner's cargo nor write its target directory); `scripts/setup` builds it before the suite.
+//! The install reuses a build (`--no-build`: the user can neither run the build owner's cargo
+//! nor write its target directory): the libraries `cargo test` built for these tests, so
+//! those of the code under test (`common::tested_library`), and the `dfft` binary there is.
 //! Needs `mpicc`, `mpif90`, `pkg-config` and `mpirun` (scripts/setup installs them): without
 //! one the tests fail, they never pass silently.
 
+mod common;
+
+use common::{profile_dir, repo, tested_library};
 use mpi_harness::{mpirun_command, run_command};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,19 +31,6 @@ struct Installed {
     /// Who installed and built (`None`: this process's own non-root user).
     user: Option<String>,
     install_log: String,
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// The cargo target directory this test was built in (`<target>/release/deps/install-*`).
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.ancestors().nth(3).unwrap().to_path_buf()
 }
 
 fn is_root() -> bool {
@@ -111,9 +102,9 @@ fn install_user() -> Option<String> {
     Some(USER.to_string())
 }
 
-/// The files `scripts/install --no-build` reads, copied into `dir` (owned by the user) when
-/// the user cannot read the checkout itself (a clone under root's home, say).
-fn stage_checkout(dir: &Path, target: &Path) -> PathBuf {
+/// The source files `scripts/install --no-build` reads, copied into `dir` (owned by the user)
+/// when the user cannot read the checkout itself (a clone under root's home, say).
+fn stage_checkout(dir: &Path) -> PathBuf {
     let src = dir.join("src");
     for file in [
         "Cargo.toml",
@@ -129,16 +120,30 @@ fn stage_checkout(dir: &Path, target: &Path) -> PathBuf {
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(repo().join(file), &to).unwrap_or_else(|e| panic!("staging {file}: {e}"));
     }
-    let release = src.join("target/release");
-    std::fs::create_dir_all(&release).unwrap();
-    for artifact in ["libdfft.so", "libdfft.a", "dfft"] {
-        std::fs::copy(
-            target.join("release").join(artifact),
-            release.join(artifact),
-        )
-        .unwrap_or_else(|e| panic!("staging {artifact}: {e}"));
-    }
     src
+}
+
+/// A target directory for `scripts/install --no-build` in `dir`: `release/` with the
+/// libraries of the code under test and the `dfft` binary of this build.
+fn stage_build(dir: &Path) -> PathBuf {
+    let target = dir.join("target");
+    let release = target.join("release");
+    std::fs::create_dir_all(&release).unwrap();
+    let dfft = profile_dir().join("dfft");
+    assert!(
+        dfft.is_file(),
+        "{} is missing: build first (cargo build --release -p fft-cli, as scripts/setup does)",
+        dfft.display()
+    );
+    for (from, name) in [
+        (tested_library("libdfft.so"), "libdfft.so"),
+        (tested_library("libdfft.a"), "libdfft.a"),
+        (dfft, "dfft"),
+    ] {
+        std::fs::copy(&from, release.join(name))
+            .unwrap_or_else(|e| panic!("staging {}: {e}", from.display()));
+    }
+    target
 }
 
 /// The prefix of the temporary trees, followed by the test process's id.
@@ -161,58 +166,8 @@ fn remove_stale_trees() {
     }
 }
 
-/// The newest modification time of the files under `dir`.
-fn newest(dir: &Path) -> std::time::SystemTime {
-    std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .flatten()
-        .map(|e| {
-            let meta = e.metadata().unwrap();
-            if meta.is_dir() {
-                newest(&e.path())
-            } else {
-                meta.modified().unwrap()
-            }
-        })
-        .max()
-        .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
-}
-
-/// The release artifacts the install copies, present and built after the last change to the
-/// sources they come from (`cargo test` builds the crate's rlib, not libdfft.so or .a).
-fn check_artifacts(target: &Path) {
-    let sources = ["capi/src", "capi/build.rs", "fft-core/src", "redist/src"]
-        .iter()
-        .map(|s| {
-            let path = repo().join(s);
-            if path.is_dir() {
-                newest(&path)
-            } else {
-                std::fs::metadata(&path).unwrap().modified().unwrap()
-            }
-        })
-        .max()
-        .unwrap();
-    for artifact in ["libdfft.so", "libdfft.a", "dfft"] {
-        let path = target.join("release").join(artifact);
-        let built = std::fs::metadata(&path).and_then(|m| m.modified()).unwrap_or_else(|_| {
-            panic!(
-                "{} is missing: build first (cargo build --release -p dfft-capi -p fft-cli, as scripts/setup does)",
-                path.display()
-            )
-        });
-        assert!(
-            artifact == "dfft" || built >= sources,
-            "{} is older than the sources: rebuild it (cargo build --release -p dfft-capi; scripts/setup does)",
-            path.display()
-        );
-    }
-}
-
 fn install() -> Installed {
     require_tools();
-    let target = target_dir();
-    check_artifacts(&target);
     let user = install_user();
     remove_stale_trees();
     let dir = std::env::temp_dir().join(format!("{TREE}{}", std::process::id()));
@@ -227,19 +182,17 @@ fn install() -> Installed {
             .status()
             .is_ok_and(|s| s.success())
     };
-    let (checkout, target_for_user) = if readable(&repo().join("scripts/install"))
-        && readable(&target.join("release/libdfft.a"))
-    {
-        (repo(), target.clone())
+    let checkout = if readable(&repo().join("scripts/install")) {
+        repo()
     } else {
         eprintln!(
             "note: {} cannot read {}; installing from a copy of the files scripts/install reads",
             user.as_deref().unwrap_or("this user"),
             repo().display()
         );
-        let src = stage_checkout(&dir, &target);
-        (src.clone(), src.join("target"))
+        stage_checkout(&dir)
     };
+    let target_for_user = stage_build(&dir);
     if let Some(u) = &user {
         run(
             {
