@@ -148,13 +148,7 @@ fn batched_and_padded(world: &impl Communicator, rank: usize, size: usize) {
                     .chain(plan.global_shape().iter().copied())
                     .collect();
                 let x = random_global(&global, 9 + batch as u64);
-                // Each field's block, one after another (the plan's batched layout).
-                let field = plan.global_shape().iter().product::<usize>();
-                let input: Vec<_> = (0..batch)
-                    .flat_map(|b| {
-                        local_block(&x[b * field..(b + 1) * field], plan.input_layout(), rank)
-                    })
-                    .collect();
+                let input = local_fields(&x, batch, plan.input_layout(), rank);
                 let nan = Complex::new(f64::NAN, 0.0);
                 same_in_place(&mut plain, &mut plan, &input, nan, &what);
                 let m = plan.input_len().max(plan.output_len());
@@ -264,15 +258,6 @@ fn errors(world: &impl Communicator, rank: usize, size: usize) {
     // The plan still works afterwards on every rank.
     let mut buf = vec![Complex::new(1.0, 0.0); expected];
     plan.forward_in_place(&mut buf).unwrap();
-    // All ones: the spectrum is N at the zero mode, zero elsewhere.
-    let n = shape.iter().product::<usize>() as f64;
     let total: f64 = buf[..plan.output_len()].iter().map(|c| c.norm()).sum();
-    let mut all = 0.0;
-    mpi::collective::CommunicatorCollectives::all_reduce_into(
-        world,
-        &total,
-        &mut all,
-        mpi::collective::SystemOperation::sum(),
-    );
-    assert!((all - n).abs() < 1e-9 * n, "spectrum of ones sums to {all}");
+    assert_ones_spectrum(world, total, shape.iter().product());
 }

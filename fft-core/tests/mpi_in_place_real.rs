@@ -212,32 +212,8 @@ fn batched_padded_f32(world: &impl Communicator, rank: usize, size: usize) {
                 .collect();
             let n = *global.last().unwrap();
             let x = random_real(&global, 17 + batch as u64);
-            let field = plan.global_shape().iter().product::<usize>();
-            let input: Vec<f64> = (0..batch)
-                .flat_map(|b| {
-                    local_block(&x[b * field..(b + 1) * field], plan.input_layout(), rank)
-                })
-                .collect();
-            let (n_in, n_out) = (plan.input_len(), plan.output_len());
-            assert_eq!(input.len(), n_in, "{what}");
-            let mut out = vec![Complex::default(); n_out];
-            plain.forward(&input, &mut out).expect(&what);
-            let mut buf = padded(&input, n, plan.in_place_len(), f64::NAN);
-            assert!(plan.padded_input_view(&buf).unwrap() == plain.input_view(&input).unwrap());
-            plan.forward_in_place(&mut buf).expect(&what);
-            assert!(
-                as_complex(&buf)[..n_out] == out[..],
-                "{what}: forward differs"
-            );
-            let mut back = vec![0.0; n_in];
-            plain.backward(&out, &mut back).expect(&what);
-            plan.backward_in_place(&mut buf).expect(&what);
-            assert!(
-                unpadded(&buf, n, n_in / n) == back,
-                "{what}: backward differs"
-            );
-            let work = (plan.work_len(), plain.work_len());
-            assert_no_more_memory(work, buf.len(), (n_in, n_out), n, &what);
+            let input = local_fields(&x, batch, plan.input_layout(), rank);
+            same_padded_in_place(&mut plain, &mut plan, &input, n, &what);
 
             // f32 alike.
             let what = format!("f32 {what}");
@@ -245,25 +221,47 @@ fn batched_padded_f32(world: &impl Communicator, rank: usize, size: usize) {
             let mut plan =
                 RealFftPlan::<f32>::new(world, &shape, opts.in_place(true)).expect(&what);
             let input: Vec<f32> = input.iter().map(|&v| v as f32).collect();
-            let mut out = vec![Complex::default(); n_out];
-            plain.forward(&input, &mut out).expect(&what);
-            let mut buf = padded(&input, n, plan.in_place_len(), f32::NAN);
-            plan.forward_in_place(&mut buf).expect(&what);
-            assert!(
-                as_complex(&buf)[..n_out] == out[..],
-                "{what}: forward differs"
-            );
-            let mut back = vec![0.0f32; n_in];
-            plain.backward(&out, &mut back).expect(&what);
-            plan.backward_in_place(&mut buf).expect(&what);
-            assert!(
-                unpadded(&buf, n, n_in / n) == back,
-                "{what}: backward differs"
-            );
-            let work = (plan.work_len(), plain.work_len());
-            assert_no_more_memory(work, buf.len(), (n_in, n_out), n, &what);
+            same_padded_in_place(&mut plain, &mut plan, &input, n, &what);
         }
     }
+}
+
+/// Runs `input` (this rank's dense block, rows of `n`) forward and back out of place through
+/// `plain` and in place from FFTW's padded rows (the padding and the tail NaN) through
+/// `plan`; asserts the plan's padded view of the rows, both directions bit-identical and no
+/// more memory in place.
+fn same_padded_in_place<T: fft_core::Real>(
+    plain: &mut RealFftPlan<T>,
+    plan: &mut RealFftPlan<T>,
+    input: &[T],
+    n: usize,
+    what: &str,
+) where
+    Complex<T>: redist::Element,
+{
+    let (n_in, n_out) = (plan.input_len(), plan.output_len());
+    assert_eq!(input.len(), n_in, "{what}");
+    let mut out = vec![Complex::default(); n_out];
+    plain.forward(input, &mut out).expect(what);
+    let mut buf = padded(input, n, plan.in_place_len(), T::nan());
+    assert!(
+        plan.padded_input_view(&buf).unwrap() == plain.input_view(input).unwrap(),
+        "{what}: padded view"
+    );
+    plan.forward_in_place(&mut buf).expect(what);
+    assert!(
+        as_complex(&buf)[..n_out] == out[..],
+        "{what}: forward differs"
+    );
+    let mut back = vec![T::zero(); n_in];
+    plain.backward(&out, &mut back).expect(what);
+    plan.backward_in_place(&mut buf).expect(what);
+    assert!(
+        unpadded(&buf, n, n_in / n) == back,
+        "{what}: backward differs"
+    );
+    let work = (plan.work_len(), plain.work_len());
+    assert_no_more_memory(work, buf.len(), (n_in, n_out), n, what);
 }
 
 /// Wrong in-place calls: a plan made without the option refuses them, and a buffer of the
@@ -320,13 +318,5 @@ fn errors(world: &impl Communicator, rank: usize, size: usize) {
         .iter()
         .map(|c| c.norm())
         .sum();
-    let mut all = 0.0;
-    mpi::collective::CommunicatorCollectives::all_reduce_into(
-        world,
-        &total,
-        &mut all,
-        mpi::collective::SystemOperation::sum(),
-    );
-    let n = shape.iter().product::<usize>() as f64;
-    assert!((all - n).abs() < 1e-9 * n, "spectrum of ones sums to {all}");
+    assert_ones_spectrum(world, total, shape.iter().product());
 }

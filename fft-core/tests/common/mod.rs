@@ -75,6 +75,35 @@ pub fn naive_dft(data: &[Complex<f64>], shape: &[usize], sign: f64) -> Vec<Compl
         .collect()
 }
 
+/// This rank's blocks of `fields` global C-order arrays stored one after another in
+/// `global`, each in the layout's memory order, one after another (a batched plan's input).
+pub fn local_fields<T: Copy + Default>(
+    global: &[T],
+    fields: usize,
+    layout: &Layout,
+    rank: usize,
+) -> Vec<T> {
+    let field = global.len() / fields;
+    global
+        .chunks(field)
+        .flat_map(|f| local_block(f, layout, rank))
+        .collect()
+}
+
+/// Asserts that the norms of this rank's spectrum values, `total`, summed over the ranks of
+/// `world`, are `n`: the transform of all ones is `n` at the zero mode and zero elsewhere.
+pub fn assert_ones_spectrum(world: &impl mpi::topology::Communicator, total: f64, n: usize) {
+    let mut all = 0.0;
+    mpi::collective::CommunicatorCollectives::all_reduce_into(
+        world,
+        &total,
+        &mut all,
+        mpi::collective::SystemOperation::sum(),
+    );
+    let n = n as f64;
+    assert!((all - n).abs() < 1e-9 * n, "spectrum of ones sums to {all}");
+}
+
 /// This rank's block of a global C-order array, in the layout's memory order.
 pub fn local_block<T: Copy + Default>(global: &[T], layout: &Layout, rank: usize) -> Vec<T> {
     let shape = layout.global_shape();
