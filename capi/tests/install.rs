@@ -226,6 +226,7 @@ fn install() -> Installed {
     for source in [
         "c/transforms.c",
         "c/errors.c",
+        "fortran/cosines.f90",
         "fortran/r2c_use_mpi.f90",
         "fortran/in_place.f90",
     ] {
@@ -243,8 +244,8 @@ fn install() -> Installed {
          mpif90 $(pkg-config --cflags --libs dfft) '{ex}/c2c_transposed.f90' -o c2c_transposed
          mpicc $(pkg-config --cflags --libs dfft) transforms.c -lm -o transforms
          mpicc $(pkg-config --cflags --libs dfft) errors.c -lm -o errors
-         mpif90 $(pkg-config --cflags --libs dfft) r2c_use_mpi.f90 -o r2c_use_mpi
-         mpif90 $(pkg-config --cflags --libs dfft) in_place.f90 -o in_place
+         mpif90 $(pkg-config --cflags --libs dfft) cosines.f90 r2c_use_mpi.f90 -o r2c_use_mpi
+         mpif90 $(pkg-config --cflags --libs dfft) cosines.f90 in_place.f90 -o in_place
          mpicc '{ex}/poisson.c' $(pkg-config --cflags --libs dfft-static) -lm -o poisson_static",
         pc = pc.display(),
         bin = bin.display(),
