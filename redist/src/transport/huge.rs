@@ -7,10 +7,11 @@
 //! where private memory on huge pages pays none. `madvise(MADV_COLLAPSE)` (Linux 6.1 and
 //! later) makes shared-memory pages huge whatever that setting says (short of `deny`), but
 //! only pages whose addresses line up with 2 MiB boundaries in the mapping. So a large
-//! window is a POSIX shared-memory object that its first member creates and fills (so that
-//! running out of memory is an error here, not a `SIGBUS` later), every member maps at a
-//! 2 MiB boundary, and the members collapse one share of it each. Any failure on any
-//! member leaves every member with `None` (the caller then takes an MPI window); a collapse
+//! window is a POSIX shared-memory object that its first member creates, every member maps
+//! at a 2 MiB boundary, and each member allocates (so that running out of memory is an error
+//! here, not a `SIGBUS` later, and so that its share lies on its own NUMA node, where first
+//! touch would put an MPI window's) and collapses one share of. Any failure on any member
+//! leaves every member with `None` (the caller then takes an MPI window); a collapse
 //! that fails leaves small pages, which work all the same.
 
 use crate::error::Result;
@@ -49,7 +50,8 @@ impl HugeSegment {
             }
         }
         comm.process_at_rank(0).broadcast_into(&mut name[..]);
-        let mapped = (name[0] != 0).then(|| map(&name, len)).flatten();
+        let share = Share::of(me as usize, comm.size() as usize, len);
+        let mapped = (name[0] != 0).then(|| map(&name, len, share)).flatten();
         let mut all = 0i32;
         comm.all_reduce_into(
             &i32::from(mapped.is_some()),
@@ -70,7 +72,7 @@ impl HugeSegment {
             return Ok(None);
         }
         let segment = segment.expect("mapped on every member");
-        segment.collapse(me as usize, comm.size() as usize);
+        segment.collapse(share);
         // Nobody touches the memory before every share is collapsed: the peers' first
         // accesses then map whole huge pages.
         comm.barrier();
@@ -89,21 +91,37 @@ impl HugeSegment {
         std::sync::atomic::fence(Ordering::SeqCst);
     }
 
-    /// Asks for member `me` of `members`' share of the huge pages to be made huge; errors (an
-    /// older kernel, `shmem_enabled=deny`, no free huge page) leave small pages.
-    fn collapse(&self, me: usize, members: usize) {
-        let pages = self.len / HUGE_PAGE;
-        let (first, last) = (pages * me / members, pages * (me + 1) / members);
-        if first == last {
+    /// Asks for `share` of the huge pages to be made huge; errors (an older kernel,
+    /// `shmem_enabled=deny`, no free huge page) leave small pages.
+    fn collapse(&self, share: Share) {
+        if share.bytes == 0 {
             return;
         }
-        let start = self.base.get().wrapping_add(first * HUGE_PAGE).cast();
-        let bytes = (last - first) * HUGE_PAGE;
+        let start = self.base.get().wrapping_add(share.offset).cast();
         // SAFETY: advice on whole pages of our own mapping; neither call changes its
         // contents (a collapse copies the pages into huge ones).
         unsafe {
-            libc::madvise(start, bytes, libc::MADV_HUGEPAGE);
-            libc::madvise(start, bytes, MADV_COLLAPSE);
+            libc::madvise(start, share.bytes, libc::MADV_HUGEPAGE);
+            libc::madvise(start, share.bytes, MADV_COLLAPSE);
+        }
+    }
+}
+
+/// The huge pages one member allocates and collapses: an equal share of the mapping's, so
+/// that with equal regions (a plan's blocks) each member's region is mostly its own.
+#[derive(Clone, Copy)]
+struct Share {
+    offset: usize,
+    bytes: usize,
+}
+
+impl Share {
+    fn of(me: usize, members: usize, len: usize) -> Self {
+        let pages = len / HUGE_PAGE;
+        let (first, last) = (pages * me / members, pages * (me + 1) / members);
+        Share {
+            offset: first * HUGE_PAGE,
+            bytes: (last - first) * HUGE_PAGE,
         }
     }
 }
@@ -119,7 +137,8 @@ impl Drop for HugeSegment {
 /// `MADV_COLLAPSE` (Linux 6.1), which not every libc target defines.
 const MADV_COLLAPSE: libc::c_int = 25;
 
-/// Creates and fills a shared-memory object of `len` bytes; its NUL-padded name.
+/// Creates a shared-memory object of `len` bytes (its memory not yet allocated); its
+/// NUL-padded name.
 fn create(len: usize) -> Option<[u8; NAME_BYTES]> {
     let count = CREATED.fetch_add(1, Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()
@@ -134,15 +153,12 @@ fn create(len: usize) -> Option<[u8; NAME_BYTES]> {
     if fd < 0 {
         return None;
     }
-    let size = libc::off_t::try_from(len).ok();
-    // SAFETY: plain calls on the descriptor just opened; filling it allocates its memory now,
-    // so that a full /dev/shm fails here instead of faulting on first access.
-    let filled = size.is_some_and(|size| unsafe {
-        libc::ftruncate(fd, size) == 0 && libc::posix_fallocate(fd, 0, size) == 0
-    });
-    // SAFETY: closing the descriptor opened above (the peers open the object by name).
+    // SAFETY: a plain call on the descriptor just opened.
+    let sized =
+        libc::off_t::try_from(len).is_ok_and(|size| unsafe { libc::ftruncate(fd, size) } == 0);
+    // SAFETY: closing the descriptor opened above (the members open the object by name).
     unsafe { libc::close(fd) };
-    if !filled {
+    if !sized {
         // SAFETY: the NUL-terminated name of the object created above.
         unsafe { libc::shm_unlink(name.as_ptr().cast()) };
         return None;
@@ -150,9 +166,10 @@ fn create(len: usize) -> Option<[u8; NAME_BYTES]> {
     Some(name)
 }
 
-/// Maps the object `name` (`len` bytes) at a 2 MiB boundary: a reservation of a huge page
-/// more than needed, the object mapped over its first boundary, the rest given back.
-fn map(name: &[u8; NAME_BYTES], len: usize) -> Option<*mut u8> {
+/// Maps the object `name` (`len` bytes) at a 2 MiB boundary (a reservation of a huge page
+/// more than needed, the object mapped over its first boundary, the rest given back) and
+/// allocates this member's `share` of its memory.
+fn map(name: &[u8; NAME_BYTES], len: usize, share: Share) -> Option<*mut u8> {
     // SAFETY: opening by a NUL-terminated name.
     let fd = unsafe { libc::shm_open(name.as_ptr().cast(), libc::O_RDWR, 0) };
     if fd < 0 {
@@ -188,10 +205,14 @@ fn map(name: &[u8; NAME_BYTES], len: usize) -> Option<*mut u8> {
             0,
         )
     };
+    // Allocated now, by this process: a full /dev/shm fails here, and the pages lie on this
+    // process's NUMA node.
+    let filled = base != libc::MAP_FAILED && allocate(fd, share);
     // SAFETY: the mapping keeps the object; the descriptor is ours.
     unsafe { libc::close(fd) };
-    if base == libc::MAP_FAILED {
-        // SAFETY: the whole reservation is ours and unused.
+    if !filled {
+        // SAFETY: the whole reservation (with the object's mapping in it, if made) is ours
+        // and unused.
         unsafe { libc::munmap(start as *mut libc::c_void, reserve) };
         return None;
     }
@@ -207,4 +228,19 @@ fn map(name: &[u8; NAME_BYTES], len: usize) -> Option<*mut u8> {
         }
     }
     Some(base.cast())
+}
+
+/// Allocates the memory of `share` of the object open as `fd`.
+fn allocate(fd: libc::c_int, share: Share) -> bool {
+    if share.bytes == 0 {
+        return true;
+    }
+    let (Ok(offset), Ok(bytes)) = (
+        libc::off_t::try_from(share.offset),
+        libc::off_t::try_from(share.bytes),
+    ) else {
+        return false;
+    };
+    // SAFETY: a plain call on an open descriptor, within the object's size.
+    unsafe { libc::posix_fallocate(fd, offset, bytes) == 0 }
 }
