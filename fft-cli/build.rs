@@ -31,14 +31,23 @@ fn main() {
     println!("cargo:rustc-env=DFFT_BUILD_PROFILE={profile}");
     println!("cargo:rerun-if-changed=build.rs");
     if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
-        println!("cargo:rerun-if-changed={dir}/HEAD");
-        println!("cargo:rerun-if-changed={dir}/index");
+        watch(&format!("{dir}/HEAD"));
+        watch(&format!("{dir}/index"));
         if let (Some(common), Some(head)) = (
             git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]),
             git(&["symbolic-ref", "-q", "HEAD"]),
         ) {
-            println!("cargo:rerun-if-changed={common}/{head}");
-            println!("cargo:rerun-if-changed={common}/packed-refs");
+            // The branch's commit is in its loose ref file or in packed-refs (or both).
+            watch(&format!("{common}/{head}"));
+            watch(&format!("{common}/packed-refs"));
         }
+    }
+}
+
+/// Reruns this script when `path` changes; a path that does not exist is not watched, since
+/// cargo would rerun the script (and relink the binary) on every build.
+fn watch(path: &str) {
+    if std::path::Path::new(path).exists() {
+        println!("cargo:rerun-if-changed={path}");
     }
 }
