@@ -37,8 +37,8 @@ pub(crate) struct Engine<T: Real> {
     /// The routes of each direction's fused steps, in order.
     routes: [Vec<Route>; 2],
     exchanges: Vec<Exchange>,
-    /// Two data buffers, which move into shared-memory windows with the first block the
-    /// plan allocates in one ([`Engine::share_work`]), and the message buffers of the largest
+    /// Two data buffers, which move into shared-memory windows when the plan is made or with
+    /// the first block it allocates in one ([`Engine::make_direct`]), and the message buffers of the largest
     /// exchange (the part that goes to other ranks).
     work: [SharedBlock<Complex<T>>; 2],
     send: AlignedBuf<Complex<T>>,
@@ -48,6 +48,9 @@ pub(crate) struct Engine<T: Real> {
     /// The shared-memory windows of the blocks this plan allocated ([`SharedBlock`]), with
     /// whether each holds forward inputs (else forward outputs).
     windows: Vec<(Weak<BlockWindow>, bool)>,
+    /// Whether the work buffers are in windows and the direct steps mapped
+    /// ([`Engine::share_work`], [`Engine::prepare_direct`]).
+    direct_ready: bool,
 }
 
 /// The environment of a plan over `comm`: its ranks, the most threads of any rank, and the
@@ -151,8 +154,12 @@ where
             routes,
             exchanges,
             windows: Vec::new(),
+            direct_ready: false,
         };
         engine.intern_maps();
+        if engine.options.shared_memory && engine.direct_through_work() {
+            engine.make_direct()?;
+        }
         redist::alloc::release_freed();
         Ok(engine)
     }
@@ -232,22 +239,60 @@ where
             bytes,
             "regions sized alike on every rank"
         );
-        if self.windows.is_empty() {
-            self.share_work()?;
-            self.prepare_direct();
-        }
+        self.make_direct()?;
         self.windows.retain(|(w, _)| w.strong_count() > 0);
         let window = Arc::new(BlockWindow { window });
         self.windows.push((Arc::downgrade(&window), forward_input));
         Ok(SharedBlock::in_window(window, len))
     }
 
+    /// Whether some fused step may move its rows straight between the ranks' work buffers
+    /// alone (it reads the exchange before's rows from one and writes the exchange after's
+    /// into one): such a step then runs so between private blocks too, once the work buffers
+    /// lie in windows. The same on every rank (lowering's decisions are).
+    fn direct_through_work(&self) -> bool {
+        if self.grid.communicator().size() < 2 {
+            return false;
+        }
+        let program = &self.program;
+        [&program.forward, &program.backward]
+            .into_iter()
+            .any(|pass| {
+                let mut at = At::Input;
+                pass.steps.iter().zip(&pass.dests).any(|(step, &dest)| {
+                    let through = match step {
+                        Step::Fused(f) if f.direct => {
+                            (f.before.is_none() || matches!(at, At::Work(_)))
+                                && (f.after.is_none() || matches!(dest, At::Work(_)))
+                        }
+                        _ => false,
+                    };
+                    at = dest;
+                    through
+                })
+            })
+    }
+
+    /// Moves the work buffers into windows and maps the direct steps, once: when the plan is
+    /// made if some direct step goes through the work buffers (so that private blocks take
+    /// it too), else with the first shared block. Collective.
+    fn make_direct(&mut self) -> Result<()> {
+        if !self.direct_ready {
+            if self.share_work()? {
+                self.prepare_direct();
+            }
+            self.direct_ready = true;
+        }
+        Ok(())
+    }
+
     /// Moves the work buffers into shared-memory windows over the plan's ranks, like the
     /// blocks `alloc_block` makes, so that the fused steps that read or write them move their
     /// rows straight between the ranks' buffers too (a c2r backward that keeps its input
     /// transforms it into work buffer 0 and exchanges from there). The memory is the same; it
-    /// only moves. Collective; called once, with the first shared block.
-    fn share_work(&mut self) -> Result<()> {
+    /// only moves. `false` where the ranks are not all on one node (nothing moved).
+    /// Collective; called once ([`Engine::make_direct`]).
+    fn share_work(&mut self) -> Result<bool> {
         let complex = std::mem::size_of::<Complex<T>>();
         for k in 0..2 {
             let len = self.work[k].len();
@@ -259,11 +304,11 @@ where
             let bytes = (most * complex).div_ceil(64) * 64;
             let comm = self.grid.communicator();
             let Some(window) = redist::window::GroupWindow::new(comm, bytes)? else {
-                return Ok(());
+                return Ok(false);
             };
             self.work[k] = SharedBlock::in_window(Arc::new(BlockWindow { window }), len);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Maps every fused step that lowering found able to move its rows straight between the

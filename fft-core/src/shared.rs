@@ -7,10 +7,12 @@
 //! straight from the peers' blocks and writes its results straight into them
 //! ([`redist::runs::window_runs`]): no pack, no unpack and two synchronizations per exchange
 //! pair instead of two per piece. The plans recognize such blocks by address, agree over all
-//! ranks on each call, and otherwise run exactly as with private blocks. With its first such
-//! block a plan also moves its own work buffers into windows, so that the steps that read or
-//! write those (a c2r backward that keeps its input runs its first sweep into one) move rows
-//! straight between the ranks too.
+//! ranks on each call, and otherwise run exactly as with private blocks. A plan also moves its
+//! own work buffers into windows, so that the steps that read or write those (a c2r backward
+//! that keeps its input runs its first FFTs into one) move rows straight between the ranks
+//! too: with its first such block, or already when it is made where some fused step reads
+//! and writes only work buffers across the ranks (the transposed r2c slab's c2r backward):
+//! that step then runs so between private blocks as well.
 
 use redist::alloc::AlignedBuf;
 use redist::window::GroupWindow;
@@ -52,7 +54,9 @@ enum Storage<E> {
 /// and more a mapping on huge pages, see [`redist::window`]), and transforms between such
 /// blocks read and write the peers' rows in place: no pack, no unpack, no per-piece
 /// synchronization. Pass them to `forward`/`backward` like any slice; a block of another
-/// plan, or a call where some rank passes private memory, simply runs the message path.
+/// plan, or a call where some rank passes private memory, simply runs the message path
+/// (except in the steps that read and write only the plan's work buffers, which move their
+/// rows in place whatever blocks the caller passes).
 ///
 /// Freeing a window is collective: drop the blocks on every rank alike (as the plans
 /// themselves). Memory touched in a peer's block counts in this process's resident set size

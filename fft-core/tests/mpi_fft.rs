@@ -96,6 +96,7 @@ fn fft_body() {
     }
     assert!(cases > 0);
     large_shared_blocks(&world, rank, size);
+    private_blocks_through_work_windows(&world, rank, size);
     normalizations_and_f32(&world, rank, size);
     destroy_input(&world, rank, size);
     mpi.pass();
@@ -184,6 +185,61 @@ fn large_shared_blocks(world: &impl Communicator, rank: usize, size: usize) {
     let mut back = vec![Complex::new(f64::NAN, 0.0); plan.input_len()];
     plan.backward(&out, &mut back).expect(&what);
     plan_allocated_blocks(&mut plan, [&input, &out, &back], &what, size);
+}
+
+/// r2c slabs with a transposed output that keep their input: the c2r backward's first FFTs
+/// write a work buffer, which on more than one rank (all on this node) lies in a
+/// shared-memory window from the plan's creation on, so its fused step reads the peers' rows
+/// straight from their work buffers even between the caller's private blocks: no pack, no
+/// unpack. The results are those of the message path bit for bit (a plan without shared
+/// memory), and of plan-allocated blocks, and they undo the forward; blocks of 2 MiB and
+/// more (huge-page windows) and small ones.
+fn private_blocks_through_work_windows(world: &impl Communicator, rank: usize, size: usize) {
+    for shape in [[12usize, 10, 6], [64, 64, 128]] {
+        let opts = FftOptions::default()
+            .grid(GridChoice::Rank(1))
+            .transposed_out(true)
+            .normalization(Normalization::Backward);
+        let real = random_real(&shape, 92);
+        let half = serial_rfft(&real, &shape);
+        let what = format!("r2c shape {shape:?} transposed slabs, private blocks");
+        let mut plan = RealFftPlan::<f64>::new(world, &shape, opts.clone()).expect(&what);
+        let mut messages =
+            RealFftPlan::<f64>::new(world, &shape, opts.clone().shared_memory(false)).expect(&what);
+        let input = local_block(&real, plan.input_layout(), rank);
+        let mut out = vec![Complex::new(f64::NAN, 0.0); plan.output_len()];
+        plan.forward(&input, &mut out).expect(&what);
+        let want = local_block(&half, plan.output_layout(), rank);
+        let err = relative_error(&out, &want, max_norm(&half));
+        assert!(err <= tolerance(&shape), "{what}: forward error {err:e}");
+        plan.reset_times();
+        let mut back = vec![f64::NAN; plan.input_len()];
+        plan.backward(&out, &mut back).expect(&what);
+        let t = plan.times();
+        if size > 1 {
+            assert!(
+                t.pack == 0.0 && t.unpack == 0.0,
+                "{what}: backward packed ({} s) or unpacked ({} s)",
+                t.pack,
+                t.unpack
+            );
+        }
+        let err = (back.iter().zip(&input))
+            .map(|(b, x)| (b - x).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            err <= 10.0 * tolerance(&shape),
+            "{what}: round-trip error {err:e}"
+        );
+        let mut via = vec![f64::NAN; plan.input_len()];
+        messages.backward(&out, &mut via).expect(&what);
+        assert!(via == back, "{what}: differs from the message path");
+        let mut spectrum = plan.alloc_output().expect(&what);
+        let mut field = plan.alloc_input().expect(&what);
+        spectrum.copy_from_slice(&out);
+        plan.backward(&spectrum, &mut field).expect(&what);
+        assert!(field[..] == back[..], "{what}: differs from plan blocks");
+    }
 }
 
 /// `None` and `Ortho` scaling, and the f32 path, on one uneven 3-D shape.
