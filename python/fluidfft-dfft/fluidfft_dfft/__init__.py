@@ -25,8 +25,8 @@ FluidFFT builds its classes from the sizes alone, so the other settings are read
   node), between which the transforms move rows from rank to rank in place, without
   messages; each class then holds one real and one spectral array from its creation on;
   ``FLUIDFFT_DFFT_PLAN_ARRAYS`` (``0`` or ``1``), default off: they are then
-  ``dfft.PFFT.zeros`` arrays, which get transparent huge pages where shared memory does not
-  (see docs/python.md).
+  ``dfft.PFFT.zeros`` arrays, nearly as fast (the plan's own work buffers already move the
+  backward's rows between the ranks; see docs/python.md) and allocated without a collective.
 """
 
 import os
