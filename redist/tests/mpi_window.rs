@@ -46,6 +46,20 @@ fn window_body() {
             0,
             "{what}: region 0 off a line"
         );
+        if window.on_huge_boundaries() {
+            assert!(
+                window.region_bytes() >= 2 << 20,
+                "{what}: small regions in a mapping"
+            );
+            assert_eq!(
+                window.base::<u8>() as usize % (2 << 20),
+                0,
+                "{what}: mapping off a 2 MiB boundary"
+            );
+        } else if window.region_bytes() >= 2 << 20 {
+            // Legitimate where /dev/shm is missing or full; say so rather than pass silently.
+            eprintln!("mpi_window: {what}: fell back to an MPI window");
+        }
         let words = window.region_len::<u64>();
         assert_eq!(
             window.own::<u64>() as usize,

@@ -303,6 +303,17 @@ impl GroupWindow {
         self.region_bytes
     }
 
+    /// Whether the regions lie in one mapping on 2 MiB boundaries, made for huge pages
+    /// (regions of 2 MiB or more where POSIX shared memory works), rather than in an MPI
+    /// window.
+    pub fn on_huge_boundaries(&self) -> bool {
+        match self.memory {
+            Memory::Mpi(_) => false,
+            #[cfg(target_os = "linux")]
+            Memory::Huge(_) => true,
+        }
+    }
+
     /// Members of the group (regions).
     pub fn members(&self) -> usize {
         self.members
