@@ -1,19 +1,24 @@
-//! dfft against FFTW-MPI on the same machine, in one run, as ratios; with the floor.
+//! dfft against FFTW-MPI on the same machine, in one run, as ratios; with the floors.
 //!
 //! For each transform kind (c2c; r2c forward with c2r backward), each shape and each
 //! configuration (1 rank; 2 ranks; 1 rank × 2 threads) it runs `dfft run --kind K --json` and
 //! the FFTW-MPI driver (`benches/fftw/fftw_mpi_bench.c`, FFTW_MEASURE; r2c with
 //! `fftw_mpi_plan_dft_r2c_3d`/`c2r_3d` on FFTW-MPI's padded real layout), both in the normal
-//! layout and with transposed output, and measures here:
-//! * the floor: the 1-D FFT work alone, single-threaded, divided by the cores the configuration
-//!   uses. c2c: rustfft forward and backward along every axis on contiguous lines; r2c: realfft
-//!   along the last axis, then complex FFTs along the other axes on the half spectrum, and back;
-//!   timed right before each configuration's runs and after each of its rounds (the best);
-//! * the floor on all cores at once: the same work in equal shares of lines, one per core the
-//!   configuration uses, run together (each share in its own buffer): what the cores give
-//!   while they share the memory system, timed alongside the floor;
-//! * one memory copy of the data (c2c: the complex array; r2c: the complex half spectrum),
-//!   divided likewise.
+//! layout and with transposed output, and measures here, on the configuration's cores, right
+//! before its runs and after each of its rounds (the best):
+//! * the memory floor: a forward+backward pair of an array larger than the caches needs at
+//!   least two read+write passes over it per transform (planes in cache, then columns), so
+//!   four copies of the array (c2c: the complex array; r2c: the complex half spectrum), timed
+//!   on all the configuration's cores at once ([`floors::copy_seconds`]);
+//! * the arithmetic floor: 5 N log2 N flops per c2c transform (half for r2c), two per pair, at
+//!   the FMA peak of those cores ([`floors::fma_peak`], AVX-512 where the CPU has it);
+//! * the in-cache 1-D work: the 1-D FFTs alone on contiguous lines, single-threaded, divided
+//!   by the cores the configuration uses. c2c: rustfft forward and backward along every axis;
+//!   r2c: realfft along the last axis, then complex FFTs along the other axes on the half
+//!   spectrum, and back. Not a floor (dfft does the same work in fewer passes over memory);
+//!   also on all cores at once (in equal shares of lines, each in its own buffer) in the CSV.
+//!
+//! The table's `dfft / floor` is against the larger of the two floors.
 //!
 //! r2c runs `dfft run --destroy-input`, the input contract of FFTW's defaults (its c2r plans
 //! destroy their input, its r2c plans keep it; dfft's r2c forward keeps it too on these slab
@@ -43,6 +48,7 @@
 //! [--kinds c2c,r2c] [--fftw-wisdom DIR|off] [--doc FILE]` (scripts/bench-fft); `bench-fft --help`
 //! for the defaults.
 
+use benches::floors;
 use clap::Parser;
 use num_complex::Complex;
 use realfft::RealFftPlanner;
@@ -316,18 +322,105 @@ fn floor_share(
     times
 }
 
-/// Seconds of one copy of `total` complex values, one core.
-fn copy_floor(total: usize) -> f64 {
-    let src: AlignedBuf<Complex<f64>> = AlignedBuf::new(total);
-    let mut dst: AlignedBuf<Complex<f64>> = AlignedBuf::new(total);
-    let mut best = f64::MAX;
-    for _ in 0..5 {
-        let t = Instant::now();
-        dst.copy_from_slice(&src);
-        best = best.min(t.elapsed().as_secs_f64());
+/// The limits a configuration is measured against, timed on its cores in the same run
+/// (module docs).
+#[derive(Debug, Clone, Copy)]
+struct Floors {
+    /// The 1-D FFT work on contiguous lines, one core, divided by the configuration's cores.
+    work_1d: f64,
+    /// The same work in equal shares on all the configuration's cores at once.
+    work_1d_all: f64,
+    /// One copy of the array on one core.
+    copy_1: f64,
+    /// One copy of the array split among the configuration's cores, copying at once.
+    copy_all: f64,
+    /// Floating-point operations per second of the configuration's cores (FMA in registers).
+    peak: f64,
+}
+
+impl Floors {
+    /// Times every floor of `kind` on `shape` for a configuration of `cores` cores.
+    fn measure(kind: &str, shape: &[usize], cores: usize) -> Self {
+        let bytes = array_bytes(kind, shape);
+        let work_1d = fft_floor(kind, shape, 1);
+        let copy_1 = floors::copy_seconds(bytes, 1);
+        Self {
+            work_1d: work_1d / cores as f64,
+            work_1d_all: if cores == 1 {
+                work_1d
+            } else {
+                fft_floor(kind, shape, cores)
+            },
+            copy_1,
+            copy_all: if cores == 1 {
+                copy_1
+            } else {
+                floors::copy_seconds(bytes, cores)
+            },
+            peak: floors::fma_peak(cores),
+        }
     }
-    std::hint::black_box(&dst);
-    best
+
+    /// The best of two measurements: the shorter times, the higher peak.
+    fn best(self, other: Self) -> Self {
+        Self {
+            work_1d: self.work_1d.min(other.work_1d),
+            work_1d_all: self.work_1d_all.min(other.work_1d_all),
+            copy_1: self.copy_1.min(other.copy_1),
+            copy_all: self.copy_all.min(other.copy_all),
+            peak: self.peak.max(other.peak),
+        }
+    }
+
+    /// The memory floor of a forward+backward pair: two read+write passes over the array per
+    /// transform (planes in cache, then columns), each at the speed of one copy.
+    fn memory(&self) -> f64 {
+        4.0 * self.copy_all
+    }
+
+    /// The arithmetic floor of a forward+backward pair at the measured peak.
+    fn arithmetic(&self, kind: &str, shape: &[usize]) -> f64 {
+        2.0 * transform_flops(kind, shape) / self.peak
+    }
+
+    /// The larger of the two floors.
+    fn floor(&self, kind: &str, shape: &[usize]) -> f64 {
+        self.memory().max(self.arithmetic(kind, shape))
+    }
+
+    /// The floors and what they come from, for the JSON lines.
+    fn json(&self, kind: &str, shape: &[usize]) -> Value {
+        json!({"memory_floor_s": self.memory(), "arithmetic_floor_s": self.arithmetic(kind, shape),
+               "floor_s": self.floor(kind, shape), "copy_1_s": self.copy_1,
+               "copy_all_s": self.copy_all, "array_bytes": array_bytes(kind, shape),
+               "flops_per_pair": 2.0 * transform_flops(kind, shape), "peak_flops": self.peak,
+               "vector_isa": floors::vector_isa(), "work_1d_s": self.work_1d,
+               "work_1d_all_s": self.work_1d_all})
+    }
+}
+
+/// Bytes of the array the exchanges move: the complex array (c2c) or the complex half
+/// spectrum (r2c, about as large as its real input).
+fn array_bytes(kind: &str, shape: &[usize]) -> usize {
+    let total: usize = shape.iter().product();
+    let last = shape[shape.len() - 1];
+    16 * if kind == "c2c" {
+        total
+    } else {
+        total / last * (last / 2 + 1)
+    }
+}
+
+/// The conventional flop count of one transform: 5 N log2 N for c2c, half that for r2c
+/// (FFTW's "mflops" convention), whatever the algorithm actually does.
+fn transform_flops(kind: &str, shape: &[usize]) -> f64 {
+    let n: usize = shape.iter().product();
+    let c2c = 5.0 * n as f64 * (n as f64).log2();
+    if kind == "c2c" {
+        c2c
+    } else {
+        c2c / 2.0
+    }
 }
 
 /// Panics unless the run's own verification passed: a wrong setup must not show as a ratio.
@@ -340,11 +433,11 @@ fn check(v: &Value, what: &str) {
     }
 }
 
-/// dfft against FFTW-MPI on this machine, in one run, as ratios; with the floor.
+/// dfft against FFTW-MPI on this machine, in one run, as ratios; with the floors.
 #[derive(Debug, Parser)]
 #[command(
     name = "bench-fft",
-    about = "dfft against FFTW-MPI on this machine, in one run, as ratios; with the 1-D FFT floor and one copy",
+    about = "dfft against FFTW-MPI on this machine, in one run, as ratios; with the memory and arithmetic floors",
     long_about = None,
     after_help = "For each kind, shape and configuration (1 rank; 2 ranks; 1 rank x 2 threads) it runs \
 `dfft run --json` and the FFTW-MPI driver (target/bench/fftw_mpi_bench), in the normal layout and \
@@ -433,6 +526,209 @@ fn parse_shape3(s: &str) -> Result<[usize; 3], String> {
     })
 }
 
+/// The machine's rates as the run's floors measured them: the FMA peak per core on one core
+/// and on the most cores used, and the copy speed (2 × bytes / s) of the largest array on one
+/// core and on the most cores.
+#[derive(Debug, Default)]
+struct Rates {
+    peak: [f64; 2],
+    cores: usize,
+    bytes: usize,
+    copy: [f64; 2],
+}
+
+impl Rates {
+    fn add(&mut self, kind: &str, shape: &[usize], cores: usize, floors: &Floors) {
+        let bytes = array_bytes(kind, shape);
+        let speed = |s: f64| 2.0 * bytes as f64 / s / 1e9;
+        if cores == 1 {
+            self.peak[0] = self.peak[0].max(floors.peak / 1e9);
+        } else if cores >= self.cores {
+            self.peak[1] = self.peak[1].max(floors.peak / 1e9 / cores as f64);
+        }
+        if bytes > self.bytes {
+            (self.bytes, self.copy) = (bytes, [0.0; 2]);
+        }
+        if bytes == self.bytes {
+            self.copy[0] = self.copy[0].max(speed(floors.copy_1));
+            if cores >= self.cores {
+                self.copy[1] = self.copy[1].max(speed(floors.copy_all));
+            }
+        }
+        self.cores = self.cores.max(cores);
+    }
+
+    /// One sentence for the notes and the document.
+    fn sentence(&self) -> String {
+        format!(
+            "FMA peak ({}) {:.0} Gflop/s on one core, {:.0} per core on {}; copy of the largest \
+             array ({:.0} MiB) {:.1} GB/s on one core, {:.1} GB/s on {} (2 × bytes / s)",
+            floors::vector_isa(),
+            self.peak[0],
+            self.peak[1],
+            self.cores,
+            self.bytes as f64 / (1 << 20) as f64,
+            self.copy[0],
+            self.copy[1],
+            self.cores
+        )
+    }
+}
+
+/// One configuration's results: the best round of each run and the floors.
+struct Row<'a> {
+    kind: &'a str,
+    shape: [usize; 3],
+    config: &'a Config,
+    /// dfft, FFTW-MPI, dfft transposed, FFTW-MPI transposed.
+    runs: [Value; 4],
+    /// dfft on the caller's blocks (several ranks only).
+    caller: Option<Value>,
+    floors: Floors,
+}
+
+/// A number field of a run's JSON (NaN when missing).
+fn get(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or(f64::NAN)
+}
+
+impl Row<'_> {
+    /// Seconds per pair of the four runs.
+    fn seconds(&self) -> [f64; 4] {
+        self.runs.each_ref().map(|v| get(v, "min_s"))
+    }
+
+    fn shape_name(&self) -> String {
+        let [a, b, c] = self.shape;
+        format!("{a}x{b}x{c}")
+    }
+
+    /// The columns of the CSV, named.
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        let [d, f, dt, ft] = &self.runs;
+        let [d_s, f_s, dt_s, ft_s] = self.seconds();
+        let (kind, shape, fl) = (self.kind, &self.shape[..], &self.floors);
+        let floor = fl.floor(kind, shape);
+        let dc_s = self.caller.as_ref().map_or(f64::NAN, |v| get(v, "min_s"));
+        let bytes = array_bytes(kind, shape) as f64;
+        let st = &d["stages"];
+        let pss = |v: &Value| get(v, "pss_peak_bytes");
+        let n = |x: f64| x.to_string();
+        vec![
+            ("kind", kind.to_string()),
+            ("shape", self.shape_name()),
+            ("config", self.config.name.to_string()),
+            ("ranks", self.config.ranks.to_string()),
+            ("threads", self.config.threads.to_string()),
+            ("dfft_s", n(d_s)),
+            ("fftw_s", n(f_s)),
+            ("ratio", n(d_s / f_s)),
+            ("dfft_T_s", n(dt_s)),
+            ("fftw_T_s", n(ft_s)),
+            ("ratio_T", n(dt_s / ft_s)),
+            ("dfft_caller_s", n(dc_s)),
+            ("ratio_caller", n(dc_s / f_s)),
+            ("memory_floor_s", n(fl.memory())),
+            ("arithmetic_floor_s", n(fl.arithmetic(kind, shape))),
+            ("floor_s", n(floor)),
+            ("dfft_over_floor", n(d_s / floor)),
+            ("dfft_T_over_floor", n(dt_s / floor)),
+            ("copy_1_s", n(fl.copy_1)),
+            ("copy_all_s", n(fl.copy_all)),
+            ("copy_GBps_1", n(2.0 * bytes / fl.copy_1 / 1e9)),
+            ("copy_GBps_all", n(2.0 * bytes / fl.copy_all / 1e9)),
+            ("peak_gflops", n(fl.peak / 1e9)),
+            ("work_1d_s", n(fl.work_1d)),
+            ("dfft_over_work_1d", n(d_s / fl.work_1d)),
+            ("dfft_T_over_work_1d", n(dt_s / fl.work_1d)),
+            ("work_1d_all_s", n(fl.work_1d_all)),
+            ("dfft_over_work_1d_all", n(d_s / fl.work_1d_all)),
+            ("dfft_T_over_work_1d_all", n(dt_s / fl.work_1d_all)),
+            ("dfft_fft_s", n(get(st, "fft_s"))),
+            ("dfft_pack_s", n(get(st, "pack_s"))),
+            ("dfft_comm_s", n(get(st, "comm_s"))),
+            ("dfft_unpack_s", n(get(st, "unpack_s"))),
+            ("dfft_rss", n(get(d, "peak_rss_bytes"))),
+            ("fftw_rss", n(get(f, "peak_rss_bytes"))),
+            ("dfft_T_rss", n(get(dt, "peak_rss_bytes"))),
+            ("fftw_T_rss", n(get(ft, "peak_rss_bytes"))),
+            ("dfft_pss", n(get(d, "pss_bytes"))),
+            ("fftw_pss", n(get(f, "pss_bytes"))),
+            ("dfft_T_pss", n(get(dt, "pss_bytes"))),
+            ("fftw_T_pss", n(get(ft, "pss_bytes"))),
+            ("dfft_pss_peak", n(pss(d))),
+            ("fftw_pss_peak", n(pss(f))),
+            ("dfft_T_pss_peak", n(pss(dt))),
+            ("fftw_T_pss_peak", n(pss(ft))),
+            ("mem_ratio", n(pss(d) / pss(f))),
+            ("mem_ratio_T", n(pss(dt) / pss(ft))),
+        ]
+    }
+
+    /// The console table's header line.
+    fn print_header() {
+        println!(
+            "{:<4} {:<12} {:<18} {:>7} {:>7} {:>5} {:>6} | {:>7} {:>7} {:>5} | {:>7} {:>7} {:>5} {:>5} | {:>7} {:>5} | {:>9} {:>9} {:>5} {:>9} {:>9} {:>5}",
+            "kind", "shape", "config", "dfft s", "fftw s", "ratio", "caller", "dfft T", "fftw T",
+            "ratio", "mem flr", "ari flr", "x flr", "T flr", "1-D s", "x 1-D", "dfft MiB",
+            "fftw MiB", "mem", "dfft TMiB", "fftw TMiB", "T mem"
+        );
+    }
+
+    /// The console table's line.
+    fn print(&self) {
+        let [d, f, dt, ft] = &self.runs;
+        let [d_s, f_s, dt_s, ft_s] = self.seconds();
+        let (kind, shape, fl) = (self.kind, &self.shape[..], &self.floors);
+        let floor = fl.floor(kind, shape);
+        let dc_s = self.caller.as_ref().map_or(f64::NAN, |v| get(v, "min_s"));
+        let mib = |v: &Value, k: &str| get(v, k) / (1024.0 * 1024.0);
+        // Peak resident set / peak proportional set (shared pages divided among the ranks;
+        // sampled while a pair ran), and dfft's peak PSS over FFTW's.
+        let mem = |v: &Value| {
+            let (rss, pss) = (mib(v, "peak_rss_bytes"), mib(v, "pss_peak_bytes"));
+            format!("{rss:.0}/{pss:.0}")
+        };
+        let mem_ratio = |d: &Value, f: &Value| get(d, "pss_peak_bytes") / get(f, "pss_peak_bytes");
+        println!(
+            "{:<4} {:<12} {:<18} {:>7.4} {:>7.4} {:>5.2} {:>6.2} | {:>7.4} {:>7.4} {:>5.2} | {:>7.4} {:>7.4} {:>5.2} {:>5.2} | {:>7.4} {:>5.2} | {:>9} {:>9} {:>5.2} {:>9} {:>9} {:>5.2}",
+            kind, self.shape_name(), self.config.name, d_s, f_s, d_s / f_s, dc_s / f_s, dt_s,
+            ft_s, dt_s / ft_s, fl.memory(), fl.arithmetic(kind, shape), d_s / floor,
+            dt_s / floor, fl.work_1d, d_s / fl.work_1d, mem(d), mem(f), mem_ratio(d, f),
+            mem(dt), mem(ft), mem_ratio(dt, ft)
+        );
+    }
+
+    /// The Markdown table's row (header in `MD_HEADER`).
+    fn markdown(&self) -> String {
+        let [d, f, ..] = &self.runs;
+        let [d_s, f_s, dt_s, ft_s] = self.seconds();
+        let (kind, shape, fl) = (self.kind, &self.shape[..], &self.floors);
+        let caller = match &self.caller {
+            Some(v) => format!("{:.2}", get(v, "min_s") / f_s),
+            None => "–".to_string(),
+        };
+        let mib = |v: &Value| get(v, "pss_peak_bytes") / (1024.0 * 1024.0);
+        format!(
+            "| {kind} | {} | {} | {d_s:.4} | {f_s:.4} | **{:.2}** | {dt_s:.4} | {ft_s:.4} | **{:.2}** | {caller} | {:.4} | {:.4} | **{:.2}** | {:.2} | {:.0} / {:.0} | {:.3} |",
+            self.shape_name().replace('x', "×"),
+            self.config.name.replace(" x ", " × "),
+            d_s / f_s,
+            dt_s / ft_s,
+            fl.memory(),
+            fl.arithmetic(kind, shape),
+            d_s / fl.floor(kind, shape),
+            d_s / fl.work_1d,
+            mib(d),
+            mib(f),
+            mib(d) / mib(f),
+        )
+    }
+}
+
+/// The Markdown table's header (rows from [`Row::markdown`]).
+const MD_HEADER: &str = "| kind | shape | configuration | dfft s | FFTW-MPI s | dfft / FFTW | dfft s, transposed | FFTW-MPI s, transposed | dfft / FFTW, transposed | caller's blocks / FFTW | memory floor s | arithmetic floor s | dfft / floor | dfft / in-cache 1-D work | peak PSS MiB per rank, dfft / FFTW | memory dfft / FFTW |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+
 fn main() {
     let args = Args::parse();
     let (shapes, iters, kinds, rounds) = (args.shapes, args.iters, args.kinds, args.rounds);
@@ -460,59 +756,18 @@ fn main() {
     let (mut plan_s, mut from_wisdom, mut fftw_runs) = (0.0, 0, 0);
     let mut csv = std::fs::File::create(out_dir.join(format!("{}.csv", args.out))).unwrap();
     let mut jsonl = std::fs::File::create(out_dir.join(format!("{}.jsonl", args.out))).unwrap();
-    writeln!(
-        csv,
-        "kind,shape,config,ranks,threads,dfft_s,fftw_s,ratio,dfft_T_s,fftw_T_s,ratio_T,floor_s,dfft_over_floor,copy_s,dfft_rss,fftw_rss,dfft_T_rss,fftw_T_rss,dfft_fft_s,dfft_pack_s,dfft_comm_s,dfft_unpack_s,dfft_T_over_floor,dfft_caller_s,ratio_caller,dfft_pss,fftw_pss,dfft_T_pss,fftw_T_pss,dfft_pss_peak,fftw_pss_peak,dfft_T_pss_peak,fftw_T_pss_peak,mem_ratio,mem_ratio_T,floor_all_s,dfft_over_floor_all,dfft_T_over_floor_all"
-    )
-    .unwrap();
-    println!(
-        "{:<4} {:<14} {:<19} {:>8} {:>8} {:>6} {:>6} | {:>8} {:>8} {:>6} | {:>7} {:>6} {:>6} {:>7} {:>6} {:>7} | {:>9} {:>9} {:>5} {:>9} {:>9} {:>5}",
-        "kind",
-        "shape",
-        "config",
-        "dfft s",
-        "fftw s",
-        "ratio",
-        "caller",
-        "dfft T",
-        "fftw T",
-        "ratio",
-        "floor",
-        "x flr",
-        "T flr",
-        "all flr",
-        "x all",
-        "copy s",
-        "dfft MiB",
-        "fftw MiB",
-        "mem",
-        "dfft TMiB",
-        "fftw TMiB",
-        "T mem"
-    );
+    let mut csv_rows = 0;
+    // The machine's rates as the floors measured them, for the notes.
+    let mut rates = Rates::default();
+    Row::print_header();
     for kind in &kinds {
         for shape in &shapes {
-            // The data the exchanges move: the complex array, or the complex half spectrum.
-            let total: usize = shape.iter().product();
-            let copy_1 = copy_floor(if kind == "c2c" {
-                total
-            } else {
-                total / shape[2] * (shape[2] / 2 + 1)
-            });
             for c in &CONFIGS {
-                let cores = (c.ranks * c.threads) as f64;
-                // The floor is timed right before this configuration's runs and after each
+                let cores = c.ranks * c.threads;
+                // The floors are timed right before this configuration's runs and after each
                 // round (the best), as the runs themselves take their best pair: the VM's
                 // speed drifts within a run, and a floor timed minutes apart skews the ratio.
-                let get = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-                // The same work split among the configuration's cores, run on all at once.
-                let parts = c.ranks * c.threads;
-                let all_floor = || match parts {
-                    1 => f64::MAX,
-                    _ => fft_floor(kind, shape, parts),
-                };
-                let mut floor_1 = fft_floor(kind, shape, 1);
-                let mut floor_all = all_floor();
+                let mut floors = Floors::measure(kind, shape, cores);
                 // Each run's best round (lowest min_s), whole JSON.
                 let mut best: [Option<Value>; 5] = Default::default();
                 for _ in 0..rounds {
@@ -548,87 +803,50 @@ fn main() {
                             *kept = Some(run);
                         }
                     }
-                    floor_1 = floor_1.min(fft_floor(kind, shape, 1));
-                    floor_all = floor_all.min(all_floor());
+                    floors = floors.best(Floors::measure(kind, shape, cores));
                 }
-                let [d, f, dt, dc, ft] = best;
-                let [d, f, dt, ft] = [d, f, dt, ft].map(|v| v.expect("every round runs it"));
-                let (d_s, f_s, dt_s, ft_s) = (
-                    get(&d, "min_s"),
-                    get(&f, "min_s"),
-                    get(&dt, "min_s"),
-                    get(&ft, "min_s"),
-                );
-                let floor = floor_1 / cores;
-                let floor_all = if parts == 1 { floor_1 } else { floor_all };
-                let copy = copy_1 / cores;
-                let dc_s = dc.as_ref().map_or(f64::NAN, |v| get(v, "min_s"));
-                let mib = |v: &Value, k: &str| get(v, k) / (1024.0 * 1024.0);
-                // Peak resident set / peak proportional set (shared pages divided among the
-                // ranks; sampled while a pair ran), and dfft's peak PSS over FFTW's.
-                let mem = |v: &Value| {
-                    format!(
-                        "{:.0}/{:.0}",
-                        mib(v, "peak_rss_bytes"),
-                        mib(v, "pss_peak_bytes")
-                    )
-                };
-                let mem_ratio =
-                    |d: &Value, f: &Value| get(d, "pss_peak_bytes") / get(f, "pss_peak_bytes");
-                let shape_s = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
-                println!(
-                    "{:<4} {:<14} {:<19} {:>8.4} {:>8.4} {:>6.2} {:>6.2} | {:>8.4} {:>8.4} {:>6.2} | {:>7.4} {:>6.2} {:>6.2} {:>7.4} {:>6.2} {:>7.4} | {:>9} {:>9} {:>5.2} {:>9} {:>9} {:>5.2}",
-                    kind, shape_s, c.name, d_s, f_s, d_s / f_s, dc_s / f_s, dt_s, ft_s,
-                    dt_s / ft_s, floor, d_s / floor, dt_s / floor, floor_all, d_s / floor_all,
-                    copy, mem(&d), mem(&f),
-                    mem_ratio(&d, &f), mem(&dt), mem(&ft), mem_ratio(&dt, &ft)
-                );
-                md_rows.push(format!(
-                    "| {kind} | {} | {} | {d_s:.4} | {f_s:.4} | **{:.2}** | {dt_s:.4} | {ft_s:.4} | **{:.2}** | {} | {:.2} | {:.0} / {:.0} | {:.3} |",
-                    shape_s.replace('x', "×"),
-                    c.name.replace(" x ", " × "),
-                    d_s / f_s,
-                    dt_s / ft_s,
-                    if dc_s.is_nan() { "–".to_string() } else { format!("{:.2}", dc_s / f_s) },
-                    d_s / floor,
-                    mib(&d, "pss_peak_bytes"),
-                    mib(&f, "pss_peak_bytes"),
-                    mem_ratio(&d, &f),
-                ));
+                let [d, f, dt, caller, ft] = best;
+                let runs = [d, f, dt, ft].map(|v| v.expect("every round runs it"));
                 if provenance.is_null() {
-                    provenance = d["provenance"].clone();
+                    provenance = runs[0]["provenance"].clone();
                 }
-                let st = &d["stages"];
-                writeln!(
-                    csv,
-                    "{kind},{shape_s},{},{},{},{d_s},{f_s},{},{dt_s},{ft_s},{},{floor},{},{copy},{},{},{},{},{},{},{},{},{},{dc_s},{},{},{},{},{},{},{},{},{},{},{},{floor_all},{},{}",
-                    c.name, c.ranks, c.threads, d_s / f_s, dt_s / ft_s, d_s / floor,
-                    get(&d, "peak_rss_bytes"), get(&f, "peak_rss_bytes"),
-                    get(&dt, "peak_rss_bytes"), get(&ft, "peak_rss_bytes"),
-                    get(st, "fft_s"), get(st, "pack_s"), get(st, "comm_s"), get(st, "unpack_s"),
-                    dt_s / floor, dc_s / f_s, get(&d, "pss_bytes"), get(&f, "pss_bytes"),
-                    get(&dt, "pss_bytes"), get(&ft, "pss_bytes"), get(&d, "pss_peak_bytes"),
-                    get(&f, "pss_peak_bytes"), get(&dt, "pss_peak_bytes"),
-                    get(&ft, "pss_peak_bytes"), mem_ratio(&d, &f), mem_ratio(&dt, &ft),
-                    d_s / floor_all, dt_s / floor_all
-                )
-                .unwrap();
+                let row = Row {
+                    kind,
+                    shape: *shape,
+                    config: c,
+                    runs,
+                    caller,
+                    floors,
+                };
+                row.print();
+                md_rows.push(row.markdown());
+                let fields = row.fields();
+                if csv_rows == 0 {
+                    let names: Vec<&str> = fields.iter().map(|(k, _)| *k).collect();
+                    writeln!(csv, "{}", names.join(",")).unwrap();
+                }
+                csv_rows += 1;
+                let values: Vec<&str> = fields.iter().map(|(_, v)| v.as_str()).collect();
+                writeln!(csv, "{}", values.join(",")).unwrap();
+                let [d, f, dt, ft] = &row.runs;
                 writeln!(
                     jsonl,
                     "{}",
                     json!({"kind": kind, "shape": shape, "config": c.name, "ranks": c.ranks,
                            "threads": c.threads, "dfft": d, "fftw": f, "dfft_transposed": dt,
-                           "fftw_transposed": ft, "dfft_caller": dc, "floor_s": floor,
-                           "floor_all_s": floor_all, "copy_s": copy})
+                           "fftw_transposed": ft, "dfft_caller": row.caller,
+                           "floors": row.floors.json(kind, shape)})
                 )
                 .unwrap();
+                rates.add(kind, shape, cores, &row.floors);
             }
         }
     }
     println!("ratio = dfft / FFTW-MPI (min of {iters} forward+backward pairs, best of {rounds} round(s) per run; < 1 means dfft is faster); T = transposed output");
     println!("caller = dfft --alloc caller (the caller's private blocks, rows through messages) / FFTW-MPI; dfft s runs --alloc plan (on one node the plan's blocks share memory and rows move in place)");
     println!("MiB = peak resident set / peak proportional set per rank (TMiB: with transposed output); PSS divides shared pages among the ranks, so it sums to what the node holds; its peak is sampled every ms while one more untimed pair runs (FFTW-MPI's transposes allocate a buffer per execution); mem = dfft's peak PSS / FFTW's");
-    println!("kind r2c = r2c forward + c2r backward; floor = rustfft/realfft 1-D work on contiguous lines, one core, / cores (x flr: dfft over it, T flr: with transposed output); all flr = the same work in equal shares on all the cores at once, sharing the memory system (x all: dfft over it); copy = one copy of the (half-spectrum) complex array / cores");
+    println!("kind r2c = r2c forward + c2r backward; mem flr = memory floor: 4 copies of the (half-spectrum) complex array at the copy speed measured on the configuration's cores (two read+write passes per transform); ari flr = arithmetic floor: 2 x 5 N log2 N flops (r2c: half) at the FMA peak measured on those cores; x flr: dfft over the larger floor (T flr: with transposed output); 1-D s = in-cache 1-D work: rustfft/realfft along every axis on contiguous lines, one core, / cores (x 1-D: dfft over it)");
+    println!("floors measured in this run: {}", rates.sentence());
     match &wisdom {
         Some(dir) => println!(
             "FFTW planning (FFTW_MEASURE): {plan_s:.1} s in all; {from_wisdom} of {fftw_runs} runs planned from the wisdom alone ({})",
@@ -651,9 +869,8 @@ fn main() {
         let table = format!(
             "Measured by `scripts/bench-fft {}` at {} (commit `{}`, {} build, {}; {}, {}, {} cores; \
              {wisdom_note}). Seconds per forward+backward f64 pair: the minimum of {iters} pairs, \
-             best of {rounds} round(s); ratios below 1 mean dfft is faster.\n\n\
-             | kind | shape | configuration | dfft s | FFTW-MPI s | dfft / FFTW | dfft s, transposed | FFTW-MPI s, transposed | dfft / FFTW, transposed | caller's blocks / FFTW | dfft / floor | peak PSS MiB per rank, dfft / FFTW | memory dfft / FFTW |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|---|\n{}\n",
+             best of {rounds} round(s); ratios below 1 mean dfft is faster. Floors measured in \
+             the same run: {}.\n\n{MD_HEADER}\n{}\n",
             command.join(" "),
             p("timestamp_utc"),
             p("git_commit"),
@@ -662,6 +879,7 @@ fn main() {
             p("cpu_model"),
             p("cpu_cache"),
             provenance["cores_per_node"],
+            rates.sentence(),
             md_rows.join("\n"),
         );
         match replace_marked(doc, &table) {
@@ -727,6 +945,34 @@ mod tests {
         );
         assert!(splice("no markers", "x").is_err());
         assert!(splice(&format!("{END}\n{BEGIN}"), "x").is_err());
+    }
+
+    #[test]
+    fn the_floors_follow_their_formulas() {
+        let shape = [256, 256, 256];
+        let n = (1usize << 24) as f64;
+        assert_eq!(transform_flops("c2c", &shape), 5.0 * n * 24.0);
+        assert_eq!(transform_flops("r2c", &shape), 2.5 * n * 24.0);
+        assert_eq!(array_bytes("c2c", &shape), 16 << 24);
+        assert_eq!(array_bytes("r2c", &[4, 6, 10]), 16 * 4 * 6 * 6);
+        let f = Floors {
+            work_1d: 1.0,
+            work_1d_all: 1.0,
+            copy_1: 0.02,
+            copy_all: 0.01,
+            peak: 1e11,
+        };
+        assert_eq!(f.memory(), 0.04, "4 copies on all the cores");
+        let arithmetic = f.arithmetic("c2c", &shape);
+        assert!((arithmetic - 2.0 * 5.0 * n * 24.0 / 1e11).abs() < 1e-15);
+        assert_eq!(f.floor("c2c", &shape), arithmetic.max(0.04));
+        let slower = Floors {
+            peak: 1e10,
+            copy_all: 0.02,
+            ..f
+        };
+        assert_eq!(f.best(slower).peak, 1e11);
+        assert_eq!(slower.best(f).copy_all, 0.01);
     }
 
     #[test]
