@@ -257,31 +257,8 @@ pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Resul
     let ranks = world.size() as usize;
     let machine = crate::machine::load(None)?;
     let grid_shape = resolve_grid(&shape, ranks, &args.grid, &machine.profile)?;
-    let r = grid_shape.rank();
     let pipe = pipeline(&shape, grid_shape.clone(), true)?;
-    // Refuse (on every rank alike) what would not fit, before anything is allocated: one
-    // block per layout, and message buffers of at most the largest block each way.
-    let limit = crate::memory_limit::agreed(world)?;
-    let elem = std::mem::size_of::<Complex<f64>>() as u64;
-    let blocks: Vec<u64> = pipe
-        .layouts
-        .iter()
-        .map(|l| (l.max_local_len() as u64).saturating_mul(elem))
-        .collect();
-    let all_blocks = blocks.iter().fold(0u64, |a, &b| a.saturating_add(b));
-    let messages = blocks.iter().max().copied().unwrap_or(0).saturating_mul(2);
-    crate::memory_limit::check(
-        "dfft bench-redist",
-        all_blocks.saturating_add(messages),
-        &format!(
-            "{} layouts' blocks {} + message buffers {}",
-            blocks.len(),
-            fft_core::memory::format_bytes(all_blocks),
-            fft_core::memory::format_bytes(messages)
-        ),
-        limit.as_ref(),
-    )
-    .map_err(BenchError::Memory)?;
+    check_memory(world, &pipe.layouts)?;
     let grid = ProcessGrid::new(world, grid_shape.clone())?;
     let rank = grid.rank();
     let layouts = &pipe.layouts;
@@ -291,94 +268,14 @@ pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Resul
         layouts.len(),
         args.method
     );
-
-    // One exchange per direction between neighbouring layouts: up[k] = L(k) → L(k+1),
-    // down[k] = L(k+1) → L(k).
-    let mut up = Vec::with_capacity(r);
-    let mut down = Vec::with_capacity(r);
-    for k in 0..r {
-        up.push(Exchange::new(
-            &grid,
-            &ExchangePlan::new(&layouts[k], &layouts[k + 1])?,
-            args.method,
-        )?);
-        down.push(Exchange::new(
-            &grid,
-            &ExchangePlan::new(&layouts[k + 1], &layouts[k])?,
-            args.method,
-        )?);
-    }
-    let send_len = up.iter().chain(&down).map(Exchange::send_len).max();
-    let recv_len = up.iter().chain(&down).map(Exchange::recv_len).max();
-    let zero = Complex::new(0.0, 0.0);
-    let mut send = vec![zero; send_len.unwrap_or(0)];
-    let mut recv = vec![zero; recv_len.unwrap_or(0)];
-    let mut bufs: Vec<Vec<Complex<f64>>> = layouts
-        .iter()
-        .map(|l| vec![zero; l.local_len(rank)])
-        .collect();
-    index_values(&layouts[0], rank, &mut bufs[0], false);
-    let seq = sweep_sequence(r);
-
-    // The checked sequence.
-    let mut times = StageTimes::default();
-    run_sequence(
-        &seq, &mut bufs, &mut up, &mut down, &mut send, &mut recv, &mut times,
-    )?;
-    for (k, l) in layouts.iter().enumerate() {
-        let local = index_values(l, rank, &mut bufs[k], true);
-        let mut wrong = 0u64;
-        world.all_reduce_into(&local, &mut wrong, SystemOperation::sum());
-        if wrong > 0 {
-            return Err(BenchError::Verification { layout: k, wrong });
-        }
-    }
-    let mut sequence = |times: &mut StageTimes| {
-        run_sequence(
-            &seq, &mut bufs, &mut up, &mut down, &mut send, &mut recv, times,
-        )
-    };
-
+    let mut sweeps = Sweeps::new(&grid, grid_shape.rank(), layouts, args.method)?;
+    // The checked sequence, then the timed ones.
+    sweeps.run(&mut StageTimes::default())?;
+    sweeps.verify(world, layouts, rank)?;
     for _ in 0..args.warmup {
-        sequence(&mut StageTimes::default())?;
+        sweeps.run(&mut StageTimes::default())?;
     }
-    let mut bar = crate::progress::start(
-        args.repeat,
-        rank,
-        args.json,
-        args.progress,
-        "dfft bench-redist: samples",
-    );
-    let mut times = StageTimes::default();
-    let mut samples = Vec::with_capacity(args.repeat as usize);
-    for _ in 0..args.repeat {
-        world.barrier();
-        let t = Instant::now();
-        for _ in 0..args.inner {
-            sequence(&mut times)?;
-        }
-        let local = t.elapsed().as_secs_f64() / args.inner as f64;
-        let mut max = 0.0;
-        world.all_reduce_into(&local, &mut max, SystemOperation::max());
-        samples.push(max);
-        if let Some(b) = &mut bar {
-            b.inc();
-        }
-    }
-    if let Some(b) = bar {
-        b.finish();
-    }
-    let sequences = (args.repeat * args.inner) as f64;
-    let per_seq = |x: f64| {
-        let mut max = 0.0;
-        world.all_reduce_into(&(x / sequences), &mut max, SystemOperation::max());
-        max
-    };
-    let stages = RedistStages {
-        pack_s: per_seq(times.pack),
-        comm_s: per_seq(times.comm),
-        unpack_s: per_seq(times.unpack),
-    };
+    let (mut samples, stages) = time_samples(world, args, rank, &mut sweeps)?;
     let mean_s = samples.iter().sum::<f64>() / samples.len() as f64;
     samples.sort_by(f64::total_cmp);
     let elem = std::mem::size_of::<Complex<f64>>() as u64;
@@ -387,9 +284,9 @@ pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Resul
         threads_per_rank: rayon::current_num_threads(),
         shape: shape.clone(),
         grid: grid_shape.dims().to_vec(),
-        grid_rank: r,
+        grid_rank: grid_shape.rank(),
         method: args.method.to_string(),
-        exchanges: seq.len() - 1,
+        exchanges: sweeps.seq.len() - 1,
         repeat: args.repeat,
         inner: args.inner,
         warmup: args.warmup,
@@ -417,28 +314,158 @@ pub fn bench_redist(world: &SimpleCommunicator, args: &BenchRedistArgs) -> Resul
     Ok(())
 }
 
-/// Runs the exchanges between consecutive layouts of `seq`; `up[k]` is `L(k) → L(k+1)`,
-/// `down[k]` is `L(k+1) → L(k)`.
-fn run_sequence(
-    seq: &[usize],
-    bufs: &mut [Vec<Complex<f64>>],
-    up: &mut [Exchange],
-    down: &mut [Exchange],
-    send: &mut [Complex<f64>],
-    recv: &mut [Complex<f64>],
-    times: &mut StageTimes,
-) -> Result<(), RedistError> {
-    for w in seq.windows(2) {
-        let (from, to) = (w[0], w[1]);
-        let (src, dst) = two_mut(bufs, from, to);
-        let ex = if to > from {
-            &mut up[from]
-        } else {
-            &mut down[to]
-        };
-        ex.execute(src, dst, send, recv, times)?;
+/// Refuses (on every rank alike) what would not fit, before anything is allocated: one
+/// block per layout, and message buffers of at most the largest block each way.
+fn check_memory(world: &SimpleCommunicator, layouts: &[Layout]) -> Result<(), BenchError> {
+    let limit = crate::memory_limit::agreed(world)?;
+    let elem = std::mem::size_of::<Complex<f64>>() as u64;
+    let blocks: Vec<u64> = layouts
+        .iter()
+        .map(|l| (l.max_local_len() as u64).saturating_mul(elem))
+        .collect();
+    let all_blocks = blocks.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    let messages = blocks.iter().max().copied().unwrap_or(0).saturating_mul(2);
+    crate::memory_limit::check(
+        "dfft bench-redist",
+        all_blocks.saturating_add(messages),
+        &format!(
+            "{} layouts' blocks {} + message buffers {}",
+            blocks.len(),
+            fft_core::memory::format_bytes(all_blocks),
+            fft_core::memory::format_bytes(messages)
+        ),
+        limit.as_ref(),
+    )
+    .map_err(BenchError::Memory)
+}
+
+/// `--repeat` samples of `--inner` sequences each (from a barrier, max over ranks) and the
+/// stages per sequence, max over ranks.
+fn time_samples(
+    world: &SimpleCommunicator,
+    args: &BenchRedistArgs,
+    rank: usize,
+    sweeps: &mut Sweeps,
+) -> Result<(Vec<f64>, RedistStages), BenchError> {
+    let mut bar = crate::progress::start(
+        args.repeat,
+        rank,
+        args.json,
+        args.progress,
+        "dfft bench-redist: samples",
+    );
+    let mut times = StageTimes::default();
+    let mut samples = Vec::with_capacity(args.repeat as usize);
+    for _ in 0..args.repeat {
+        world.barrier();
+        let t = Instant::now();
+        for _ in 0..args.inner {
+            sweeps.run(&mut times)?;
+        }
+        let local = t.elapsed().as_secs_f64() / args.inner as f64;
+        let mut max = 0.0;
+        world.all_reduce_into(&local, &mut max, SystemOperation::max());
+        samples.push(max);
+        if let Some(b) = &mut bar {
+            b.inc();
+        }
     }
-    Ok(())
+    if let Some(b) = bar {
+        b.finish();
+    }
+    let sequences = (args.repeat * args.inner) as f64;
+    let per_seq = |x: f64| {
+        let mut max = 0.0;
+        world.all_reduce_into(&(x / sequences), &mut max, SystemOperation::max());
+        max
+    };
+    let stages = RedistStages {
+        pack_s: per_seq(times.pack),
+        comm_s: per_seq(times.comm),
+        unpack_s: per_seq(times.unpack),
+    };
+    Ok((samples, stages))
+}
+
+/// The two-sweep sequence with its exchanges and buffers: one exchange per direction between
+/// neighbouring layouts, `up[k]` = L(k) → L(k+1), `down[k]` = L(k+1) → L(k).
+struct Sweeps {
+    seq: Vec<usize>,
+    bufs: Vec<Vec<Complex<f64>>>,
+    up: Vec<Exchange>,
+    down: Vec<Exchange>,
+    send: Vec<Complex<f64>>,
+    recv: Vec<Complex<f64>>,
+}
+
+impl Sweeps {
+    /// The exchanges and buffers, the first layout's block index-valued.
+    /// `r` is the grid's rank (layouts L0..=Lr are used).
+    fn new(
+        grid: &ProcessGrid,
+        r: usize,
+        layouts: &[Layout],
+        method: Method,
+    ) -> Result<Sweeps, BenchError> {
+        let rank = grid.rank();
+        let mut up = Vec::with_capacity(r);
+        let mut down = Vec::with_capacity(r);
+        for k in 0..r {
+            let plan = ExchangePlan::new(&layouts[k], &layouts[k + 1])?;
+            up.push(Exchange::new(grid, &plan, method)?);
+            let plan = ExchangePlan::new(&layouts[k + 1], &layouts[k])?;
+            down.push(Exchange::new(grid, &plan, method)?);
+        }
+        let send_len = up.iter().chain(&down).map(Exchange::send_len).max();
+        let recv_len = up.iter().chain(&down).map(Exchange::recv_len).max();
+        let zero = Complex::new(0.0, 0.0);
+        let mut bufs: Vec<Vec<Complex<f64>>> = layouts
+            .iter()
+            .map(|l| vec![zero; l.local_len(rank)])
+            .collect();
+        index_values(&layouts[0], rank, &mut bufs[0], false);
+        Ok(Sweeps {
+            seq: sweep_sequence(r),
+            bufs,
+            up,
+            down,
+            send: vec![zero; send_len.unwrap_or(0)],
+            recv: vec![zero; recv_len.unwrap_or(0)],
+        })
+    }
+
+    /// Runs the exchanges between consecutive layouts of the sequence.
+    fn run(&mut self, times: &mut StageTimes) -> Result<(), RedistError> {
+        for w in self.seq.windows(2) {
+            let (from, to) = (w[0], w[1]);
+            let (src, dst) = two_mut(&mut self.bufs, from, to);
+            let ex = if to > from {
+                &mut self.up[from]
+            } else {
+                &mut self.down[to]
+            };
+            ex.execute(src, dst, &mut self.send, &mut self.recv, times)?;
+        }
+        Ok(())
+    }
+
+    /// Checks every layout's block exactly (each element its global index), agreed.
+    fn verify(
+        &mut self,
+        world: &SimpleCommunicator,
+        layouts: &[Layout],
+        rank: usize,
+    ) -> Result<(), BenchError> {
+        for (k, l) in layouts.iter().enumerate() {
+            let local = index_values(l, rank, &mut self.bufs[k], true);
+            let mut wrong = 0u64;
+            world.all_reduce_into(&local, &mut wrong, SystemOperation::sum());
+            if wrong > 0 {
+                return Err(BenchError::Verification { layout: k, wrong });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Two distinct elements of `v`, the first shared and the second mutable.

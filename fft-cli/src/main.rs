@@ -4,6 +4,7 @@
 mod args;
 mod bench_redist;
 mod calibrate_cmd;
+mod execute;
 mod fatal;
 #[cfg(feature = "fault-injection")]
 mod fault;
@@ -45,9 +46,32 @@ use mpi::topology::Communicator;
 static ALLOCATOR: fatal::ExitOnOom = fatal::ExitOnOom;
 
 fn main() {
-    // Parse before MPI starts so a usage error is printed once (by rank 0 of the launch)
-    // and exits with status 2 on every rank, without any communication.
-    let cli = match args::Cli::try_parse().and_then(args::Cli::check) {
+    let cli = parse_or_exit();
+    logging::init();
+    // `dfft plan` is the model alone: it runs without MPI.
+    if let args::Command::Plan(plan_args) = &cli.command {
+        match plan_cmd::plan(plan_args) {
+            Ok(()) => std::process::exit(0),
+            Err(e) => {
+                eprintln!("dfft: error: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    // `dfft redist` checks its SPECs before MPI starts: a usage error, printed once, status 2.
+    if let args::Command::Redist(a) = &cli.command {
+        if let Err(e) = redist_cmd::validate(a, redist_cmd::launcher_size()) {
+            usage_exit(&format!("dfft: error: {e}"));
+        }
+    }
+    let code = run_under_mpi(&cli);
+    std::process::exit(code);
+}
+
+/// Parses before MPI starts so a usage error is printed once (by rank 0 of the launch) and
+/// exits with status 2 on every rank, without any communication.
+fn parse_or_exit() -> args::Cli {
+    match args::Cli::try_parse().and_then(args::Cli::check) {
         Ok(cli) => cli,
         Err(e) => {
             let code = e.exit_code();
@@ -66,78 +90,69 @@ fn main() {
             }
             std::process::exit(code);
         }
+    }
+}
+
+/// A usage error found before MPI starts: rank 0 of the launch prints `line`, every rank
+/// exits with status 2.
+fn usage_exit(line: &str) -> ! {
+    if args::launcher_rank().unwrap_or(0) == 0 {
+        eprintln!("{line}");
+    } else {
+        // Let rank 0's message reach the launcher before this exit ends the job.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    std::process::exit(2);
+}
+
+/// Starts MPI, runs the command and finalizes; the exit status (runtime errors: 1, printed
+/// once by rank 0).
+fn run_under_mpi(cli: &args::Cli) -> i32 {
+    let universe = match mpi::initialize() {
+        Some(u) => u,
+        None => {
+            eprintln!("dfft: MPI was already initialized");
+            std::process::exit(1);
+        }
     };
-    logging::init();
-    // `dfft plan` is the model alone: it runs without MPI.
-    if let args::Command::Plan(plan_args) = &cli.command {
-        match plan_cmd::plan(plan_args) {
-            Ok(()) => std::process::exit(0),
-            Err(e) => {
+    redist::comm::abort_on_panic();
+    // A failed MPI call (a shared window that cannot be mapped, say) is one line and exit 1,
+    // on every communicator made from the world.
+    fatal::exit_on_mpi_errors();
+    // INT/TERM/HUP remove the temporary output and exit non-zero; a rank whose launcher died
+    // stops instead of finishing and publishing.
+    npyio::guard::install("dfft", args::launcher_rank().is_some());
+    let world = universe.world();
+    fatal::set_rank(world.rank());
+    let requested = match &cli.command {
+        args::Command::Run(a) => a.threads,
+        args::Command::BenchRedist(a) => a.threads,
+        args::Command::Redist(a) => a.threads,
+        _ => None,
+    };
+    let env = std::env::var("RAYON_NUM_THREADS").ok();
+    threads::configure(threads::choose(&world, requested, env.as_deref()));
+    let result = match &cli.command {
+        args::Command::Run(run_args) => run::run(&world, run_args).map_err(|e| e.to_string()),
+        args::Command::Plan(_) => unreachable!("dfft plan returned before MPI started"),
+        args::Command::Calibrate(a) => {
+            calibrate_cmd::calibrate(&world, a).map_err(|e| e.to_string())
+        }
+        args::Command::BenchRedist(a) => {
+            bench_redist::bench_redist(&world, a).map_err(|e| e.to_string())
+        }
+        args::Command::Redist(a) => redist_cmd::redist(&world, a),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            // Errors come from global arguments or collective agreement, so every rank has
+            // the same one; rank 0 reports it.
+            if world.rank() == 0 {
                 eprintln!("dfft: error: {e}");
-                std::process::exit(1);
             }
+            1
         }
     }
-    // `dfft redist` checks its SPECs before MPI starts: a usage error, printed once, status 2.
-    if let args::Command::Redist(a) = &cli.command {
-        if let Err(e) = redist_cmd::validate(a, redist_cmd::launcher_size()) {
-            if args::launcher_rank().unwrap_or(0) == 0 {
-                eprintln!("dfft: error: {e}");
-            } else {
-                // Let rank 0's message reach the launcher before this exit ends the job.
-                std::thread::sleep(std::time::Duration::from_millis(300));
-            }
-            std::process::exit(2);
-        }
-    }
-    let code = {
-        let universe = match mpi::initialize() {
-            Some(u) => u,
-            None => {
-                eprintln!("dfft: MPI was already initialized");
-                std::process::exit(1);
-            }
-        };
-        redist::comm::abort_on_panic();
-        // A failed MPI call (a shared window that cannot be mapped, say) is one line and
-        // exit 1, on every communicator made from the world.
-        fatal::exit_on_mpi_errors();
-        // INT/TERM/HUP remove the temporary output and exit non-zero; a rank whose launcher
-        // died stops instead of finishing and publishing.
-        npyio::guard::install("dfft", args::launcher_rank().is_some());
-        let world = universe.world();
-        fatal::set_rank(world.rank());
-        let requested = match &cli.command {
-            args::Command::Run(a) => a.threads,
-            args::Command::BenchRedist(a) => a.threads,
-            args::Command::Redist(a) => a.threads,
-            _ => None,
-        };
-        let env = std::env::var("RAYON_NUM_THREADS").ok();
-        threads::configure(threads::choose(&world, requested, env.as_deref()));
-        let result = match &cli.command {
-            args::Command::Run(run_args) => run::run(&world, run_args).map_err(|e| e.to_string()),
-            args::Command::Plan(_) => unreachable!("dfft plan returned before MPI started"),
-            args::Command::Calibrate(a) => {
-                calibrate_cmd::calibrate(&world, a).map_err(|e| e.to_string())
-            }
-            args::Command::BenchRedist(a) => {
-                bench_redist::bench_redist(&world, a).map_err(|e| e.to_string())
-            }
-            args::Command::Redist(a) => redist_cmd::redist(&world, a),
-        };
-        match result {
-            Ok(()) => 0,
-            Err(e) => {
-                // Errors come from global arguments or collective agreement, so every rank
-                // has the same one; rank 0 reports it.
-                if world.rank() == 0 {
-                    eprintln!("dfft: error: {e}");
-                }
-                1
-            }
-        }
-        // `universe` drops here: MPI_Finalize on every rank.
-    };
-    std::process::exit(code);
+    // `universe` drops here: MPI_Finalize on every rank.
 }

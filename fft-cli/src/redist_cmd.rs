@@ -214,40 +214,10 @@ fn run<T: Element + PartialEq>(
 ) -> Result<(), String> {
     let (size, rank) = (world.size() as usize, world.rank() as usize);
     let (from, to) = validate(args, Some(size)).map_err(|e| e.to_string())?;
-    // Refuse (on every rank alike) what would not fit, before planning allocates: both
-    // blocks, and message buffers of at most their size.
-    let limit = crate::memory_limit::agreed(world).map_err(|e| e.to_string())?;
-    let elem = std::mem::size_of::<T>() as u64;
-    let largest = |d: &DistArray| {
-        (0..size)
-            .map(|r| d.local_len(r) as u64)
-            .max()
-            .unwrap_or(0)
-            .saturating_mul(elem)
-    };
-    let blocks = largest(&from).saturating_add(largest(&to));
-    crate::memory_limit::check(
-        "dfft redist",
-        blocks.saturating_mul(2),
-        &format!(
-            "source and destination blocks {} + message buffers {}",
-            fft_core::memory::format_bytes(blocks),
-            fft_core::memory::format_bytes(blocks)
-        ),
-        limit.as_ref(),
-    )?;
+    check_memory::<T>(world, &from, &to)?;
     let t = Instant::now();
     let plan = RedistPlan::new(&from, &to, size).map_err(|e| e.to_string())?;
-    let mut way = match args.thakur {
-        Some(m) => Way::Thakur(Box::new(
-            AxisMethod::new(&from, &to, m).map_err(|e| e.to_string())?,
-        )),
-        None => Way::Planner(Box::new(
-            Redistribution::new(world, &plan, args.method)
-                .map_err(|e| e.to_string())?
-                .with_packet_len(args.packet),
-        )),
-    };
+    let mut way = Way::new(world, args, &from, &to, &plan).map_err(|e| e.to_string())?;
     let plan_s = max_over(world, t.elapsed().as_secs_f64());
     if rank == 0 {
         log::info!(
@@ -262,49 +232,32 @@ fn run<T: Element + PartialEq>(
     }
     // The blocks and message buffers on cache lines and huge pages, as the FFT plans' own.
     let huge = |n: usize| redist::alloc::AlignedBuf::<T>::new(n);
-    let (src_len, dst_len) = (from.local_len(rank), to.local_len(rank));
-    let mut src = huge(src_len);
+    let mut src = huge(from.local_len(rank));
     from.fill_index_valued(rank, &mut src, value);
-    let (send_len, recv_len) = match &way {
-        Way::Planner(r) => (r.send_len(), r.recv_len()),
-        Way::Thakur(_) => (0, 0),
-    };
-    let (mut dst, mut send, mut recv) = (huge(dst_len), huge(send_len), huge(recv_len));
+    let (send_len, recv_len) = way.message_lens();
+    let (mut dst, mut send, mut recv) = (huge(to.local_len(rank)), huge(send_len), huge(recv_len));
     let mut call = |times: &mut StageTimes| match &mut way {
         Way::Planner(r) => r.execute(&src, &mut dst, &mut send, &mut recv, times),
         Way::Thakur(p) => thakur::redistribute_axis(world, p, args.receive, &src, &mut dst),
     };
-    let mut times = StageTimes::default();
-    for _ in 0..args.warmup {
-        call(&mut times).map_err(|e| e.to_string())?;
-    }
-    let mut times = StageTimes::default();
-    let mut samples = Vec::with_capacity(args.iters as usize);
-    for _ in 0..args.iters {
-        world.barrier();
-        let t = Instant::now();
-        call(&mut times).map_err(|e| e.to_string())?;
-        samples.push(max_over(world, t.elapsed().as_secs_f64()));
-    }
+    let (samples, times) = time_calls(world, args, &mut call).map_err(|e| e.to_string())?;
     // Exact check: every element must hold its own global index.
-    let mut want = vec![T::default(); dst_len];
+    let mut want = vec![T::default(); dst.len()];
     to.fill_index_valued(rank, &mut want, value);
     let local_wrong = dst.iter().zip(&want).filter(|(a, b)| a != b).count() as u64;
     let mut wrong = 0u64;
     world.all_reduce_into(&local_wrong, &mut wrong, SystemOperation::sum());
-    samples.sort_by(f64::total_cmp);
     let n = args.iters as f64;
     let stage = |x: f64| args.thakur.is_none().then(|| max_over(world, x / n));
-    let method = match args.thakur {
-        Some(m) => format!("thakur-{m}-{}", args.receive),
-        None => args.method.to_string(),
-    };
     let report = RedistReport {
         ranks: size,
         shape: args.shape.0.clone(),
         from: from.spec(),
         to: to.spec(),
-        method,
+        method: match args.thakur {
+            Some(m) => format!("thakur-{m}-{}", args.receive),
+            None => args.method.to_string(),
+        },
         dtype: args.dtype,
         iters: args.iters,
         min_s: samples[0],
@@ -321,22 +274,7 @@ fn run<T: Element + PartialEq>(
         if args.json {
             println!("{}", report.to_json(&provenance));
         } else {
-            println!(
-                "dfft redist: shape {:?} on {} rank(s), {} -> {}, {} ({:?})",
-                report.shape, size, report.from, report.to, report.method, report.dtype
-            );
-            println!(
-                "  min {:.6} s   median {:.6} s   ({} timed)   plan {:.6} s",
-                report.min_s, report.median_s, report.iters, report.plan_s
-            );
-            if let (Some(p), Some(c), Some(u)) = (report.pack_s, report.comm_s, report.unpack_s) {
-                println!("  pack {p:.6} s   comm {c:.6} s   unpack {u:.6} s");
-            }
-            println!(
-                "  moved {:.1} MiB   wrong {}",
-                report.bytes_moved as f64 / (1 << 20) as f64,
-                report.wrong
-            );
+            report.print_table();
         }
     }
     if wrong > 0 {
@@ -345,10 +283,111 @@ fn run<T: Element + PartialEq>(
     Ok(())
 }
 
+/// Refuses (on every rank alike) what would not fit, before planning allocates: both
+/// blocks of `T`, and message buffers of at most their size.
+fn check_memory<T>(
+    world: &SimpleCommunicator,
+    from: &DistArray,
+    to: &DistArray,
+) -> Result<(), String> {
+    let size = world.size() as usize;
+    let limit = crate::memory_limit::agreed(world).map_err(|e| e.to_string())?;
+    let elem = std::mem::size_of::<T>() as u64;
+    let largest = |d: &DistArray| {
+        (0..size)
+            .map(|r| d.local_len(r) as u64)
+            .max()
+            .unwrap_or(0)
+            .saturating_mul(elem)
+    };
+    let blocks = largest(from).saturating_add(largest(to));
+    crate::memory_limit::check(
+        "dfft redist",
+        blocks.saturating_mul(2),
+        &format!(
+            "source and destination blocks {} + message buffers {}",
+            fft_core::memory::format_bytes(blocks),
+            fft_core::memory::format_bytes(blocks)
+        ),
+        limit.as_ref(),
+    )
+}
+
+/// `--warmup` untimed calls, then `--iters` timed ones (each from a barrier, max over
+/// ranks): the sorted times and the stage times of the timed calls.
+fn time_calls(
+    world: &SimpleCommunicator,
+    args: &RedistArgs,
+    call: &mut impl FnMut(&mut StageTimes) -> Result<(), RedistError>,
+) -> Result<(Vec<f64>, StageTimes), RedistError> {
+    let mut times = StageTimes::default();
+    for _ in 0..args.warmup {
+        call(&mut times)?;
+    }
+    let mut times = StageTimes::default();
+    let mut samples = Vec::with_capacity(args.iters as usize);
+    for _ in 0..args.iters {
+        world.barrier();
+        let t = Instant::now();
+        call(&mut times)?;
+        samples.push(max_over(world, t.elapsed().as_secs_f64()));
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok((samples, times))
+}
+
+impl RedistReport {
+    /// The table `dfft redist` prints without --json.
+    fn print_table(&self) {
+        println!(
+            "dfft redist: shape {:?} on {} rank(s), {} -> {}, {} ({:?})",
+            self.shape, self.ranks, self.from, self.to, self.method, self.dtype
+        );
+        println!(
+            "  min {:.6} s   median {:.6} s   ({} timed)   plan {:.6} s",
+            self.min_s, self.median_s, self.iters, self.plan_s
+        );
+        if let (Some(p), Some(c), Some(u)) = (self.pack_s, self.comm_s, self.unpack_s) {
+            println!("  pack {p:.6} s   comm {c:.6} s   unpack {u:.6} s");
+        }
+        println!(
+            "  moved {:.1} MiB   wrong {}",
+            self.bytes_moved as f64 / (1 << 20) as f64,
+            self.wrong
+        );
+    }
+}
+
 /// How `dfft redist` moves the data: the general planner or a Thakur method per axis.
 enum Way {
     Planner(Box<Redistribution>),
     Thakur(Box<AxisMethod>),
+}
+
+impl Way {
+    /// The general planner's redistribution, or Thakur's method along the changing axis.
+    fn new(
+        world: &SimpleCommunicator,
+        args: &RedistArgs,
+        from: &DistArray,
+        to: &DistArray,
+        plan: &RedistPlan,
+    ) -> Result<Way, RedistError> {
+        Ok(match args.thakur {
+            Some(m) => Way::Thakur(Box::new(AxisMethod::new(from, to, m)?)),
+            None => Way::Planner(Box::new(
+                Redistribution::new(world, plan, args.method)?.with_packet_len(args.packet),
+            )),
+        })
+    }
+
+    /// The send and receive buffer lengths the calls need (none for Thakur's methods).
+    fn message_lens(&self) -> (usize, usize) {
+        match self {
+            Way::Planner(r) => (r.send_len(), r.recv_len()),
+            Way::Thakur(_) => (0, 0),
+        }
+    }
 }
 
 fn max_over(world: &SimpleCommunicator, x: f64) -> f64 {
