@@ -138,6 +138,16 @@ pub enum FftError {
         /// The largest.
         most: u64,
     },
+    /// A list of axes to transform (a partial transform) that does not fit the array.
+    #[error("bad axes {axes:?} for an array of {d} dimensions: {reason}")]
+    BadAxes {
+        /// The axes given.
+        axes: Vec<usize>,
+        /// Dimensions of the array.
+        d: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// Options that do not fit the plan or the shape.
     #[error("bad transform options for shape {shape:?}: {reason}")]
     BadOptions {

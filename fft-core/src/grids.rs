@@ -62,13 +62,21 @@ pub enum SpectralAxis {
         /// Number of points.
         n: usize,
     },
+    /// An axis a partial transform leaves alone ([`AxisKind::Identity`]): `n` points, each
+    /// with wavenumber 0 (the axis adds nothing to `|k|²` and no mask restricts it).
+    Identity {
+        /// Number of points.
+        n: usize,
+    },
 }
 
 impl SpectralAxis {
     /// Number of spectral elements along the axis.
     pub fn len(self) -> usize {
         match self {
-            SpectralAxis::Fft { n } | SpectralAxis::R2r { n, .. } => n,
+            SpectralAxis::Fft { n }
+            | SpectralAxis::R2r { n, .. }
+            | SpectralAxis::Identity { n } => n,
             SpectralAxis::Half { n } => n / 2 + 1,
         }
     }
@@ -92,6 +100,7 @@ impl SpectralAxis {
                     };
                 PI / length * m
             }
+            SpectralAxis::Identity { .. } => 0.0,
         }
     }
 
@@ -101,7 +110,7 @@ impl SpectralAxis {
         match self {
             SpectralAxis::Fft { n } => 3 * wavenumber(n, index).unsigned_abs() < n as u64,
             SpectralAxis::Half { n } => 3 * index < n,
-            SpectralAxis::R2r { .. } => true,
+            SpectralAxis::R2r { .. } | SpectralAxis::Identity { .. } => true,
         }
     }
 
@@ -112,7 +121,7 @@ impl SpectralAxis {
             SpectralAxis::Fft { n } | SpectralAxis::Half { n } => {
                 n % 2 == 0 && wavenumber(n, index).unsigned_abs() as usize == n / 2
             }
-            SpectralAxis::R2r { .. } => false,
+            SpectralAxis::R2r { .. } | SpectralAxis::Identity { .. } => false,
         }
     }
 }
@@ -295,20 +304,21 @@ impl<T: Real> SpectralGrid<T> {
     }
 
     /// How many modes each stored element stands for in sums over the whole spectrum of a
-    /// real field (Parseval): 2 where the last axis is a real-to-complex half axis and the
-    /// conjugate mode is not stored (`0 < k < N/2`), else 1. So the mean of `|u|²` is
-    /// `Σ weight·|û|²` over the stored modes of all ranks, for `û` normalized by the number
+    /// real field (Parseval): 2 where the half axis of a real-to-complex plan (the last
+    /// transformed axis) has its conjugate mode not stored (`0 < k < N/2`), else 1. So the
+    /// mean of `|u|²` is `Σ weight·|û|²` over the stored modes of all ranks, for `û` normalized by the number
     /// of points.
     pub fn hermitian_weights(&self) -> ArrayD<T> {
         let two = T::one() + T::one();
         let mut out = self.full(T::one());
         let d = self.axes.len();
-        if let SpectralAxis::Half { n } = self.axes[d - 1] {
-            let range = self.layout.global_range(self.rank, d - 1);
+        let half = (self.axes.iter()).position(|a| matches!(a, SpectralAxis::Half { .. }));
+        if let Some((axis, SpectralAxis::Half { n })) = half.map(|a| (a, self.axes[a])) {
+            let range = self.layout.global_range(self.rank, axis);
             let weights: Vec<T> = range
                 .map(|g| if g == 0 || 2 * g == n { T::one() } else { two })
                 .collect();
-            let weights = broadcastable(weights, d - 1, d);
+            let weights = broadcastable(weights, axis, d);
             Zip::from(&mut out)
                 .and_broadcast(&weights)
                 .for_each(|o, &w| *o = w);
@@ -325,16 +335,17 @@ fn broadcastable<T>(values: Vec<T>, axis: usize, d: usize) -> ArrayD<T> {
 }
 
 /// The spectral axes of a plan: `kinds` per axis (`None`: all FFT), the spectral shape, and
-/// for a real-to-complex plan the real length of the last axis.
+/// for a real-to-complex plan its half axis and that axis's real length.
 fn plan_axes(
     kinds: Option<&Vec<AxisKind>>,
     spectral: &[usize],
-    half_real_len: Option<usize>,
+    half: Option<(usize, usize)>,
 ) -> Vec<SpectralAxis> {
     let d = spectral.len();
     (0..d)
-        .map(|a| match (half_real_len, kinds.map(|k| k[a])) {
-            (Some(n), _) if a == d - 1 => SpectralAxis::Half { n },
+        .map(|a| match (half, kinds.map(|k| k[a])) {
+            (Some((axis, n)), _) if a == axis => SpectralAxis::Half { n },
+            (_, Some(AxisKind::Identity)) => SpectralAxis::Identity { n: spectral[a] },
             (_, Some(AxisKind::R2r(kind))) => SpectralAxis::R2r {
                 kind,
                 n: spectral[a],
@@ -373,13 +384,15 @@ where
     /// the non-negative half; see [`crate::grids`].
     pub fn spectral_grid(&self) -> SpectralGrid<T> {
         let d = self.spectral_shape().len();
-        let factor = self.options().padding.as_ref().map_or(1.0, |p| p[d - 1]);
+        let kinds = self.options().axes.as_ref();
+        let half = kinds.map_or(d - 1, |k| crate::spec::last_transformed(k));
+        let factor = self.options().padding.as_ref().map_or(1.0, |p| p[half]);
         let n = half_axis_real_len(
-            self.spectral_shape()[d - 1],
-            self.global_shape()[d - 1],
+            self.spectral_shape()[half],
+            self.global_shape()[half],
             factor,
         );
-        let axes = plan_axes(self.options().axes.as_ref(), self.spectral_shape(), Some(n));
+        let axes = plan_axes(kinds, self.spectral_shape(), Some((half, n)));
         SpectralGrid::new(self.output_layout(), self.rank(), axes).expect("the plan's own axes")
     }
 }

@@ -256,15 +256,56 @@ pub enum AxisKind {
     Fft,
     /// A real-to-real transform (on complex data: on the real and imaginary parts separately).
     R2r(R2rKind),
+    /// No transform: the axis is left as it is (numpy's `fftn(x, axes=…)` without this
+    /// axis, PencilFFTs' `NoTransform`). A partial transform needs no exchange to make such an
+    /// axis local, and the normalization counts it as size 1. At least one axis of a plan
+    /// must be transformed.
+    Identity,
 }
 
 impl AxisKind {
-    /// The logical size of an axis of `n` points (`n` for FFT axes).
+    /// The logical size of an axis of `n` points (`n` for FFT axes, 1 for identity axes).
     pub fn logical_size(self, n: usize) -> usize {
         match self {
             AxisKind::Fft => n,
             AxisKind::R2r(k) => k.logical_size(n),
+            AxisKind::Identity => 1,
         }
+    }
+
+    /// Whether the axis is transformed (every kind but [`AxisKind::Identity`]).
+    pub fn is_transformed(self) -> bool {
+        self != AxisKind::Identity
+    }
+
+    /// The kinds of a partial transform of `d` axes: `kind` along each axis listed in
+    /// `axes`, [`AxisKind::Identity`] along the others (numpy's `fftn(x, axes=axes)`).
+    /// Errors name an axis out of range or listed twice.
+    ///
+    /// ```
+    /// use fft_core::AxisKind;
+    /// let kinds = AxisKind::partial(3, &[1, 2], AxisKind::Fft).unwrap();
+    /// assert_eq!(kinds, vec![AxisKind::Identity, AxisKind::Fft, AxisKind::Fft]);
+    /// assert!(AxisKind::partial(3, &[1, 1], AxisKind::Fft).is_err());
+    /// assert!(AxisKind::partial(3, &[3], AxisKind::Fft).is_err());
+    /// ```
+    pub fn partial(d: usize, axes: &[usize], kind: AxisKind) -> Result<Vec<AxisKind>> {
+        let mut kinds = vec![AxisKind::Identity; d];
+        for &a in axes {
+            let bad = |reason: &str| FftError::BadAxes {
+                axes: axes.to_vec(),
+                d,
+                reason: reason.to_string(),
+            };
+            if a >= d {
+                return Err(bad("an axis is out of range"));
+            }
+            if kinds[a] != AxisKind::Identity {
+                return Err(bad("an axis is listed twice"));
+            }
+            kinds[a] = kind;
+        }
+        Ok(kinds)
     }
 }
 

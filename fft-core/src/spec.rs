@@ -5,11 +5,82 @@ use crate::error::{FftError, Result};
 use crate::options::{AxisKind, FftOptions};
 use crate::stages::{Domain, TransformShape};
 
+/// The last transformed axis: the one a real-to-complex plan halves (numpy's `rfftn(x,
+/// axes)` halves the last of `axes`).
+pub(crate) fn last_transformed(axes: &[AxisKind]) -> usize {
+    (axes.iter())
+        .rposition(|k| k.is_transformed())
+        .expect("a plan transforms at least one axis")
+}
+
+/// The kinds of every axis (`options.axes`, or FFT everywhere), checked against the shape and
+/// the domain: a real-to-real plan's transformed axes are real-to-real, a real-to-complex
+/// plan's last transformed axis is an FFT, at least one axis is transformed, and DCT-I axes
+/// have two points at least.
+fn axis_kinds(shape: &[usize], options: &FftOptions, domain: Domain) -> Result<Vec<AxisKind>> {
+    let d = shape.len();
+    let bad = |reason: String| FftError::BadOptions {
+        shape: shape.to_vec(),
+        reason,
+    };
+    let axes = match (&options.axes, domain) {
+        (Some(a), _) if a.len() != d => {
+            return Err(bad(format!(
+                "axes has {} entries for {d} axes: {a:?}",
+                a.len()
+            )))
+        }
+        (Some(a), _) => a.clone(),
+        (None, Domain::Real) => {
+            return Err(bad(
+                "a real-to-real plan needs a real-to-real kind for every axis (axes)".into(),
+            ))
+        }
+        (None, _) => vec![AxisKind::Fft; d],
+    };
+    if !axes.iter().any(|k| k.is_transformed()) {
+        return Err(bad(format!(
+            "at least one axis must be transformed, every axis is Identity: {axes:?}"
+        )));
+    }
+    match domain {
+        Domain::RealToComplex if axes[last_transformed(&axes)] != AxisKind::Fft => {
+            let last = last_transformed(&axes);
+            return Err(bad(format!(
+                "the last transformed axis of a real-to-complex plan (axis {last}) must be an FFT axis, got {:?}",
+                axes[last]
+            )));
+        }
+        Domain::RealToComplex if options.in_place && last_transformed(&axes) + 1 != d => {
+            return Err(bad(format!(
+                "in_place: a real-to-complex plan's real-to-complex axis must be the last axis (FFTW's padded rows), got axis {} of {d}",
+                last_transformed(&axes)
+            )));
+        }
+        Domain::Real if axes.contains(&AxisKind::Fft) => {
+            return Err(bad(format!(
+                "every axis of a real-to-real plan must be real-to-real (or Identity), got {axes:?}"
+            )))
+        }
+        _ => {}
+    }
+    for (axis, (&kind, &n)) in axes.iter().zip(shape).enumerate() {
+        if kind == AxisKind::R2r(crate::R2rKind::Dct1) && n < 2 {
+            return Err(bad(format!(
+                "DCT-I needs at least 2 points, axis {axis} has {n}"
+            )));
+        }
+    }
+    Ok(axes)
+}
+
 /// What a plan transforms, in global terms, checked: shapes, per-axis kinds and scaling.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Spec {
     pub shape: TransformShape,
     pub axes: Vec<AxisKind>,
+    /// Whether each axis is transformed (not [`AxisKind::Identity`]).
+    pub transformed: Vec<bool>,
     /// Spectral resolution per axis (`N`: the real length along the r2c axis).
     pub resolution: Vec<usize>,
     pub forward_scale: f64,
@@ -34,42 +105,7 @@ impl Spec {
         if options.batch == 0 {
             return Err(bad("batch must be at least 1, got 0".into()));
         }
-        let axes = match (&options.axes, domain) {
-            (Some(a), _) if a.len() != d => {
-                return Err(bad(format!(
-                    "axes has {} entries for {d} axes: {a:?}",
-                    a.len()
-                )))
-            }
-            (Some(a), _) => a.clone(),
-            (None, Domain::Real) => {
-                return Err(bad(
-                    "a real-to-real plan needs a real-to-real kind for every axis (axes)".into(),
-                ))
-            }
-            (None, _) => vec![AxisKind::Fft; d],
-        };
-        match domain {
-            Domain::RealToComplex if axes[d - 1] != AxisKind::Fft => {
-                return Err(bad(format!(
-                    "the last axis of a real-to-complex plan must be an FFT axis, got {:?}",
-                    axes[d - 1]
-                )))
-            }
-            Domain::Real if axes.contains(&AxisKind::Fft) => {
-                return Err(bad(format!(
-                    "every axis of a real-to-real plan must be real-to-real, got {axes:?}"
-                )))
-            }
-            _ => {}
-        }
-        for (axis, (&kind, &n)) in axes.iter().zip(shape).enumerate() {
-            if kind == AxisKind::R2r(crate::R2rKind::Dct1) && n < 2 {
-                return Err(bad(format!(
-                    "DCT-I needs at least 2 points, axis {axis} has {n}"
-                )));
-            }
-        }
+        let axes = axis_kinds(shape, options, domain)?;
         let factors = options.padding.clone().unwrap_or_else(|| vec![1.0; d]);
         if factors.len() != d {
             return Err(bad(format!(
@@ -96,7 +132,8 @@ impl Spec {
         redist::layout::check_shape(&physical)?;
         let mut spectral = shape.to_vec();
         if domain == Domain::RealToComplex {
-            spectral[d - 1] = shape[d - 1] / 2 + 1;
+            let half = last_transformed(&axes);
+            spectral[half] = shape[half] / 2 + 1;
         }
         let logical: f64 = axes
             .iter()
@@ -110,6 +147,7 @@ impl Spec {
             }
         }
         Ok(Self {
+            transformed: axes.iter().map(|k| k.is_transformed()).collect(),
             shape: TransformShape {
                 physical,
                 spectral,

@@ -325,7 +325,27 @@ mod tests {
             o().axes(vec![AxisKind::Fft, dct]),
             Domain::RealToComplex,
         );
-        assert!(r.contains("last axis"), "{r}");
+        assert!(r.contains("last transformed axis"), "{r}");
+        let id = AxisKind::Identity;
+        let r = reason(&[4, 4], o().axes(vec![id, id]), Domain::Complex);
+        assert!(r.contains("at least one axis must be transformed"), "{r}");
+        let r = reason(&[4, 4], o().axes(vec![dct, id]), Domain::RealToComplex);
+        assert!(r.contains("(axis 0) must be an FFT axis"), "{r}");
+        let partial = o().axes(vec![AxisKind::Fft, id]).in_place(true);
+        let r = reason(&[4, 4], partial, Domain::RealToComplex);
+        assert!(r.contains("must be the last axis"), "{r}");
+        let r = reason(
+            &[4, 4],
+            o().axes(vec![id, id]).padding(vec![1.5, 1.0]),
+            Domain::Complex,
+        );
+        assert!(r.contains("at least one axis"), "{r}");
+        let r = reason(
+            &[4, 4],
+            o().axes(vec![AxisKind::Fft, id]).padding(vec![1.0, 1.5]),
+            Domain::Complex,
+        );
+        assert!(r.contains("FFT axes only, axis 1 is Identity"), "{r}");
         let r = reason(&[4, 4], o().axes(vec![dct, AxisKind::Fft]), Domain::Real);
         assert!(r.contains("every axis"), "{r}");
         assert!(reason(&[4, 4], o(), Domain::Real).contains("needs a real-to-real kind"));
@@ -381,6 +401,17 @@ mod tests {
         ];
         let s = Spec::new(&[5, 3, 2], &o.clone().axes(axes), Domain::Real).unwrap();
         assert_eq!(s.backward_scale, 1.0 / (8.0 * 8.0 * 4.0));
+        // Identity axes count as size 1; a real-to-complex plan halves its last transformed
+        // axis.
+        let id = AxisKind::Identity;
+        let axes = vec![id, AxisKind::R2r(R2rKind::Dct2), id];
+        let s = Spec::new(&[5, 3, 2], &o.clone().axes(axes), Domain::Real).unwrap();
+        assert_eq!(s.backward_scale, 1.0 / 6.0);
+        assert_eq!(s.transformed, vec![false, true, false]);
+        let axes = vec![AxisKind::Fft, AxisKind::Fft, id];
+        let s = Spec::new(&[5, 6, 3], &o.clone().axes(axes), Domain::RealToComplex).unwrap();
+        assert_eq!(s.shape.spectral, vec![5, 4, 3]);
+        assert_eq!(s.backward_scale, 1.0 / 30.0);
     }
 
     #[test]

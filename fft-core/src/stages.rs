@@ -129,35 +129,88 @@ impl TransformShape {
 /// axis 1 in memory order `1, 0, 2, …` (FFTW's layout). With `single` (one process, natural output) there is one
 /// pencil that transforms every axis in place.
 pub fn pencils(d: usize, r: usize, single: bool) -> Vec<(Vec<usize>, MemoryOrder, Vec<usize>)> {
+    pencils_partial(d, r, single, &vec![true; d])
+}
+
+/// [`pencils`] of a partial transform: only the axes with `transformed[a]` are transformed
+/// (in the same order), and a grid dimension whose axis is not transformed never moves, so
+/// a pencil exists only for each transformed axis that the first pencil splits (a slab
+/// transformed along axes 1.. has one pencil and no exchange). A moving grid dimension goes
+/// to axis `j + d − r` as in [`pencils`], or, where a grid dimension that stays still splits
+/// that axis, to the last axis none splits. When the last axes are not
+/// transformed (FFTW's interleaved `howmany`), every pencil keeps them fastest in memory and
+/// puts its transformed axis just before them.
+///
+/// ```
+/// use fft_core::stages::pencils_partial;
+/// // A slab of 3 axes transformed along axes 1 and 2: one pencil, no exchange.
+/// let p = pencils_partial(3, 1, false, &[false, true, true]);
+/// assert_eq!(p.len(), 1);
+/// assert_eq!(p[0].2, vec![2, 1]);
+/// // A pencil (r = 2) transformed along axes 0 and 1 of [n0, n1, howmany].
+/// let p = pencils_partial(3, 2, false, &[true, true, false]);
+/// assert_eq!(p.len(), 3);
+/// assert_eq!(p[1].1.axes(), &[0, 1, 2]); // axis 1 just before the untransformed axis 2
+/// ```
+pub fn pencils_partial(
+    d: usize,
+    r: usize,
+    single: bool,
+    transformed: &[bool],
+) -> Vec<(Vec<usize>, MemoryOrder, Vec<usize>)> {
+    assert_eq!(transformed.len(), d, "one flag per axis");
+    let local = |axes: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
+        axes.filter(|&a| transformed[a]).collect()
+    };
     if single {
         return vec![(
             (0..r).collect(),
             MemoryOrder::natural(d),
-            (0..d).rev().collect(),
+            local(&mut (0..d).rev()),
         )];
     }
     let mut out = vec![(
         (0..r).collect::<Vec<usize>>(),
         MemoryOrder::natural(d),
-        (r..d).rev().collect::<Vec<usize>>(),
+        local(&mut (r..d).rev()),
     )];
     if r == 1 && d >= 3 {
         // A slab: move the grid from axis 0 to axis 1 and keep the last axis contiguous
         // (memory order 1, 0, 2, …), as FFTW-MPI does. The exchanges then move whole runs of
         // the trailing axes, and the FFT along axis 0 runs as a tiled strided sweep that
         // reads and writes those runs straight from and to the message buffers.
-        let mut order = vec![1, 0];
-        order.extend(2..d);
-        let order = MemoryOrder::new(order).expect("a permutation");
-        out.push((vec![1], order, vec![0]));
+        if transformed[0] {
+            let mut order = vec![1, 0];
+            order.extend(2..d);
+            let order = MemoryOrder::new(order).expect("a permutation");
+            out.push((vec![1], order, vec![0]));
+        }
         return out;
     }
-    for k in 1..=r {
-        let j = r - k;
-        let (prev_decomposed, prev_order, _) = &out[k - 1];
+    // The trailing axes that are never transformed stay the fastest in memory.
+    let tail = transformed.iter().rev().take_while(|&&t| !t).count();
+    for j in (0..r).rev().filter(|&j| transformed[j]) {
+        let (prev_decomposed, prev_order, _) = out.last().expect("pencil 0");
         let mut decomposed = prev_decomposed.clone();
-        decomposed[j] = j + d - r;
-        let order = prev_order.with_contiguous(j);
+        // Axis `j + d − r`, as a full transform does, unless a grid dimension that never
+        // moves (its axis is not transformed) still splits it: then the last axis no grid
+        // dimension splits. Every such axis is done (transformed already, or never), since
+        // the axes still to transform are split.
+        let free = |a: &usize| *a != j && !decomposed.contains(a);
+        decomposed[j] = Some(j + d - r)
+            .filter(free)
+            .or_else(|| (0..d).rev().find(free))
+            .expect("r < d leaves an axis free");
+        let order = if tail == 0 {
+            prev_order.with_contiguous(j)
+        } else {
+            let mut axes: Vec<usize> = (prev_order.axes().iter().copied())
+                .filter(|&a| a != j && a < d - tail)
+                .collect();
+            axes.push(j);
+            axes.extend(d - tail..d);
+            MemoryOrder::new(axes).expect("a permutation")
+        };
         out.push((decomposed, order, vec![j]));
     }
     out
@@ -191,6 +244,29 @@ pub fn pipeline_for(
     grid: GridShape,
     transposed_out: bool,
 ) -> Result<Pipeline> {
+    let d = shape.physical.len();
+    pipeline_partial(shape, grid, transposed_out, &vec![true; d])
+}
+
+/// [`pipeline_for`] of a partial transform: only the axes with `transformed[a]` are
+/// transformed ([`pencils_partial`]: exchanges only where a transformed axis must become
+/// local). A real-to-complex transform changes the element type along its last transformed
+/// axis.
+///
+/// ```
+/// use fft_core::stages::{pipeline_partial, Stage, TransformShape};
+/// use redist::GridShape;
+/// let shape = TransformShape::complex(&[8, 6, 5]);
+/// let slab = GridShape::new(vec![4]).unwrap();
+/// let p = pipeline_partial(&shape, slab, false, &[false, true, true]).unwrap();
+/// assert_eq!(p.forward, vec![Stage::Fft { layout: 0, axis: 2 }, Stage::Fft { layout: 0, axis: 1 }]);
+/// ```
+pub fn pipeline_partial(
+    shape: &TransformShape,
+    grid: GridShape,
+    transposed_out: bool,
+    transformed: &[bool],
+) -> Result<Pipeline> {
     let physical = &shape.physical;
     if physical.len() < 2 {
         return Err(FftError::TooFewDimensions {
@@ -198,9 +274,19 @@ pub fn pipeline_for(
         });
     }
     let d = physical.len();
+    if transformed.len() != d || !transformed.contains(&true) {
+        return Err(FftError::BadOptions {
+            shape: shape.spectral.clone(),
+            reason: format!("a pipeline needs one flag per axis and at least one transformed axis, got {transformed:?}"),
+        });
+    }
+    let half = transformed
+        .iter()
+        .rposition(|&t| t)
+        .expect("one transformed axis");
     let r = grid.rank();
     let single = grid.ranks() == 1 && !transposed_out;
-    let chain = pencils(d, r, single);
+    let chain = pencils_partial(d, r, single, transformed);
     let mut layouts: Vec<Layout> = Vec::new();
     let mut real: Vec<bool> = Vec::new();
     let mut add = |layout: Layout, is_real: bool| -> usize {
@@ -235,7 +321,7 @@ pub fn pipeline_for(
         }
         for &axis in axes {
             current[axis] = shape.spectral[axis];
-            if shape.domain == Domain::RealToComplex && axis == d - 1 {
+            if shape.domain == Domain::RealToComplex && axis == half {
                 is_real = false;
             }
             let next = add(make(k, &current)?, is_real);
@@ -363,6 +449,69 @@ mod tests {
                             }
                             assert_eq!(at, end);
                             assert!(seen.iter().all(|&c| c == 1), "{seen:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Partial transforms: for d ≤ 5, every grid rank and every subset of transformed axes,
+    /// exactly the transformed axes are transformed, once per direction, on layouts where they
+    /// are whole; each exchange is a valid one-dimension move; there is one exchange per
+    /// transformed axis the input layout splits (each way); the output layout is the input's
+    /// unless transposed.
+    #[test]
+    fn partial_pipelines_transform_exactly_the_chosen_axes() {
+        for d in 2..=5 {
+            for r in 1..d {
+                for mask in 1..1usize << d {
+                    let transformed: Vec<bool> = (0..d).map(|a| mask >> a & 1 == 1).collect();
+                    for transposed in [false, true] {
+                        let shape: Vec<usize> = (0..d).map(|i| 3 + i).collect();
+                        let grid = GridShape::new(vec![2; r]).unwrap();
+                        let ts = TransformShape::complex(&shape);
+                        let what = format!("d {d} r {r} {transformed:?} transposed {transposed}");
+                        let p = pipeline_partial(&ts, grid, transposed, &transformed).unwrap();
+                        let mut seen = vec![0; d];
+                        let mut exchanges = 0;
+                        let mut at = p.input;
+                        for s in &p.forward {
+                            match *s {
+                                Stage::Fft { layout, axis } => {
+                                    assert_eq!(layout, at, "{what}");
+                                    assert!(p.layouts[layout].is_local(axis), "{what}");
+                                    seen[axis] += 1;
+                                }
+                                Stage::Resize { .. } => unreachable!("complex"),
+                                Stage::Exchange { from, to } => {
+                                    assert_eq!(from, at, "{what}");
+                                    redist::ExchangePlan::new(&p.layouts[from], &p.layouts[to])
+                                        .expect(&what);
+                                    exchanges += 1;
+                                    at = to;
+                                }
+                            }
+                        }
+                        assert_eq!(at, p.output, "{what}");
+                        let want: Vec<usize> = transformed.iter().map(|&t| t as usize).collect();
+                        assert_eq!(seen, want, "{what}");
+                        let moved = (0..r).filter(|&j| transformed[j]).count();
+                        let each_way = if transposed { 1 } else { 2 };
+                        assert_eq!(exchanges, moved * each_way, "{what}");
+                        if !transposed {
+                            assert_eq!(p.input, p.output, "{what}");
+                        }
+                        // Untransformed trailing axes stay fastest in memory.
+                        let tail = transformed.iter().rev().take_while(|&&t| !t).count();
+                        if tail > 0 && !(r == 1 && d >= 3) {
+                            for l in &p.layouts {
+                                let order = l.memory_order().axes();
+                                assert!(
+                                    order[d - tail..].iter().copied().eq(d - tail..d),
+                                    "{what}"
+                                );
+                            }
                         }
                     }
                 }

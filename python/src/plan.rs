@@ -561,6 +561,7 @@ impl Pfft {
             .map(|k| match k {
                 AxisKind::Fft => "fft",
                 AxisKind::R2r(r) => r.name(),
+                AxisKind::Identity => "identity",
             })
             .collect()
     }
@@ -764,6 +765,7 @@ impl Pfft {
                     }
                     AxisKind::Fft => SpectralAxis::Fft { n },
                     AxisKind::R2r(kind) => SpectralAxis::R2r { kind, n },
+                    AxisKind::Identity => SpectralAxis::Identity { n },
                 }
             })
             .collect();

@@ -30,6 +30,11 @@ pub fn axis_waves(kind: AxisKind, n: usize, half_spectrum: bool, range: Range<us
             k: range.map(|i| i as i64).collect(),
             k_max: n as f64,
         },
+        // An untransformed axis: wavenumber 0 everywhere, never masked.
+        AxisKind::Identity => AxisWaves {
+            k: range.map(|_| 0).collect(),
+            k_max: 1.0,
+        },
     }
 }
 
