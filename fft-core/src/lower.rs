@@ -299,11 +299,12 @@ pub(crate) fn lower<T: Real>(
     let (backward_dests, bw) = schedule(&schedule::movers(&backward.steps), &backward_lens, rank);
     // In-place calls: one buffer per rank, the larger of its input and output blocks (a
     // real-to-complex plan's real block with its rows padded).
-    let rows = |q: usize| padded_rows(&layouts[input], shift, q);
+    let half = crate::spec::last_transformed(&spec.axes);
+    let rows = |q: usize| padded_rows(&layouts[input], shift, half, q);
     if real_to_complex && rows(rank).is_none() {
         return Err(crate::FftError::BadOptions {
             shape: spec.shape.spectral.clone(),
-            reason: "in_place: a real-to-complex plan's real input must keep its last axis whole and contiguous on every rank (FFTW's padded layout)".into(),
+            reason: format!("in_place: a real-to-complex plan's real input must keep its real-to-complex axis (axis {half}) and the axes after it whole and fastest in memory on every rank (FFTW's padded layout)"),
         });
     }
     let padded = |q: usize| rows(q).filter(|_| real_to_complex);
@@ -399,20 +400,25 @@ pub(crate) fn lower<T: Real>(
 }
 
 /// Rank `q`'s rows of the real input `layout` (batch axis first when `shift` is 1) in FFTW's
-/// padded layout, or `None` (every rank alike) when its last axis is split or not the
-/// fastest in memory.
-fn padded_rows(layout: &Layout, shift: usize, q: usize) -> Option<PaddedRows> {
-    let last = layout.global_shape().len() - 1;
-    let whole = !layout.decomposed().contains(&last);
-    if !whole || layout.memory_order().position_of(last) != last {
+/// padded layout along the real-to-complex axis `half` (logical, without the batch), or
+/// `None` (every rank alike) when that axis or one after it is split, or they are not the
+/// fastest in memory in their order. A row is the block of the axes `half..` (the axes after
+/// the real-to-complex one are untransformed, FFTW's interleaved `howmany`): `n·inner` reals,
+/// padded to `2·(n/2+1)·inner`.
+fn padded_rows(layout: &Layout, shift: usize, half: usize, q: usize) -> Option<PaddedRows> {
+    let shape = layout.global_shape();
+    let d = shape.len();
+    let (first, order) = (half + shift, layout.memory_order().axes());
+    let whole = (first..d).all(|a| !layout.decomposed().contains(&a));
+    if !whole || !order[first..].iter().copied().eq(first..d) {
         return None;
     }
-    let n = layout.global_shape()[last];
-    debug_assert!(last >= shift && n > 0);
+    let (n, inner) = (shape[first], shape[first + 1..].iter().product::<usize>());
+    debug_assert!(n > 0);
     Some(PaddedRows {
-        rows: layout.local_len(q) / n,
-        n,
-        padded: 2 * (n / 2 + 1),
+        rows: layout.local_len(q) / (n * inner),
+        n: n * inner,
+        padded: 2 * (n / 2 + 1) * inner,
     })
 }
 

@@ -188,9 +188,10 @@ pub(crate) struct Program<T: Real> {
 }
 
 /// The real block of a real-to-complex plan in an in-place buffer, FFTW's padded layout:
-/// `rows` rows of `n` reals (the contiguous last axis, batch included), each starting
-/// `padded = 2·(n/2 + 1)` scalars after the one before, so that the row's half spectrum
-/// fits in its bytes. The schedule itself runs on dense rows: an in-place call packs the
+/// `rows` rows of `n` reals (the contiguous last axis, batch included; with untransformed
+/// axes after the real-to-complex one, a row is the block of those axes, `n` and `padded`
+/// both times their size), each starting `padded = 2·(n/2 + 1)` scalars after the one
+/// before, so that the row's half spectrum fits in its bytes. The schedule itself runs on dense rows: an in-place call packs the
 /// rows before the forward and spreads them after the backward, in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PaddedRows {

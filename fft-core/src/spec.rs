@@ -51,12 +51,6 @@ fn axis_kinds(shape: &[usize], options: &FftOptions, domain: Domain) -> Result<V
                 axes[last]
             )));
         }
-        Domain::RealToComplex if options.in_place && last_transformed(&axes) + 1 != d => {
-            return Err(bad(format!(
-                "in_place: a real-to-complex plan's real-to-complex axis must be the last axis (FFTW's padded rows), got axis {} of {d}",
-                last_transformed(&axes)
-            )));
-        }
         Domain::Real if axes.contains(&AxisKind::Fft) => {
             return Err(bad(format!(
                 "every axis of a real-to-real plan must be real-to-real (or Identity), got {axes:?}"

@@ -161,13 +161,14 @@ where
 
     /// The shape of this rank's real block in an in-place buffer as it lies in memory
     /// (C order, the input layout's axis order; a leading field axis for a batch): the
-    /// input block's local shape with the last axis padded from `n` to `2·(n/2 + 1)`
-    /// scalars, FFTW's in-place layout. The real data are the first `n` of each row.
+    /// input block's local shape with the real-to-complex axis (the last one, or the last
+    /// transformed one of a partial transform, followed by untransformed axes as FFTW's
+    /// interleaved `howmany`) padded from `n` to `2·(n/2 + 1)`, FFTW's in-place layout. The
+    /// real data are the first `n` along that axis.
     pub fn padded_input_shape(&self) -> Vec<usize> {
         let (mut shape, _) = self.padded_block();
-        if let Some(last) = shape.last_mut() {
-            *last = 2 * (*last / 2 + 1);
-        }
+        let at = shape.len() - (self.input_layout().ndim() - self.half_axis());
+        shape[at] = 2 * (shape[at] / 2 + 1);
         shape
     }
 
@@ -205,16 +206,24 @@ where
         Ok(())
     }
 
+    /// The real-to-complex axis: the last transformed one.
+    fn half_axis(&self) -> usize {
+        let d = self.input_layout().ndim();
+        (self.options().axes.as_ref()).map_or(d - 1, |k| crate::spec::last_transformed(k))
+    }
+
     /// The input block's shape and strides (logical order, batch axis first) with the rows
-    /// of the last axis padded: every stride but the last axis's scaled by `padded / n`
-    /// (the input layout is C order with the last axis whole, so they are multiples of n).
+    /// padded: every stride of an axis before the real-to-complex one scaled by `padded /
+    /// n` (the input layout is C order with that axis and those after it whole, so they
+    /// are multiples of `n` times the size of the axes after it).
     fn padded_block(&self) -> (Vec<usize>, Vec<usize>) {
         let layout = self.input_layout();
         let (shape, mut strides) = crate::view::block_shape(layout, self.rank(), self.batch());
-        let n = *layout.global_shape().last().expect("d >= 2");
+        let half = self.half_axis();
+        let n = layout.global_shape()[half];
         let padded = 2 * (n / 2 + 1);
-        let last = strides.len() - 1;
-        for s in &mut strides[..last] {
+        let before = strides.len() - (layout.ndim() - half);
+        for s in &mut strides[..before] {
             *s = *s / n * padded;
         }
         (shape, strides)
@@ -331,9 +340,6 @@ mod tests {
         assert!(r.contains("at least one axis must be transformed"), "{r}");
         let r = reason(&[4, 4], o().axes(vec![dct, id]), Domain::RealToComplex);
         assert!(r.contains("(axis 0) must be an FFT axis"), "{r}");
-        let partial = o().axes(vec![AxisKind::Fft, id]).in_place(true);
-        let r = reason(&[4, 4], partial, Domain::RealToComplex);
-        assert!(r.contains("must be the last axis"), "{r}");
         let r = reason(
             &[4, 4],
             o().axes(vec![id, id]).padding(vec![1.5, 1.0]),

@@ -13,7 +13,8 @@ mod common;
 use common::*;
 use fft_core::stages::Stage;
 use fft_core::{
-    AxisKind, FftOptions, FftPlan, GridChoice, Method, Normalization, R2rKind, R2rPlan, RealFftPlan,
+    as_complex, AxisKind, FftOptions, FftPlan, GridChoice, Method, Normalization, R2rKind, R2rPlan,
+    RealFftPlan,
 };
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
@@ -143,6 +144,7 @@ fn partial_body() {
             }
         }
     }
+    plans += in_place_howmany(&world, rank, size, &mut errors);
     errors.report(&world, rank);
     if rank == 0 {
         println!("plans: {plans}");
@@ -293,4 +295,123 @@ fn real_to_real(world: &impl Communicator, rank: usize, case: &Case, errors: &mu
     let err = error_vs(&complexify(&back), &complexify(&input), 1.0);
     errors.check(&what, "r2r round trip", err, tol);
     1
+}
+
+/// FFTW's interleaved `howmany` as an untransformed last axis, in place: r2c on slabs of
+/// `[n0, n1, h]` with the real rows in FFTW's padded layout (`n0 × 2(n1/2+1) × h` scalars),
+/// bit for bit the out-of-place plan and within tolerance of the naive reference, the padded
+/// view indexing the same rows; c2c and r2r in place on every grid, bit for bit out of place.
+fn in_place_howmany(
+    world: &impl Communicator,
+    rank: usize,
+    size: usize,
+    errors: &mut Errors,
+) -> usize {
+    let mut plans = 0;
+    let shapes: [&[usize]; 2] = [&[9, 10, 3], &[7, 6, 5, 2]];
+    for (s, shape) in shapes.iter().enumerate() {
+        let d = shape.len();
+        let (half, h) = (d - 2, shape[d - 1]);
+        let axes: Vec<usize> = (0..d - 1).collect();
+        let x = random_real(shape, 900 + s as u64);
+        let kinds = AxisKind::partial(d, &axes, AxisKind::Fft).unwrap();
+        let full = naive_partial(&complexify(&x), shape, &kinds);
+        let m = shape[half] / 2 + 1;
+        let reference = along_axis(&full, shape, half, m, |l| l[..m].to_vec());
+        let tol = tolerance(shape.iter().product());
+        for transposed in [false, true] {
+            let what = format!("r2c in place shape {shape:?} howmany {h} transposed={transposed}");
+            let opts = FftOptions::default()
+                .grid(GridChoice::Rank(1))
+                .normalization(Normalization::Backward)
+                .transposed_out(transposed)
+                .axes(kinds.clone());
+            let mut out_of_place = RealFftPlan::<f64>::new(world, shape, opts.clone()).unwrap();
+            let mut plan = RealFftPlan::<f64>::new(world, shape, opts.in_place(true)).expect(&what);
+            let input = local_block(&x, plan.input_layout(), rank);
+            let mut want = vec![Complex::default(); plan.output_len()];
+            out_of_place.forward(&input, &mut want).unwrap();
+            let exact = local_block(&reference, plan.output_layout(), rank);
+            errors.check(
+                &what,
+                "r2c howmany",
+                error_vs(&want, &exact, max_norm(&reference)),
+                tol,
+            );
+            // The padded rows written by hand: each row is the block [n, h] of the r2c axis
+            // and the howmany axis, padded to [2(n/2+1), h].
+            let (row, padded) = (shape[half] * h, 2 * m * h);
+            let mut buffer = vec![f64::NAN; plan.in_place_len()];
+            for (r, chunk) in input.chunks(row).enumerate() {
+                buffer[r * padded..r * padded + row].copy_from_slice(chunk);
+            }
+            let mut shape_in_memory = plan.input_layout().local_shape(rank);
+            shape_in_memory[half] = 2 * m;
+            assert_eq!(plan.padded_input_shape(), shape_in_memory, "{what}");
+            let view = plan.padded_input_view(&buffer).unwrap();
+            let dense = plan.input_view(&input).unwrap();
+            assert!(view == dense, "{what}: the padded view indexes other rows");
+            plan.forward_in_place(&mut buffer).expect(&what);
+            let spectrum = &as_complex(&buffer)[..plan.output_len()];
+            assert!(
+                spectrum == &want[..],
+                "{what}: in place differs from out of place"
+            );
+            plan.backward_in_place(&mut buffer).expect(&what);
+            let rows = input.len() / row.max(1);
+            let back: Vec<f64> = (0..rows)
+                .flat_map(|r| buffer[r * padded..r * padded + row].to_vec())
+                .collect();
+            let err = error_vs(&complexify(&back), &complexify(&input), 1.0);
+            errors.check(&what, "r2c howmany in place round trip", err, tol);
+            plans += 2;
+        }
+        // c2c (FFT) and r2r (DCT-II) with the howmany axis, in place, on every grid.
+        let xc = random_global(shape, 950 + s as u64);
+        for dims in grids(size, d) {
+            for (k, kind) in [AxisKind::Fft, AxisKind::R2r(R2rKind::Dct2)]
+                .into_iter()
+                .enumerate()
+            {
+                let what = format!("in place {kind:?} shape {shape:?} grid {dims:?}");
+                let kinds = AxisKind::partial(d, &axes, kind).unwrap();
+                let opts = FftOptions::default()
+                    .grid(GridChoice::Dims(dims.clone()))
+                    .transposed_out(k == 1)
+                    .axes(kinds.clone());
+                let reference = naive_partial(&xc, shape, &kinds);
+                let scale = max_norm(&reference);
+                if k == 0 {
+                    let mut a = FftPlan::<f64>::new(world, shape, opts.clone()).unwrap();
+                    let mut b = FftPlan::<f64>::new(world, shape, opts.in_place(true)).unwrap();
+                    let input = local_block(&xc, a.input_layout(), rank);
+                    let mut want = vec![Complex::default(); a.output_len()];
+                    a.forward(&input, &mut want).unwrap();
+                    let exact = local_block(&reference, a.output_layout(), rank);
+                    errors.check(&what, "c2c howmany", error_vs(&want, &exact, scale), tol);
+                    let mut buffer = vec![Complex::new(f64::NAN, 0.0); b.in_place_len()];
+                    buffer[..input.len()].copy_from_slice(&input);
+                    b.forward_in_place(&mut buffer).expect(&what);
+                    assert!(buffer[..want.len()] == want[..], "{what}: in place differs");
+                } else {
+                    let xr: Vec<f64> = xc.iter().map(|c| c.re).collect();
+                    let reference = naive_partial(&complexify(&xr), shape, &kinds);
+                    let mut a = R2rPlan::<f64>::new(world, shape, opts.clone()).unwrap();
+                    let mut b = R2rPlan::<f64>::new(world, shape, opts.in_place(true)).unwrap();
+                    let input = local_block(&xr, a.input_layout(), rank);
+                    let mut want = vec![0.0; a.output_len()];
+                    a.forward(&input, &mut want).unwrap();
+                    let exact = local_block(&reference, a.output_layout(), rank);
+                    let err = error_vs(&complexify(&want), &exact, max_norm(&reference));
+                    errors.check(&what, "r2r howmany", err, tol);
+                    let mut buffer = vec![f64::NAN; b.in_place_len()];
+                    buffer[..input.len()].copy_from_slice(&input);
+                    b.forward_in_place(&mut buffer).expect(&what);
+                    assert!(buffer[..want.len()] == want[..], "{what}: in place differs");
+                }
+                plans += 2;
+            }
+        }
+    }
+    plans
 }
