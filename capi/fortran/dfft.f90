@@ -43,6 +43,9 @@ module dfft
   integer(c_int), parameter :: DFFT_ERROR_INTERNAL = 10
 
   ! Real-to-real kinds (FFTW's numbers).
+  integer(c_int), parameter :: DFFT_R2HC = 0
+  integer(c_int), parameter :: DFFT_HC2R = 1
+  integer(c_int), parameter :: DFFT_DHT = 2
   integer(c_int), parameter :: DFFT_REDFT00 = 3
   integer(c_int), parameter :: DFFT_REDFT01 = 4
   integer(c_int), parameter :: DFFT_REDFT10 = 5

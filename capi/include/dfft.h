@@ -89,8 +89,18 @@
 typedef struct dfft_plan dfft_plan;
 
 // A real-to-real kind, numbered as FFTW's `fftw_r2r_kind` so that ported code keeps its
-// values (`FFTW_REDFT10` is `DFFT_REDFT10`). FFTW's `R2HC`, `HC2R` and `DHT` are not offered.
+// values (`FFTW_REDFT10` is `DFFT_REDFT10`).
 typedef int dfft_r2r_kind;
+
+// The real-input DFT in FFTW's halfcomplex order (R2HC): `Re X_0 … Re X_{n/2}`, then
+// `Im X_{(n-1)/2} … Im X_1`.
+#define DFFT_R2HC 0
+
+// The inverse of R2HC up to n (HC2R), unnormalized.
+#define DFFT_HC2R 1
+
+// The discrete Hartley transform, its own inverse up to n.
+#define DFFT_DHT 2
 
 // DCT-I.
 #define DFFT_REDFT00 3
@@ -241,11 +251,11 @@ int dfftf_plan_dft_r2c(int d,
                        unsigned int flags,
                        dfft_plan **plan);
 
-// Plans a real-to-real transform with kind `kinds[i]` (`DFFT_REDFT00` .. `DFFT_RODFT11`,
+// Plans a real-to-real transform with kind `kinds[i]` (`DFFT_R2HC` .. `DFFT_RODFT11`,
 // FFTW's numbers and definitions) along axis i of the real C-order global array `n`;
 // backward applies the inverse kinds, so backward(forward(x)) is x times the product of the
-// logical sizes (2(n-1) for REDFT00, 2(n+1) for RODFT00, 2n otherwise) without a
-// normalization flag. Otherwise as `dfft_plan_dft`.
+// logical sizes (2(n-1) for REDFT00, 2(n+1) for RODFT00, n for R2HC, HC2R and DHT, 2n
+// otherwise) without a normalization flag. Otherwise as `dfft_plan_dft`.
 //
 // # Safety
 // `n` and `kinds` point to `d` entries; otherwise as `dfft_plan_dft`.

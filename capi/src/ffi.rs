@@ -212,11 +212,11 @@ pub unsafe extern "C" fn dfftf_plan_dft_r2c(
     }
 }
 
-/// Plans a real-to-real transform with kind `kinds[i]` (`DFFT_REDFT00` .. `DFFT_RODFT11`,
+/// Plans a real-to-real transform with kind `kinds[i]` (`DFFT_R2HC` .. `DFFT_RODFT11`,
 /// FFTW's numbers and definitions) along axis i of the real C-order global array `n`;
 /// backward applies the inverse kinds, so backward(forward(x)) is x times the product of the
-/// logical sizes (2(n-1) for REDFT00, 2(n+1) for RODFT00, 2n otherwise) without a
-/// normalization flag. Otherwise as `dfft_plan_dft`.
+/// logical sizes (2(n-1) for REDFT00, 2(n+1) for RODFT00, n for R2HC, HC2R and DHT, 2n
+/// otherwise) without a normalization flag. Otherwise as `dfft_plan_dft`.
 ///
 /// # Safety
 /// `n` and `kinds` point to `d` entries; otherwise as `dfft_plan_dft`.

@@ -44,9 +44,16 @@ const KNOWN_FLAGS: c_uint = DFFT_TRANSPOSED_OUT
     | DFFT_NO_SHARED_MEMORY;
 
 /// A real-to-real kind, numbered as FFTW's `fftw_r2r_kind` so that ported code keeps its
-/// values (`FFTW_REDFT10` is `DFFT_REDFT10`). FFTW's `R2HC`, `HC2R` and `DHT` are not offered.
+/// values (`FFTW_REDFT10` is `DFFT_REDFT10`).
 #[allow(non_camel_case_types)]
 pub type dfft_r2r_kind = c_int;
+/// The real-input DFT in FFTW's halfcomplex order (R2HC): `Re X_0 … Re X_{n/2}`, then
+/// `Im X_{(n-1)/2} … Im X_1`.
+pub const DFFT_R2HC: dfft_r2r_kind = 0;
+/// The inverse of R2HC up to n (HC2R), unnormalized.
+pub const DFFT_HC2R: dfft_r2r_kind = 1;
+/// The discrete Hartley transform, its own inverse up to n.
+pub const DFFT_DHT: dfft_r2r_kind = 2;
 /// DCT-I.
 pub const DFFT_REDFT00: dfft_r2r_kind = 3;
 /// DCT-III, the inverse of DCT-II up to 2N.
@@ -141,12 +148,14 @@ impl RawRequest {
             let mut axes = codes
                 .iter()
                 .enumerate()
-                .map(|(i, &code)| r2r_kind(code).map(AxisKind::R2r).ok_or_else(|| {
-                    Failure::argument(format!(
-                        "{} = {code}: not a real-to-real kind dfft offers (DFFT_REDFT00..DFFT_RODFT11, 3..10)",
-                        self.entry("kinds", i)
-                    ))
-                }))
+                .map(|(i, &code)| {
+                    R2rKind::from_fftw(code).map(AxisKind::R2r).ok_or_else(|| {
+                        Failure::argument(format!(
+                            "{} = {code}: not a real-to-real kind (DFFT_R2HC..DFFT_RODFT11, 0..10)",
+                            self.entry("kinds", i)
+                        ))
+                    })
+                })
                 .collect::<Outcome<Vec<_>>>()?;
             if self.fortran {
                 axes.reverse();
@@ -253,21 +262,6 @@ fn options_from_flags(flags: c_uint) -> Outcome<FftOptions> {
         .in_place(flags & DFFT_IN_PLACE != 0)
         .shared_memory(flags & DFFT_NO_SHARED_MEMORY == 0)
         .normalization(normalization))
-}
-
-/// FFTW's numbering of the kinds dfft offers.
-fn r2r_kind(code: dfft_r2r_kind) -> Option<R2rKind> {
-    Some(match code {
-        DFFT_REDFT00 => R2rKind::Dct1,
-        DFFT_REDFT01 => R2rKind::Dct3,
-        DFFT_REDFT10 => R2rKind::Dct2,
-        DFFT_REDFT11 => R2rKind::Dct4,
-        DFFT_RODFT00 => R2rKind::Dst1,
-        DFFT_RODFT01 => R2rKind::Dst3,
-        DFFT_RODFT10 => R2rKind::Dst2,
-        DFFT_RODFT11 => R2rKind::Dst4,
-        _ => return None,
-    })
 }
 
 impl Request {

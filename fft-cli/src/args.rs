@@ -102,7 +102,8 @@ pub struct RunArgs {
     pub alloc: Alloc,
     /// Transform kind: c2c, r2c (real input, numpy.fft.rfftn's half spectrum), c2r (half
     /// spectrum to real, numpy.fft.irfftn; the real shape is --shape) or `r2r:<t0>,<t1>,...`
-    /// with one type per axis among dct1..dct4, dst1..dst4 (FFTW's REDFT/RODFT).
+    /// with one type per axis among dct1..dct4, dst1..dst4 (FFTW's REDFT/RODFT), r2hc, hc2r
+    /// and dht (FFTW's R2HC, HC2R, DHT).
     #[arg(long, default_value = "c2c")]
     pub kind: crate::kind::Kind,
     /// Fields transformed together (one exchange per stage for all of them). Without --input

@@ -154,7 +154,7 @@ pub enum KindError {
     #[error("'{0}' needs one real-to-real type per axis after a colon, e.g. r2r:dct2,dct2,dst1")]
     R2rMissingTypes(String),
     /// An unknown name in the r2r list.
-    #[error("unknown real-to-real type '{name}' in '{kind}' (expected dct1, dct2, dct3, dct4, dst1, dst2, dst3 or dst4)")]
+    #[error("unknown real-to-real type '{name}' in '{kind}' (expected dct1, dct2, dct3, dct4, dst1, dst2, dst3, dst4, r2hc, hc2r or dht)")]
     R2rUnknownType { name: String, kind: String },
     /// An r2r list whose length is not the number of axes.
     #[error("--kind {kind} gives {types} real-to-real type(s) but the shape {shape:?} has {} axes", shape.len())]
@@ -208,6 +208,7 @@ mod tests {
             "r2c",
             "c2r",
             "r2r:dct1,dct2,dct3,dct4,dst1,dst2,dst3,dst4",
+            "r2r:r2hc,hc2r,dht",
         ] {
             assert_eq!(s.parse::<Kind>().unwrap().to_string(), s);
         }

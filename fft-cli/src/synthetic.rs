@@ -76,6 +76,15 @@ fn basis(t: R2rKind, k: usize, len: usize, n: usize) -> f64 {
         // Inverse DST-II: Y_n = 2 Σ x_j sin(π (j+1/2)(n+1)/N).
         R2rKind::Dst3 => 2.0 * (PI * (k + 0.5) * (n + 1.0) / nn).sin(),
         R2rKind::Dst4 => 2.0 * (PI * (k + 0.5) * (n + 0.5) / nn).sin(),
+        // HC2R of a unit slot: mode k's cosine (slot k ≤ N/2; twice it but at 0 and N/2),
+        // or minus twice mode N − k's sine (slot k > N/2).
+        R2rKind::R2hc if 2.0 * k > nn => -2.0 * (2.0 * PI * (nn - k) * n / nn).sin(),
+        R2rKind::R2hc if k == 0.0 || 2.0 * k == nn => (2.0 * PI * k * n / nn).cos(),
+        R2rKind::R2hc => 2.0 * (2.0 * PI * k * n / nn).cos(),
+        // R2HC of a unit sample: slot n holds Re or Im of mode min(n, N − n).
+        R2rKind::Hc2r if 2.0 * n > nn => -(2.0 * PI * k * (nn - n) / nn).sin(),
+        R2rKind::Hc2r => (2.0 * PI * k * n / nn).cos(),
+        R2rKind::Dht => (2.0 * PI * k * n / nn).cos() + (2.0 * PI * k * n / nn).sin(),
     }
 }
 
@@ -528,6 +537,30 @@ mod tests {
                             + sum(&|n| (PI * (n + 1.0) * (kf + 0.5) / nn).sin(), 0..last)
                     }
                     R2rKind::Dst4 => sum(&|n| (PI * (n + 0.5) * (kf + 0.5) / nn).sin(), 0..x.len()),
+                    // `sum` doubles: halve for the periodic kinds.
+                    R2rKind::R2hc if 2 * k > x.len() => {
+                        -0.5 * sum(&|n| (2.0 * PI * n * (nn - kf) / nn).sin(), 0..x.len())
+                    }
+                    R2rKind::R2hc => 0.5 * sum(&|n| (2.0 * PI * n * kf / nn).cos(), 0..x.len()),
+                    R2rKind::Hc2r => (0..x.len())
+                        .map(|m| {
+                            let q = m.min(x.len() - m);
+                            let im = if q == 0 || 2 * q == x.len() {
+                                0.0
+                            } else {
+                                x[x.len() - q]
+                            };
+                            let im = if m == q { im } else { -im };
+                            let angle = 2.0 * PI * (m * k) as f64 / nn;
+                            x[q] * angle.cos() - im * angle.sin()
+                        })
+                        .sum(),
+                    R2rKind::Dht => {
+                        let cas = |n: f64| {
+                            (2.0 * PI * n * kf / nn).cos() + (2.0 * PI * n * kf / nn).sin()
+                        };
+                        0.5 * sum(&cas, 0..x.len())
+                    }
                 }
             })
             .collect()

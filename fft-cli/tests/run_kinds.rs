@@ -149,6 +149,13 @@ def r2r_matrix(t, n):
         m[:, n - 1] = (-1.0) ** k[:, 0]
     elif t == "dst4":
         m = 2 * np.sin(pi * (j + 0.5) * (k + 0.5) / n)
+    elif t == "r2hc":
+        # FFTW's halfcomplex order: Re X_k at row k <= n/2, Im X_{n-k} at row k > n/2.
+        m = np.where(2 * k <= n, np.cos(2 * pi * j * k / n), -np.sin(2 * pi * j * (n - k) / n))
+    elif t == "hc2r":
+        m = n * np.linalg.inv(r2r_matrix("r2hc", n))
+    elif t == "dht":
+        m = np.cos(2 * pi * j * k / n) + np.sin(2 * pi * j * k / n)
     return m
 
 def r2r(x, types):
@@ -361,6 +368,7 @@ fn every_kind_verifies_without_a_gather() {
         (2, "--kind r2r:dct4,dst1,dst2 --shape 11,7,13 --grid 1 --precision f32 --normalization ortho --batch 1 --transposed-out"),
         (3, "--kind r2r:dst3,dst4,dct2,dst1 --shape 9,7,5,12 --grid 3x1 --precision f64 --normalization backward --batch 2 --destroy-input"),
         (3, "--kind r2r:dct2,dct3 --shape 12,10 --grid 1 --precision f32 --normalization backward --batch 3 --transposed-out"),
+        (2, "--kind r2r:r2hc,dht,hc2r --shape 11,7,12 --grid 1 --precision f64 --normalization backward --batch 1"),
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f32 --normalization none --batch 3 --transposed-out --destroy-input"),
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 1 --alloc caller"),
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 2 --in-place"),
@@ -383,7 +391,7 @@ fn every_kind_verifies_without_a_gather() {
 fn real_kind_files_match_numpy() {
     let dir = scratch_dir("real");
     // (ranks, flags besides --input and --output, the input file's shape, numpy of it)
-    let cases: [(usize, &str, &[usize], &str); 9] = [
+    let cases: [(usize, &str, &[usize], &str); 10] = [
         (
             1,
             "--kind r2c --precision f64 --grid auto",
@@ -425,6 +433,12 @@ fn real_kind_files_match_numpy() {
             "--kind r2r:dct1,dst2,dct4 --precision f64 --grid 1 --transposed-out",
             &[6, 5, 7],
             "r2r(x, 'dct1,dst2,dct4')",
+        ),
+        (
+            3,
+            "--kind r2r:r2hc,hc2r,dht --precision f64 --grid 1",
+            &[6, 5, 8],
+            "r2r(x, 'r2hc,hc2r,dht')",
         ),
         (
             3,
@@ -498,7 +512,7 @@ fn bad_flags_are_usage_errors() {
         ),
         (
             vec!["run", "--shape", "8,6", "--kind", "r2r:dct2,dct5"],
-            "dfft: error: invalid value 'r2r:dct2,dct5' for '--kind <KIND>': unknown real-to-real type 'dct5' in 'r2r:dct2,dct5' (expected dct1, dct2, dct3, dct4, dst1, dst2, dst3 or dst4) (see --help)",
+            "dfft: error: invalid value 'r2r:dct2,dct5' for '--kind <KIND>': unknown real-to-real type 'dct5' in 'r2r:dct2,dct5' (expected dct1, dct2, dct3, dct4, dst1, dst2, dst3, dst4, r2hc, hc2r or dht) (see --help)",
         ),
         (
             vec!["run", "--shape", "8,6", "--kind", "r2r"],

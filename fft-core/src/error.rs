@@ -80,7 +80,7 @@ pub enum FftError {
         name: String,
     },
     /// A malformed real-to-real kind name.
-    #[error("unknown real-to-real kind '{name}' (expected one of: dct1, dct2, dct3, dct4, dst1, dst2, dst3, dst4)")]
+    #[error("unknown real-to-real kind '{name}' (expected one of: dct1, dct2, dct3, dct4, dst1, dst2, dst3, dst4, r2hc, hc2r, dht)")]
     UnknownR2rKind {
         /// The text given.
         name: String,

@@ -91,6 +91,16 @@ impl SpectralAxis {
         match self {
             SpectralAxis::Fft { n } => 2.0 * PI / length * wavenumber(n, index) as f64,
             SpectralAxis::Half { .. } => 2.0 * PI / length * index as f64,
+            // The halfcomplex slots k and n − k hold mode k's cosine and sine; the Hartley
+            // index k is mode k of the period, as on a DFT axis.
+            SpectralAxis::R2r {
+                kind: R2rKind::R2hc | R2rKind::Hc2r,
+                n,
+            } => 2.0 * PI / length * index.min(n - index) as f64,
+            SpectralAxis::R2r {
+                kind: R2rKind::Dht,
+                n,
+            } => 2.0 * PI / length * wavenumber(n, index) as f64,
             SpectralAxis::R2r { kind, .. } => {
                 let m = index as f64
                     + match kind {

@@ -37,7 +37,8 @@
 //!   shape, uneven sizes; optional transposed output; normalization per [`Normalization`].
 //! * [`RealFftPlan`]: real-to-complex forward / complex-to-real backward (numpy's `rfftn`
 //!   layout), the real FFT first on the locally resident last axis so exchanges move half the
-//!   data; [`R2rPlan`]: real-to-real kinds ([`R2rKind`], FFTW's REDFT/RODFT) on every axis.
+//!   data; [`R2rPlan`]: real-to-real kinds ([`R2rKind`], FFTW's REDFT/RODFT, R2HC/HC2R and
+//!   DHT) on every axis.
 //! * Options for all three ([`FftOptions`]): batches of fields with one exchange per stage,
 //!   real-to-real axes mixed with FFT axes ([`AxisKind`]), padding for dealiasing (3/2 rule);
 //!   [`wavenumber`] indexes the spectrum. Conventions: `docs/spectral.md`.

@@ -504,7 +504,8 @@ fn steps_of<T: Real>(
                 if let AxisKind::R2r(kind) = spec.axes[axis] {
                     let kind = if inverse { kind.inverse() } else { kind };
                     let n = spec.resolution[axis];
-                    let op = LineOp::R2r(R2r::new(&mut planners.dcts, kind, n));
+                    let op =
+                        LineOp::R2r(R2r::new(&mut planners.dcts, &mut planners.reals, kind, n));
                     let step = LineStep::new(op, &memory_shape, position, n, real, real, n);
                     steps.push(Step::Line {
                         step,

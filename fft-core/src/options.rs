@@ -144,9 +144,12 @@ impl Normalization {
 /// | `Dst2` | RODFT10 | `2 Σ x_n sin(π (n+1/2)(k+1)/N)` | 2N |
 /// | `Dst3` | RODFT01 | `(-1)^k x_{N-1} + 2 Σ_{n=0}^{N-2} x_n sin(π (n+1)(k+1/2)/N)` | 2N |
 /// | `Dst4` | RODFT11 | `2 Σ x_n sin(π (n+1/2)(k+1/2)/N)` | 2N |
+/// | `R2hc` | R2HC | `r_0, r_1, …, r_{⌊N/2⌋}, i_{⌈N/2⌉−1}, …, i_1` with `r_k + i·i_k = Σ x_n e^{−2πi nk/N}` | N |
+/// | `Hc2r` | HC2R | `Σ_k X_k e^{+2πi nk/N}` of the Hermitian `X` stored as R2HC writes it | N |
+/// | `Dht` | DHT | `Σ x_n (cos(2π nk/N) + sin(2π nk/N))` | N |
 ///
 /// The backward transform of a plan applies the inverse kind ([`R2rKind::inverse`]: I↔I,
-/// II↔III, IV↔IV), so backward(forward(x)) = (logical size)·x per axis with
+/// II↔III, IV↔IV, R2HC↔HC2R, DHT↔DHT), so backward(forward(x)) = (logical size)·x per axis with
 /// [`Normalization::None`], exactly like FFT axes; the normalization factors use the logical
 /// sizes.
 ///
@@ -156,6 +159,8 @@ impl Normalization {
 /// assert_eq!(R2rKind::Dct2.inverse(), R2rKind::Dct3);
 /// assert_eq!(R2rKind::Dct1.logical_size(5), 8);
 /// assert_eq!(R2rKind::Dst1.logical_size(5), 12);
+/// assert_eq!("r2hc".parse::<R2rKind>().unwrap().inverse(), R2rKind::Hc2r);
+/// assert_eq!(R2rKind::Dht.logical_size(5), 5);
 /// assert!("dct5".parse::<R2rKind>().is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -176,11 +181,19 @@ pub enum R2rKind {
     Dst3,
     /// DST-IV (RODFT11).
     Dst4,
+    /// The real-input DFT in FFTW's halfcomplex order (R2HC): the real parts of modes
+    /// `0 ..= N/2`, then the imaginary parts of modes `(N−1)/2 … 1`.
+    R2hc,
+    /// The inverse of [`R2rKind::R2hc`] up to N (HC2R): the real signal whose spectrum is
+    /// stored in halfcomplex order, with `e^{+2πi nk/N}`, unnormalized.
+    Hc2r,
+    /// The discrete Hartley transform (DHT), its own inverse up to N.
+    Dht,
 }
 
 impl R2rKind {
     /// Every kind, in order.
-    pub const ALL: [R2rKind; 8] = [
+    pub const ALL: [R2rKind; 11] = [
         R2rKind::Dct1,
         R2rKind::Dct2,
         R2rKind::Dct3,
@@ -189,7 +202,41 @@ impl R2rKind {
         R2rKind::Dst2,
         R2rKind::Dst3,
         R2rKind::Dst4,
+        R2rKind::R2hc,
+        R2rKind::Hc2r,
+        R2rKind::Dht,
     ];
+
+    /// The kind with FFTW's `fftw_r2r_kind` number (`FFTW_R2HC` = 0, `FFTW_HC2R` = 1,
+    /// `FFTW_DHT` = 2, `FFTW_REDFT00` = 3 … `FFTW_RODFT11` = 10), or `None`.
+    ///
+    /// ```
+    /// use fft_core::R2rKind;
+    /// assert_eq!(R2rKind::from_fftw(5), Some(R2rKind::Dct2)); // FFTW_REDFT10
+    /// assert_eq!(R2rKind::from_fftw(0), Some(R2rKind::R2hc));
+    /// assert!((0..11).all(|k| R2rKind::from_fftw(k).unwrap().fftw() == k));
+    /// assert_eq!(R2rKind::from_fftw(11), None);
+    /// ```
+    pub fn from_fftw(number: i32) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.fftw() == number)
+    }
+
+    /// FFTW's `fftw_r2r_kind` number of this kind (see [`R2rKind::from_fftw`]).
+    pub fn fftw(self) -> i32 {
+        match self {
+            R2rKind::R2hc => 0,
+            R2rKind::Hc2r => 1,
+            R2rKind::Dht => 2,
+            R2rKind::Dct1 => 3,
+            R2rKind::Dct3 => 4,
+            R2rKind::Dct2 => 5,
+            R2rKind::Dct4 => 6,
+            R2rKind::Dst1 => 7,
+            R2rKind::Dst3 => 8,
+            R2rKind::Dst2 => 9,
+            R2rKind::Dst4 => 10,
+        }
+    }
 
     /// The kind that undoes this one up to the logical size (I↔I, II↔III, IV↔IV).
     pub fn inverse(self) -> Self {
@@ -198,21 +245,25 @@ impl R2rKind {
             R2rKind::Dct3 => R2rKind::Dct2,
             R2rKind::Dst2 => R2rKind::Dst3,
             R2rKind::Dst3 => R2rKind::Dst2,
+            R2rKind::R2hc => R2rKind::Hc2r,
+            R2rKind::Hc2r => R2rKind::R2hc,
             other => other,
         }
     }
 
     /// The logical size of an axis of `n` points (the length of the equivalent real-even or
-    /// real-odd DFT): 2(n−1) for DCT-I, 2(n+1) for DST-I, 2n otherwise.
+    /// real-odd DFT): 2(n−1) for DCT-I, 2(n+1) for DST-I, n for R2HC, HC2R and DHT, 2n
+    /// otherwise.
     pub fn logical_size(self, n: usize) -> usize {
         match self {
             R2rKind::Dct1 => 2 * n.saturating_sub(1),
             R2rKind::Dst1 => 2 * (n + 1),
+            R2rKind::R2hc | R2rKind::Hc2r | R2rKind::Dht => n,
             _ => 2 * n,
         }
     }
 
-    /// The name as the command line spells it (`dct1` .. `dst4`).
+    /// The name as the command line spells it (`dct1` .. `dst4`, `r2hc`, `hc2r`, `dht`).
     pub fn name(self) -> &'static str {
         match self {
             R2rKind::Dct1 => "dct1",
@@ -223,6 +274,9 @@ impl R2rKind {
             R2rKind::Dst2 => "dst2",
             R2rKind::Dst3 => "dst3",
             R2rKind::Dst4 => "dst4",
+            R2rKind::R2hc => "r2hc",
+            R2rKind::Hc2r => "hc2r",
+            R2rKind::Dht => "dht",
         }
     }
 }

@@ -47,11 +47,34 @@ fn naive_r2r_pairs_invert_with_the_logical_size() {
             ("dst2", "dst3", 2 * n),
             ("dst3", "dst2", 2 * n),
             ("dst4", "dst4", 2 * n),
+            ("r2hc", "hc2r", n),
+            ("hc2r", "r2hc", n),
+            ("dht", "dht", n),
         ] {
             let y = naive_r2r(inverse, &naive_r2r(kind, &x));
             let want: Vec<_> = x.iter().map(|v| v * logical as f64).collect();
             let err = error_vs(&y, &want, max_norm(&want));
             assert!(err < 1e-13, "{kind} n={n}: {err}");
+        }
+        // R2HC holds the real DFT's modes (real parts, then imaginary parts backwards); the
+        // DHT is Re − Im of the DFT (for complex lines: of the real and imaginary parts').
+        let (hc, dht) = (naive_r2r("r2hc", &x), naive_r2r("dht", &x));
+        let part = |v: num_complex::Complex<f64>, re: bool| if re { v.re } else { v.im };
+        for k in 0..n {
+            for re in [true, false] {
+                // The DFT of the real (or imaginary) part alone.
+                let line: Vec<_> = x
+                    .iter()
+                    .map(|v| num_complex::Complex::new(part(*v, re), 0.0))
+                    .collect();
+                let m = naive_dft_line(&line, -1.0);
+                let slot = if 2 * k > n { m[n - k].im } else { m[k].re };
+                assert!((part(hc[k], re) - slot).abs() < 1e-12, "r2hc n={n} k={k}");
+                assert!(
+                    (part(dht[k], re) - (m[k].re - m[k].im)).abs() < 1e-12,
+                    "dht n={n} k={k}"
+                );
+            }
         }
         // DCT-II of a line is twice the real part of a phase-shifted DFT of its even extension.
         let ext: Vec<_> = x.iter().chain(x.iter().rev()).copied().collect();

@@ -528,8 +528,12 @@ fn mixed_axes(world: &impl Communicator, rank: usize, size: usize, errors: &mut 
                 .grid(GridChoice::Dims(dims.clone()))
                 .normalization(Normalization::Backward)
                 .transposed_out(transposed);
-            // Complex data: DCT-II, FFT, DST-I.
-            let kinds = [dct2, None, dst1];
+            // Complex data: DCT-II, FFT, DST-I; with transposed output R2HC, FFT, DHT.
+            let kinds = if transposed {
+                [Some(R2rKind::R2hc), None, Some(R2rKind::Dht)]
+            } else {
+                [dct2, None, dst1]
+            };
             let what = format!("c2c+r2r {kinds:?} grid {dims:?} transposed={transposed}");
             let x = random_global(&shape, 31);
             let reference = naive_separable(&x, &shape, &kinds);

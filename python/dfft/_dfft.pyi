@@ -8,7 +8,9 @@ from mpi4py import MPI
 
 _Kind = Literal["c2c", "r2c", "r2r"]
 _Normalization = Literal["none", "backward", "forward", "ortho"]
-_AxisKind = Literal["fft", "dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3", "dst4"]
+_AxisKind = Literal[
+    "fft", "dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3", "dst4", "r2hc", "hc2r", "dht"
+]
 _Schedule = Literal["alltoallv", "caterpillar", "async", "pipelined", "shared"]
 
 class DfftError(ValueError):

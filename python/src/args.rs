@@ -124,7 +124,7 @@ pub(crate) fn axis_kinds(names: Option<Vec<String>>) -> PyResult<Option<Vec<Axis
                         R2rKind::from_str(&t).map(AxisKind::R2r).map_err(|_| {
                             DfftError::new_err(format!(
                                 "unknown axis kind '{n}' (expected 'fft' or one of dct1, dct2, \
-                                 dct3, dct4, dst1, dst2, dst3, dst4)"
+                                 dct3, dct4, dst1, dst2, dst3, dst4, r2hc, hc2r, dht)"
                             ))
                         })
                     }

@@ -65,15 +65,29 @@ static double complex input_value(ptrdiff_t g, ptrdiff_t f, int real) {
   return real ? re : re + I * cos(0.37 * g - 0.5 * f);
 }
 
-/* One naive 1-D transform of x (length n) into y: kind 0 is the forward DFT, else FFTW's r2r
- * kind (applied to the real and imaginary parts alike). */
+/* The kind that stands for the forward DFT in naive_1d (FFTW's r2r kinds are 0..10). */
+#define DFT (-1)
+
+/* One naive 1-D transform of x (length n) into y: the forward DFT, else FFTW's r2r kind
+ * (applied to the real and imaginary parts alike). */
 static void naive_1d(int kind, ptrdiff_t n, const double complex *x, double complex *y) {
   for (ptrdiff_t k = 0; k < n; k++) {
     double complex s = 0;
     for (ptrdiff_t j = 0; j < n; j++) {
-      double a;
+      double a, t = 2 * M_PI * (double)(j * k % n) / n;
       switch (kind) {
-        case 0: s += x[j] * cexp(-2 * M_PI * I * (double)(j * k % n) / n); continue;
+        case DFT: s += x[j] * cexp(-I * t); continue;
+        /* Halfcomplex: Re X_k at slot k <= n/2, Im X_{n-k} at slot k > n/2. */
+        case DFFT_R2HC: s += x[j] * (2 * k > n ? -sin(2 * M_PI * (double)(j * (n - k) % n) / n) : cos(t)); continue;
+        case DFFT_DHT: s += x[j] * (cos(t) + sin(t)); continue;
+        case DFFT_HC2R: {
+          /* Mode j of the Hermitian spectrum x holds in halfcomplex order, times e^{+it}. */
+          ptrdiff_t q = j < n - j ? j : n - j;
+          double complex im = (q == 0 || 2 * q == n) ? 0 : x[n - q];
+          if (q != j) im = -im;
+          s += x[q] * cos(t) - im * sin(t);
+          continue;
+        }
         case DFFT_REDFT00:
           if (j == 0) s += x[0];
           else if (j == n - 1) s += (k % 2 ? -1.0 : 1.0) * x[j];
@@ -100,7 +114,10 @@ static void naive_1d(int kind, ptrdiff_t n, const double complex *x, double comp
 }
 
 static double logical_size(int kind, ptrdiff_t n) {
-  return kind == DFFT_REDFT00 ? 2.0 * (n - 1) : kind == DFFT_RODFT00 ? 2.0 * (n + 1) : kind == 0 ? (double)n : 2.0 * n;
+  if (kind == DFFT_REDFT00) return 2.0 * (n - 1);
+  if (kind == DFFT_RODFT00) return 2.0 * (n + 1);
+  if (kind == DFT || kind == DFFT_R2HC || kind == DFFT_HC2R || kind == DFFT_DHT) return (double)n;
+  return 2.0 * n;
 }
 
 /* Applies naive_1d along every axis of the C-order array a (shape n, d axes). */
@@ -251,7 +268,7 @@ static int run_case(const struct test_case *c, int rank, int size) {
   for (int i = 0; i < d; i++) {
     total *= c->n[i];
     spectral[i] = c->n[i];
-    kinds[i] = c->kind == R2R ? c->kinds[i] : 0;
+    kinds[i] = c->kind == R2R ? c->kinds[i] : DFT;
     roundtrip *= logical_size(kinds[i], c->n[i]);
   }
   if (c->kind == R2C) spectral[d - 1] = c->n[d - 1] / 2 + 1;
@@ -354,6 +371,8 @@ int main(int argc, char **argv) {
       {"r2r f64 5x6x4 dct2,dst1,dct4", R2R, 0, 3, {5, 6, 4}, 1, 0, {0}, 0, {DFFT_REDFT10, DFFT_RODFT00, DFFT_REDFT11}, 1},
       {"r2r f32 6x5 dct1,dst2 T", R2R, 1, 2, {6, 5}, 1, 0, {0}, DFFT_TRANSPOSED_OUT, {DFFT_REDFT00, DFFT_RODFT10}, 0},
       {"r2r f64 4x5x6 dct3,dst3,dst4 B", R2R, 0, 3, {4, 5, 6}, 2, 2, {0}, DFFT_NORMALIZE_BACKWARD, {DFFT_REDFT01, DFFT_RODFT01, DFFT_RODFT11}, 0},
+      {"r2r f64 7x6x5 r2hc,dht,hc2r", R2R, 0, 3, {7, 6, 5}, 1, 0, {0}, 0, {DFFT_R2HC, DFFT_DHT, DFFT_HC2R}, 0},
+      {"r2r f32 6x8 hc2r,r2hc T in place", R2R, 1, 2, {6, 8}, 1, 0, {0}, DFFT_IN_PLACE | DFFT_TRANSPOSED_OUT, {DFFT_HC2R, DFFT_R2HC}, 0},
   };
   int failed = 0, count = sizeof cases / sizeof cases[0];
   for (int i = 0; i < count; i++) failed += !run_case(&cases[i], rank, size);

@@ -22,6 +22,7 @@ fn r2r_offset(kind: R2rKind) -> f64 {
         R2rKind::Dst2 => 1.0,
         R2rKind::Dst3 => 0.5,
         R2rKind::Dst4 => 0.5,
+        R2rKind::R2hc | R2rKind::Hc2r | R2rKind::Dht => unreachable!("periodic kinds"),
     }
 }
 
@@ -51,6 +52,16 @@ fn reference(axis: SpectralAxis, g: usize, length: f64) -> (f64, bool, bool, f64
                 weight,
             )
         }
+        // Periodic kinds: slot g of R2HC/HC2R holds mode min(g, n − g); DHT index g is mode
+        // g of the period, negative above n/2 as numpy's fftfreq.
+        SpectralAxis::R2r {
+            kind: R2rKind::R2hc | R2rKind::Hc2r,
+            n,
+        } => (2.0 * PI / length * g.min(n - g) as f64, true, false, 1.0),
+        SpectralAxis::R2r {
+            kind: R2rKind::Dht,
+            n,
+        } => (2.0 * PI / length * fftfreq(n)[g] as f64, true, false, 1.0),
         SpectralAxis::R2r { kind, .. } => {
             let m = g as f64 + r2r_offset(kind);
             (PI / length * m, true, false, 1.0)
@@ -156,6 +167,15 @@ fn grids_of_every_rank_match_brute_force() {
                 dct(R2rKind::Dct1),
                 dct(R2rKind::Dst3),
                 dct(R2rKind::Dct4),
+            ]),
+        ),
+        (
+            vec![7, 6, 5],
+            Domain::Real,
+            Some(vec![
+                dct(R2rKind::R2hc),
+                dct(R2rKind::Dht),
+                dct(R2rKind::Hc2r),
             ]),
         ),
     ];

@@ -1,5 +1,5 @@
 //! Every 1-D transform the kernels run (c2c forward and backward as contiguous and strided
-//! sweeps, r2c, c2r, and the eight real-to-real kinds on real and complex lines), for every
+//! sweeps, r2c, c2r, and the eleven real-to-real kinds on real and complex lines), for every
 //! length 1..=300 along one axis, against naive O(n²) sums evaluated in `f64`. Each call's
 //! scratch is filled with NaN first, so a kernel that reads scratch it never wrote fails.
 //! Pure: no MPI.
@@ -108,8 +108,11 @@ fn naive_r2r(kind: R2rKind, x: &[f64]) -> Vec<f64> {
         R2rKind::Dct1 => n - 1,
         R2rKind::Dst1 => n + 1,
         R2rKind::Dct4 | R2rKind::Dst4 => 4 * n,
+        R2rKind::R2hc | R2rKind::Hc2r | R2rKind::Dht => n,
         _ => 2 * n,
     });
+    // The real DFT's halfcomplex slots: mode k's real part at k, its imaginary part at n − k.
+    let imaginary = |k: usize| 2 * k > n;
     (0..n)
         .map(|k| match kind {
             R2rKind::Dct1 => x[0] + x[n - 1] * sign(k) + sum(&|j| 2.0 * t.cos(j * k), 1..n - 1),
@@ -122,8 +125,28 @@ fn naive_r2r(kind: R2rKind, x: &[f64]) -> Vec<f64> {
             }
             R2rKind::Dct4 => sum(&|j| 2.0 * t.cos((2 * j + 1) * (2 * k + 1)), 0..n),
             R2rKind::Dst4 => sum(&|j| 2.0 * t.sin((2 * j + 1) * (2 * k + 1)), 0..n),
+            // Slot k ≤ n/2: Re X_k = Σ x_j cos(2π jk/n); slot n − k: Im X_k = −Σ x_j sin.
+            R2rKind::R2hc if imaginary(k) => sum(&|j| -t.sin(2 * j * (n - k)), 0..n),
+            R2rKind::R2hc => sum(&|j| t.cos(2 * j * k), 0..n),
+            // y_k = Σ_m X_m e^{+2πi mk/n} over the Hermitian spectrum the slots hold.
+            R2rKind::Hc2r => (0..n)
+                .map(|m| {
+                    let (re, im) = halfcomplex_mode(x, m);
+                    re * t.cos(2 * m * k) - im * t.sin(2 * m * k)
+                })
+                .sum(),
+            R2rKind::Dht => sum(&|j| t.cos(2 * j * k) + t.sin(2 * j * k), 0..n),
         })
         .collect()
+}
+
+/// Mode `m` (any of `0..n`) of the Hermitian spectrum stored in halfcomplex order in `x`, as
+/// (real, imaginary) parts.
+fn halfcomplex_mode(x: &[f64], m: usize) -> (f64, f64) {
+    let n = x.len();
+    let k = m.min(n - m);
+    let im = if k == 0 || 2 * k == n { 0.0 } else { x[n - k] };
+    (x[k], if m == k { im } else { -im })
 }
 
 /// Lines of `n` pseudo-random values in [-1, 1).
@@ -327,11 +350,13 @@ fn real_complex_lines<T: Real>() {
     }
 }
 
-/// The eight real-to-real kinds on real lines and on complex ones (real and imaginary parts
+/// The eleven real-to-real kinds on real lines and on complex ones (real and imaginary parts
 /// transformed alike), contiguous and strided, in both precisions against one reference.
 fn r2r_lines() {
     let mut dcts64 = rustdct::DctPlanner::<f64>::new();
     let mut dcts32 = rustdct::DctPlanner::<f32>::new();
+    let mut reals64 = realfft::RealFftPlanner::<f64>::new();
+    let mut reals32 = realfft::RealFftPlanner::<f32>::new();
     for kind in R2rKind::ALL {
         for n in LENGTHS {
             if kind == R2rKind::Dct1 && n < 2 {
@@ -355,7 +380,7 @@ fn r2r_lines() {
                 let what = format!("{kind:?} [{outer}, n, {inner}] scalars per element {c}");
                 let shape = [outer, n, inner];
                 let step = LineStep::new(
-                    LineOp::R2r(R2r::new(&mut dcts64, kind, n)),
+                    LineOp::R2r(R2r::new(&mut dcts64, &mut reals64, kind, n)),
                     &shape,
                     1,
                     n,
@@ -366,7 +391,7 @@ fn r2r_lines() {
                 let got = run_line_step(&step, &lines, inner, (c, c, n));
                 check::<f64>(&what, n, &got, &want);
                 let step = LineStep::new(
-                    LineOp::R2r(R2r::new(&mut dcts32, kind, n)),
+                    LineOp::R2r(R2r::new(&mut dcts32, &mut reals32, kind, n)),
                     &shape,
                     1,
                     n,
@@ -423,6 +448,31 @@ fn the_naive_references_agree_with_each_other() {
         let back = naive_c2r(&h, n);
         for j in 0..n {
             assert!((back[j] - n as f64 * x[j]).abs() < 1e-12, "n {n} j {j}");
+        }
+        // R2HC and DHT from the DFT's modes; HC2R undoes R2HC up to n.
+        let (hc, dht) = (naive_r2r(R2rKind::R2hc, x), naive_r2r(R2rKind::Dht, x));
+        let full = naive_dft(
+            &x.iter().map(|&v| Complex::new(v, 0.0)).collect::<Vec<_>>(),
+            -1.0,
+        );
+        for k in 0..n {
+            let slot = if 2 * k > n {
+                full[n - k].im
+            } else {
+                full[k].re
+            };
+            assert!((hc[k] - slot).abs() < 1e-12, "r2hc n {n} k {k}");
+            assert!(
+                (dht[k] - (full[k].re - full[k].im)).abs() < 1e-12,
+                "dht n {n} k {k}"
+            );
+        }
+        let back = naive_r2r(R2rKind::Hc2r, &hc);
+        for j in 0..n {
+            assert!(
+                (back[j] - n as f64 * x[j]).abs() < 1e-12,
+                "hc2r n {n} j {j}"
+            );
         }
     }
 }

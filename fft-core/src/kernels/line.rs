@@ -13,45 +13,69 @@ use redist::transport::SendPtr;
 use rustfft::Fft;
 use std::sync::Arc;
 
-/// A real-to-real transform of one length, FFTW-scaled (rustdct computes half of FFTW's
-/// REDFT/RODFT sums; [`R2r::process`] leaves that factor to the caller, see
-/// [`R2r::FFTW_FACTOR`]).
+/// A real-to-real transform of one length. rustdct's DCTs and DSTs compute half of FFTW's
+/// REDFT/RODFT sums ([`R2r::process`] leaves that factor to the caller, see
+/// [`R2r::fftw_factor`]); the halfcomplex kinds and the Hartley transform run on realfft's
+/// real FFTs, at FFTW's scale.
 #[derive(Clone)]
 pub(crate) enum R2r<T: Real> {
     Dct1(Arc<dyn rustdct::Dct1<T>>),
     Dst1(Arc<dyn rustdct::Dst1<T>>),
     Type23(Arc<dyn rustdct::TransformType2And3<T>>, R2rKind),
     Type4(Arc<dyn rustdct::TransformType4<T>>, R2rKind),
+    /// R2HC (`hartley` false) or DHT (`hartley` true): a real FFT, then its half spectrum
+    /// rearranged.
+    Forward(Arc<dyn RealToComplex<T>>, bool),
+    /// HC2R: the halfcomplex line made a half spectrum, then a complex-to-real FFT.
+    Hc2r(Arc<dyn ComplexToReal<T>>),
 }
 
 impl<T: Real> R2r<T> {
-    /// rustdct's transforms are FFTW's divided by this.
-    pub(crate) const FFTW_FACTOR: f64 = 2.0;
-
     /// Plans `kind` for lines of `n` points.
-    pub(crate) fn new(planner: &mut rustdct::DctPlanner<T>, kind: R2rKind, n: usize) -> Self {
+    pub(crate) fn new(
+        dcts: &mut rustdct::DctPlanner<T>,
+        reals: &mut realfft::RealFftPlanner<T>,
+        kind: R2rKind,
+        n: usize,
+    ) -> Self {
         match kind {
-            R2rKind::Dct1 => R2r::Dct1(planner.plan_dct1(n)),
-            R2rKind::Dst1 => R2r::Dst1(planner.plan_dst1(n)),
-            R2rKind::Dct2 => R2r::Type23(planner.plan_dct2(n), kind),
-            R2rKind::Dct3 => R2r::Type23(planner.plan_dct3(n), kind),
-            R2rKind::Dst2 => R2r::Type23(planner.plan_dst2(n), kind),
-            R2rKind::Dst3 => R2r::Type23(planner.plan_dst3(n), kind),
-            R2rKind::Dct4 => R2r::Type4(planner.plan_dct4(n), kind),
-            R2rKind::Dst4 => R2r::Type4(planner.plan_dst4(n), kind),
+            R2rKind::Dct1 => R2r::Dct1(dcts.plan_dct1(n)),
+            R2rKind::Dst1 => R2r::Dst1(dcts.plan_dst1(n)),
+            R2rKind::Dct2 => R2r::Type23(dcts.plan_dct2(n), kind),
+            R2rKind::Dct3 => R2r::Type23(dcts.plan_dct3(n), kind),
+            R2rKind::Dst2 => R2r::Type23(dcts.plan_dst2(n), kind),
+            R2rKind::Dst3 => R2r::Type23(dcts.plan_dst3(n), kind),
+            R2rKind::Dct4 => R2r::Type4(dcts.plan_dct4(n), kind),
+            R2rKind::Dst4 => R2r::Type4(dcts.plan_dst4(n), kind),
+            R2rKind::R2hc => R2r::Forward(reals.plan_fft_forward(n), false),
+            R2rKind::Dht => R2r::Forward(reals.plan_fft_forward(n), true),
+            R2rKind::Hc2r => R2r::Hc2r(reals.plan_fft_inverse(n)),
         }
     }
 
+    /// What [`R2r::process`]'s result must be multiplied by to give FFTW's transform:
+    /// rustdct's sums are half of FFTW's.
+    pub(crate) fn fftw_factor(&self) -> f64 {
+        match self {
+            R2r::Forward(..) | R2r::Hc2r(_) => 1.0,
+            _ => 2.0,
+        }
+    }
+
+    /// Scalars of scratch [`R2r::process`] needs: rustdct's own, or a half spectrum (an even
+    /// number of scalars, so that it starts the scratch aligned as complex) and realfft's.
     fn scratch_len(&self) -> usize {
         match self {
             R2r::Dct1(t) => t.get_scratch_len(),
             R2r::Dst1(t) => t.get_scratch_len(),
             R2r::Type23(t, _) => t.get_scratch_len(),
             R2r::Type4(t, _) => t.get_scratch_len(),
+            R2r::Forward(f, _) => 2 * (f.len() / 2 + 1) + 2 * f.get_scratch_len(),
+            R2r::Hc2r(f) => 2 * (f.len() / 2 + 1) + 2 * f.get_scratch_len(),
         }
     }
 
-    /// The transform of `line` in place (rustdct's scaling).
+    /// The transform of `line` in place (rustdct's scaling; see [`R2r::fftw_factor`]).
     fn process(&self, line: &mut [T], scratch: &mut [T]) {
         match self {
             R2r::Dct1(t) => t.process_dct1_with_scratch(line, scratch),
@@ -70,7 +94,71 @@ impl<T: Real> R2r<T> {
             R2r::Type23(t, _) => t.process_dst3_with_scratch(line, scratch),
             R2r::Type4(t, R2rKind::Dct4) => t.process_dct4_with_scratch(line, scratch),
             R2r::Type4(t, _) => t.process_dst4_with_scratch(line, scratch),
+            R2r::Forward(f, hartley) => {
+                let n = line.len();
+                let (spectrum, fft_scratch) = half_spectrum(scratch, n, f.get_scratch_len());
+                f.process_with_scratch(line, spectrum, fft_scratch)
+                    .expect("r2c buffer lengths are planned");
+                halfcomplex_from(spectrum, line, *hartley);
+            }
+            R2r::Hc2r(f) => {
+                let n = line.len();
+                let (spectrum, fft_scratch) = half_spectrum(scratch, n, f.get_scratch_len());
+                spectrum_from_halfcomplex(line, spectrum);
+                f.process_with_scratch(spectrum, line, fft_scratch)
+                    .expect("the DC and Nyquist modes are real");
+            }
         }
+    }
+}
+
+/// The first `n/2 + 1` complex elements of `scratch` (scalars) for a half spectrum, and the
+/// next `fft` complex elements for realfft's own scratch.
+fn half_spectrum<T: Real>(
+    scratch: &mut [T],
+    n: usize,
+    fft: usize,
+) -> (&mut [Complex<T>], &mut [Complex<T>]) {
+    let (spectrum, rest) = scratch.split_at_mut(2 * (n / 2 + 1));
+    (
+        bytemuck::cast_slice_mut(spectrum),
+        bytemuck::cast_slice_mut(&mut rest[..2 * fft]),
+    )
+}
+
+/// Writes the half spectrum `X` of a real line of `line.len()` points into `line`: FFTW's
+/// halfcomplex order (`Re X_0 … Re X_{n/2}`, then `Im X_{(n−1)/2} … Im X_1`), or with
+/// `hartley` the Hartley transform `Re X_k − Im X_k` (the modes above n/2 being the
+/// conjugates of those below).
+fn halfcomplex_from<T: Real>(spectrum: &[Complex<T>], line: &mut [T], hartley: bool) {
+    let n = line.len();
+    for k in 0..=n / 2 {
+        let x = spectrum[k];
+        if hartley {
+            line[k] = x.re - x.im;
+            if k > 0 && 2 * k != n {
+                line[n - k] = x.re + x.im;
+            }
+        } else {
+            line[k] = x.re;
+            if k > 0 && 2 * k != n {
+                line[n - k] = x.im;
+            }
+        }
+    }
+}
+
+/// The half spectrum stored in halfcomplex order in `line` (see [`halfcomplex_from`]), with
+/// the DC and (even lengths) Nyquist modes real.
+fn spectrum_from_halfcomplex<T: Real>(line: &[T], spectrum: &mut [Complex<T>]) {
+    let n = line.len();
+    for (k, x) in spectrum.iter_mut().enumerate() {
+        let im = if k > 0 && 2 * k != n {
+            line[n - k]
+        } else {
+            T::zero()
+        };
+        *x = Complex::new(line[k], im);
     }
 }
 
@@ -143,8 +231,8 @@ impl<T: Real> LineStep<T> {
         real_out: bool,
         spectral: usize,
     ) -> Self {
-        let factor = match op {
-            LineOp::R2r(_) => T::of(R2r::<T>::FFTW_FACTOR),
+        let factor = match &op {
+            LineOp::R2r(r2r) => T::of(r2r.fftw_factor()),
             _ => T::one(),
         };
         Self {

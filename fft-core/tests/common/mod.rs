@@ -240,6 +240,27 @@ pub fn naive_r2r(kind: &str, x: &[Complex<f64>]) -> Vec<Complex<f64>> {
                         )
                 }
                 "dst4" => sum(&|j| 2.0 * (PI * (j + 0.5) * (kf + 0.5) / nf).sin(), 0..n),
+                // FFTW's halfcomplex order: Re X_k at slot k ≤ n/2, Im X_{n−k} at slot k > n/2.
+                "r2hc" if 2 * k > n => sum(&|j| -(2.0 * PI * j * (nf - kf) / nf).sin(), 0..n),
+                "r2hc" => sum(&|j| (2.0 * PI * j * kf / nf).cos(), 0..n),
+                // Σ_m X_m e^{+2πi mk/n} over the Hermitian spectrum x holds in that order.
+                "hc2r" => (0..n)
+                    .map(|m| {
+                        let q = m.min(n - m);
+                        let im = if q == 0 || 2 * q == n {
+                            Complex::new(0.0, 0.0)
+                        } else {
+                            x[n - q]
+                        };
+                        let im = if m == q { im } else { -im };
+                        let angle = 2.0 * PI * (m * k) as f64 / nf;
+                        x[q] * angle.cos() - im * angle.sin()
+                    })
+                    .sum(),
+                "dht" => sum(
+                    &|j| (2.0 * PI * j * kf / nf).cos() + (2.0 * PI * j * kf / nf).sin(),
+                    0..n,
+                ),
                 other => panic!("unknown kind {other}"),
             }
         })
