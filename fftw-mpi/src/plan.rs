@@ -1,0 +1,377 @@
+//! An FFTW-MPI plan made by this library: the dfft plan that computes the transform, the
+//! arrays FFTW's `fftw_execute` uses, and how each process calls the dfft plan on them.
+
+use crate::comm::Borrowed;
+use crate::dist::{Side, TRANSPOSED_IN, TRANSPOSED_OUT};
+use crate::problem::{Lowered, Problem, Refusal, Transform};
+use fft_core::{with_any_plan, AnyPlan, FftOptions, GridChoice, Precision};
+use mpi::collective::{CommunicatorCollectives, SystemOperation};
+use std::ffi::c_void;
+use std::mem::size_of;
+
+/// How a process hands its arrays to the dfft plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Staging {
+    /// Two arrays, straight to the out-of-place transform.
+    Direct,
+    /// One buffer for the in-place transform: FFTW's arrays are one (`in == out`), or the
+    /// input is first copied into the output array (a real transform's padded rows, which
+    /// dfft reads in place only; or a process whose arrays differ while another's are one).
+    InPlace,
+}
+
+/// A plan this library made, behind the `fftw_plan` handle it returned.
+pub struct MpiPlan {
+    problem: Problem,
+    lowered: Lowered,
+    plan: AnyPlan,
+    /// Each process's way of calling (decided at planning, for every execution).
+    staging: Staging,
+    /// The arrays given at planning (what `fftw_execute` transforms).
+    input: *mut c_void,
+    output: *mut c_void,
+    /// Threads per process (`fftw_plan_with_nthreads` at planning).
+    threads: usize,
+    procs: usize,
+}
+
+/// What the C API passed to a planner.
+pub struct Request<'a> {
+    pub problem: Problem,
+    pub precision: Precision,
+    pub comm: &'a Borrowed,
+    pub input: *mut c_void,
+    pub output: *mut c_void,
+    pub threads: usize,
+}
+
+impl MpiPlan {
+    /// Plans `request` (collective over its communicator), or says why not. Every process
+    /// computes the same verdict from the same arguments, except where their arrays differ,
+    /// which is agreed with one reduction.
+    pub fn new(request: Request<'_>) -> Result<Self, Refusal> {
+        let (pe, procs) = request.comm.rank_size();
+        let problem = request.problem;
+        let lowered = problem.lower(procs)?;
+        let real = matches!(problem.transform, Transform::R2c | Transform::C2r);
+        let mine = [i32::from(request.input == request.output), i32::from(real)];
+        let mut any = mine;
+        request
+            .comm
+            .all_reduce_into(&mine[..], &mut any[..], SystemOperation::max());
+        let staging = if any[0] != 0 || real {
+            Staging::InPlace
+        } else {
+            Staging::Direct
+        };
+        let options = FftOptions::default()
+            .grid(GridChoice::Dims(vec![procs]))
+            .transposed_out(lowered.transposed_out)
+            .destroy_input(lowered.destroy_input && staging == Staging::Direct)
+            .in_place(staging == Staging::InPlace);
+        let options = match &lowered.axes {
+            Some(axes) => options.axes(axes.clone()),
+            None => options,
+        };
+        let plan = AnyPlan::new(
+            &**request.comm,
+            lowered.kind,
+            request.precision,
+            &lowered.shape,
+            options,
+        )
+        .map_err(|e| Refusal::Unsupported(format!("dfft refused the plan: {e}")))?;
+        check_layouts(&plan, &lowered, problem.flags, procs)?;
+        let made = Self {
+            problem,
+            lowered,
+            plan,
+            staging,
+            input: request.input,
+            output: request.output,
+            threads: request.threads.max(1),
+            procs,
+        };
+        // The one verdict that depends on the process: agreed, so that all return alike.
+        let room = made.check_room(pe);
+        let mine = i32::from(room.is_ok());
+        let mut all = mine;
+        request
+            .comm
+            .all_reduce_into(&mine, &mut all, SystemOperation::min());
+        match (room, all) {
+            (Err(why), _) => Err(why),
+            (Ok(()), 0) => Err(Refusal::Unsupported(
+                "another process's arrays cannot hold dfft's in-place buffer".into(),
+            )),
+            _ => Ok(made),
+        }
+    }
+
+    /// The transform on the planning arrays (`fftw_execute`).
+    pub fn execute(&mut self) {
+        let (input, output) = (self.input, self.output);
+        self.execute_on(input, output);
+    }
+
+    /// The transform on other arrays of the same kind (`fftw_mpi_execute_*`): the same
+    /// layouts and, as FFTW requires, in place exactly when the planning arrays were.
+    pub fn execute_on(&mut self, input: *mut c_void, output: *mut c_void) {
+        if let Err(e) = self.run(input, output) {
+            crate::fatal(&format!("executing {}: {e}", self.describe()));
+        }
+    }
+
+    fn run(&mut self, input: *mut c_void, output: *mut c_void) -> fft_core::Result<()> {
+        let forward = self.lowered.forward;
+        match self.staging {
+            Staging::Direct => {
+                if input == output && !input.is_null() {
+                    crate::fatal(&format!(
+                        "{}: planned out of place, executed in place (in == out = {input:p})",
+                        self.describe()
+                    ));
+                }
+                with_any_plan!(&mut self.plan, p => direct(p, forward, self.lowered.destroy_input, input, output))
+            }
+            Staging::InPlace => {
+                let real_in = matches!(self.problem.transform, Transform::R2c);
+                with_any_plan!(&mut self.plan, p => in_place(p, forward, real_in, input, output))
+            }
+        }
+    }
+
+    /// FFTW's arrays hold `alloc` elements (FFTW's `local_size` count): enough for dfft's
+    /// in-place buffer? A program that allocates what FFTW asks for must be able to run.
+    fn check_room(&self, pe: usize) -> Result<(), Refusal> {
+        if self.staging != Staging::InPlace {
+            return Ok(());
+        }
+        let alloc = self.problem.alloc(self.procs, pe);
+        let complex = size_of::<f64>() * 2;
+        let unit = match self.plan.precision() {
+            Precision::F64 => complex,
+            Precision::F32 => complex / 2,
+        };
+        let need_bytes = with_any_plan!(&self.plan, p => p.in_place_len() * elem_size(p));
+        // FFTW counts complex numbers for dft and r2c/c2r, reals for r2r.
+        let have_bytes = match self.problem.transform {
+            Transform::R2r(_) => alloc * unit / 2,
+            _ => alloc * unit,
+        };
+        if need_bytes > have_bytes {
+            return Err(Refusal::Unsupported(format!(
+                "dfft's in-place buffer takes {need_bytes} bytes on process {pe}, more than the {have_bytes} FFTW's local_size asks for"
+            )));
+        }
+        Ok(())
+    }
+
+    /// A one-line description, as FFTW's `fftw_print_plan` gives one.
+    pub fn describe(&self) -> String {
+        let kind = match &self.problem.transform {
+            Transform::Dft { sign } => format!("dft sign {sign:+}"),
+            Transform::R2c => "r2c".into(),
+            Transform::C2r => "c2r".into(),
+            Transform::R2r(k) => format!("r2r kinds {k:?}"),
+        };
+        format!(
+            "(dfft-mpi {kind} n {:?} howmany {} on {} processes, {} threads each, dfft {} {:?}{}{}{})",
+            self.problem.n,
+            self.problem.howmany,
+            self.procs,
+            self.threads,
+            self.lowered.kind,
+            self.lowered.shape,
+            if self.lowered.transposed_out {
+                " transposed"
+            } else {
+                ""
+            },
+            if self.lowered.forward {
+                " forward"
+            } else {
+                " backward"
+            },
+            if self.staging == Staging::InPlace {
+                " in place"
+            } else {
+                ""
+            },
+        )
+    }
+
+    /// The floating-point operations of this process's share, as FFTW's `fftw_flops`
+    /// reports them (an estimate: 5 N log2 N for the whole complex transform).
+    pub fn flops(&self) -> (f64, f64, f64) {
+        let n: f64 =
+            self.problem.n.iter().map(|&x| x as f64).product::<f64>() * self.problem.howmany as f64;
+        let total = if n > 1.0 { 5.0 * n * n.log2() } else { 0.0 };
+        let factor = match self.problem.transform {
+            Transform::Dft { .. } => 1.0,
+            _ => 0.5,
+        };
+        let share = total * factor / self.procs as f64;
+        (share * 0.6, share * 0.4, 0.0)
+    }
+}
+
+fn elem_size<P: fft_core::Transform>(_: &P) -> usize {
+    size_of::<P::In>()
+}
+
+/// The dfft plan's blocks against FFTW's, for every process: the first dimension of each
+/// block as it lies in memory is the distributed one, with FFTW's range, and the others are
+/// whole. A difference is a lowering dfft cannot do yet (FFTW's `⌈n/P⌉` blocks are not
+/// dfft's balanced split).
+fn check_layouts(
+    plan: &AnyPlan,
+    lowered: &Lowered,
+    flags: u32,
+    procs: usize,
+) -> Result<(), Refusal> {
+    let (fftw_in, fftw_out) = if lowered.forward {
+        (Side::In, Side::Out)
+    } else {
+        (Side::Out, Side::In)
+    };
+    let sides = [
+        (plan.input_layout(), fftw_in),
+        (plan.output_layout(), fftw_out),
+    ];
+    if lowered.dist.dims.len() == 1 {
+        // A 1-d array lowered to 1 × n: everything on process 0.
+        for (layout, _) in sides {
+            for pe in 0..procs {
+                let holds = layout.local_len(pe) > 0;
+                if holds != (pe == 0) {
+                    return Err(Refusal::Unsupported(format!(
+                        "dfft puts part of a 1-d array on process {pe}"
+                    )));
+                }
+            }
+        }
+        return Ok(());
+    }
+    for (layout, side) in sides {
+        // The dimension that comes first in memory: the second one of a transposed side.
+        let transposed = match side {
+            Side::In => flags & TRANSPOSED_IN,
+            Side::Out => flags & TRANSPOSED_OUT,
+        };
+        let split = usize::from(transposed != 0);
+        let order = layout.memory_order().axes();
+        for pe in 0..procs {
+            let fftw = lowered.dist.local(side, pe);
+            let ranges = layout.global_ranges(pe);
+            let first = ranges[order[0]].clone();
+            let want = fftw.start[split]..fftw.start[split] + fftw.n[split];
+            let empty = fftw.is_empty() && layout.local_len(pe) == 0;
+            let same = first == want
+                && order[1..]
+                    .iter()
+                    .all(|&a| ranges[a].len() == layout.global_shape()[a]);
+            if !(empty || same) {
+                return Err(Refusal::Unsupported(format!(
+                    "FFTW's {side:?} blocks (process {pe}: {want:?} of dimension {split}) are not dfft's ({first:?}); dfft's plans need FFTW's block sizes (not yet in fft-core)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `len` elements of `E` at `ptr` as a slice (empty for 0).
+///
+/// # Safety
+/// `ptr` points to `len` elements nothing else accesses during the call.
+unsafe fn slice<'a, E>(ptr: *mut c_void, len: usize) -> &'a mut [E] {
+    if len == 0 {
+        return &mut [];
+    }
+    if ptr.is_null() {
+        crate::fatal(&format!("a NULL array where {len} elements are needed"));
+    }
+    // SAFETY: the caller's contract (FFTW's: arrays of the sizes `local_size` gives).
+    unsafe { std::slice::from_raw_parts_mut(ptr as *mut E, len) }
+}
+
+/// Two arrays: the dfft plan's forward or backward transform between them.
+fn direct<P: fft_core::Transform>(
+    p: &mut P,
+    forward: bool,
+    destroy: bool,
+    input: *mut c_void,
+    output: *mut c_void,
+) -> fft_core::Result<()> {
+    let (n_in, n_out) = lens(p);
+    // SAFETY: FFTW's contract: the arrays hold the blocks of their layouts and do not
+    // overlap (checked above for equality; partial overlap is the caller's error in FFTW too).
+    unsafe {
+        match (forward, destroy) {
+            (true, false) => p.forward(slice(input, n_in), slice(output, n_out)),
+            (true, true) => p.forward_destroying(slice(input, n_in), slice(output, n_out)),
+            (false, false) => p.backward(slice(input, n_out), slice(output, n_in)),
+            (false, true) => p.backward_destroying(slice(input, n_out), slice(output, n_in)),
+        }
+    }
+}
+
+/// The forward input and output lengths of a plan (all fields).
+fn lens<P: fft_core::Transform>(p: &P) -> (usize, usize) {
+    let batch = p.batch();
+    let rank = p.grid().rank();
+    (
+        p.input_layout().local_len(rank) * batch,
+        p.output_layout().local_len(rank) * batch,
+    )
+}
+
+/// One buffer: FFTW's output array (which is its input array when `in == out`), after the
+/// input block is copied into it when the arrays differ. `real_in`: the input is the padded
+/// real rows of an r2c transform (as many scalars as the in-place buffer holds before the
+/// transform), else the input layout's elements.
+fn in_place<P: fft_core::Transform>(
+    p: &mut P,
+    forward: bool,
+    real_in: bool,
+    input: *mut c_void,
+    output: *mut c_void,
+) -> fft_core::Result<()> {
+    let len = p.in_place_len();
+    let (n_in, n_out) = lens(p);
+    if input != output {
+        // Bytes of the block that enters the transform: FFTW's input layout.
+        let bytes = if real_in {
+            padded_real_bytes(p)
+        } else if forward {
+            n_in * size_of::<P::In>()
+        } else {
+            n_out * size_of::<P::Out>()
+        };
+        if bytes > 0 {
+            // SAFETY: FFTW's arrays are distinct and hold at least the input block and the
+            // in-place buffer (checked at planning against FFTW's allocation).
+            unsafe { std::ptr::copy_nonoverlapping(input as *const u8, output as *mut u8, bytes) };
+        }
+    }
+    // SAFETY: the output array holds the in-place buffer (checked at planning).
+    let buffer = unsafe { slice::<P::In>(output, len) };
+    if forward {
+        p.forward_in_place(buffer)
+    } else {
+        p.backward_in_place(buffer)
+    }
+}
+
+/// Bytes of a real plan's padded input block (rows of `2(n/2+1)` scalars).
+fn padded_real_bytes<P: fft_core::Transform>(p: &P) -> usize {
+    let layout = p.input_layout();
+    let mut local = layout.local_shape(p.grid().rank());
+    if local.contains(&0) {
+        return 0;
+    }
+    let last = local.len() - 1;
+    local[last] = 2 * (layout.global_shape()[last] / 2 + 1);
+    local.iter().product::<usize>() * p.batch() * size_of::<P::In>()
+}

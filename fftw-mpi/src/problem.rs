@@ -1,0 +1,340 @@
+//! An FFTW-MPI planning call as plain data, checked as FFTW checks it, and its translation
+//! into a dfft plan: the global shape in dfft's logical frame, the axis kinds, whether the
+//! output is transposed and which of the dfft plan's directions computes FFTW's transform.
+//! Pure: every process computes the same answer from the same arguments.
+
+use crate::dist::{self, DimRequest, Dist, Side, FORWARD, MPI_FLAGS, SCRAMBLED_IN, SCRAMBLED_OUT};
+use crate::dist::{TRANSPOSED_IN, TRANSPOSED_OUT};
+use fft_core::{AxisKind, PlanKind, R2rKind};
+
+/// `FFTW_DESTROY_INPUT`.
+pub const DESTROY_INPUT: u32 = 1 << 0;
+/// `FFTW_PRESERVE_INPUT`.
+pub const PRESERVE_INPUT: u32 = 1 << 4;
+
+/// What a plan computes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transform {
+    /// A complex DFT with the sign of its exponent (`FFTW_FORWARD` = −1 or `FFTW_BACKWARD`).
+    Dft {
+        /// −1 or +1.
+        sign: i32,
+    },
+    /// Real to complex (forward).
+    R2c,
+    /// Complex to real (backward).
+    C2r,
+    /// Real to real, one `fftw_r2r_kind` per dimension.
+    R2r(Vec<i32>),
+}
+
+/// Why no plan is made. FFTW answers both with a NULL plan; only what FFTW would plan is
+/// worth a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// FFTW refuses it too (bad sizes, unknown kinds, flags a transform does not take, block
+    /// sizes that need more processes than there are).
+    Invalid(String),
+    /// FFTW would plan it; this library cannot (yet).
+    Unsupported(String),
+}
+
+/// One planning call: the transform, the global dimensions (of the real array for r2c and
+/// c2r), `howmany` interleaved tuples, the block sizes given (`None`: default) and the flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// What is computed.
+    pub transform: Transform,
+    /// Global dimensions, slowest first.
+    pub n: Vec<usize>,
+    /// Elements per tuple (the innermost, untransformed index).
+    pub howmany: usize,
+    /// Block sizes of the distributed dimension of the input and of the output.
+    pub block: [Option<usize>; 2],
+    /// FFTW's planner flags, MPI flags included.
+    pub flags: u32,
+}
+
+/// The dfft plan that computes a [`Problem`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lowered {
+    /// c2c, r2c or r2r.
+    pub kind: PlanKind,
+    /// Global shape in the dfft plan's logical frame (its input layout is this shape in C
+    /// order, split along axis 0).
+    pub shape: Vec<usize>,
+    /// Kinds of the axes (`None`: every axis an FFT).
+    pub axes: Option<Vec<AxisKind>>,
+    /// Whether the dfft plan's output is transposed (axes 0 and 1 swapped, split along 1).
+    pub transposed_out: bool,
+    /// Whether FFTW's transform is the dfft plan's forward transform (else its backward one).
+    pub forward: bool,
+    /// Whether the transform may overwrite its input (FFTW's `FFTW_DESTROY_INPUT`, the
+    /// default of c2r).
+    pub destroy_input: bool,
+    /// FFTW's distributions of the plan's input and output, in FFTW's frame (complex extents
+    /// for the complex side of r2c/c2r).
+    pub dist: Dist,
+}
+
+impl Problem {
+    /// Checks the arguments as FFTW's planner does: rank ≥ 1, every extent ≥ 1, `howmany`
+    /// and the block sizes ≥ 0 (0 meaning the default).
+    pub fn new(
+        transform: Transform,
+        n: &[isize],
+        howmany: isize,
+        block: [isize; 2],
+        flags: u32,
+    ) -> Result<Self, Refusal> {
+        if n.is_empty() {
+            return Err(Refusal::Invalid("rank 0".into()));
+        }
+        if let Some(bad) = n.iter().find(|&&x| x < 1) {
+            return Err(Refusal::Invalid(format!("extent {bad} in {n:?}")));
+        }
+        if howmany < 0 || block[0] < 0 || block[1] < 0 {
+            return Err(Refusal::Invalid(format!(
+                "howmany {howmany} or block sizes {block:?} below 0"
+            )));
+        }
+        if let Transform::R2r(kinds) = &transform {
+            if let Some(k) = kinds.iter().find(|k| !(0..=10).contains(*k)) {
+                return Err(Refusal::Invalid(format!("r2r kind {k}")));
+            }
+        }
+        let block = block.map(|b| (b > 0).then_some(b as usize));
+        Ok(Self {
+            transform,
+            n: n.iter().map(|&x| x as usize).collect(),
+            howmany: howmany as usize,
+            block,
+            flags,
+        })
+    }
+
+    fn transposed(&self) -> (bool, bool) {
+        (
+            self.flags & TRANSPOSED_IN != 0,
+            self.flags & TRANSPOSED_OUT != 0,
+        )
+    }
+
+    /// Extents of the distributed (complex, for r2c and c2r) side: the last dimension of a
+    /// real transform is `n/2 + 1` complex numbers.
+    fn complex_extents(&self) -> Vec<usize> {
+        let mut n = self.n.clone();
+        if matches!(self.transform, Transform::R2c | Transform::C2r) {
+            let last = n.len() - 1;
+            n[last] = n[last] / 2 + 1;
+        }
+        n
+    }
+
+    /// FFTW's distributions of the input and output on `procs` processes, in FFTW's frame:
+    /// `dims[0]` is the first dimension of the array as FFTW describes it (untransposed).
+    pub fn dist(&self, procs: usize) -> Dist {
+        let sign = match self.transform {
+            Transform::Dft { sign } => sign,
+            _ => FORWARD,
+        };
+        if self.n.len() == 1 {
+            return dist::dist_1d(self.n[0], self.howmany, procs, 0, sign, self.flags).0;
+        }
+        let (t_in, t_out) = self.transposed();
+        dist::resolve(
+            &dist::md_requests(
+                &self.complex_extents(),
+                self.block[0],
+                self.block[1],
+                t_in,
+                t_out,
+            ),
+            procs,
+        )
+    }
+
+    /// The elements process `pe` of `procs` must allocate for this plan, as FFTW's
+    /// `local_size` functions report for it (scalars of the complex side for r2c and c2r
+    /// count as complex numbers).
+    pub fn alloc(&self, procs: usize, pe: usize) -> usize {
+        let sign = match self.transform {
+            Transform::Dft { sign } => sign,
+            _ => FORWARD,
+        };
+        if self.n.len() == 1 {
+            let req = [DimRequest {
+                n: self.n[0],
+                block: [None, None],
+            }];
+            return dist::local_size(&req, self.howmany, procs, pe, sign, self.flags).alloc;
+        }
+        let (t_in, t_out) = self.transposed();
+        let req = dist::md_requests(
+            &self.complex_extents(),
+            self.block[0],
+            self.block[1],
+            t_in,
+            t_out,
+        );
+        dist::local_size(&req, self.howmany, procs, pe, sign, 0).alloc
+    }
+
+    /// The dfft plan that computes this transform on `procs` processes, or why there is none.
+    pub fn lower(&self, procs: usize) -> Result<Lowered, Refusal> {
+        let dist = self.dist(procs);
+        if dist.blocks(Side::In) > procs || dist.blocks(Side::Out) > procs {
+            return Err(Refusal::Invalid(format!(
+                "block sizes {:?} need more than {procs} processes",
+                self.block
+            )));
+        }
+        let destroy_input = match self.transform {
+            Transform::C2r => self.flags & PRESERVE_INPUT == 0,
+            _ => self.flags & DESTROY_INPUT != 0,
+        };
+        let lowered = if self.n.len() == 1 {
+            self.lower_1d(&dist)?
+        } else {
+            self.lower_md()?
+        };
+        if self.howmany > 1 {
+            return Err(Refusal::Unsupported(format!(
+                "howmany = {} interleaved tuples need dfft's identity axis kind (not yet in fft-core)",
+                self.howmany
+            )));
+        }
+        Ok(Lowered {
+            destroy_input,
+            dist,
+            ..lowered
+        })
+    }
+
+    /// Rank ≥ 2: FFTW's transposed input is the array with its first two dimensions swapped
+    /// (FFTW's manual says as much), so the dfft plan's logical shape is the input's as it
+    /// lies in memory, and its output is transposed when exactly one side is. A backward
+    /// complex DFT runs the backward transform of the plan whose input is FFTW's output.
+    fn lower_md(&self) -> Result<Lowered, Refusal> {
+        let (t_in, t_out) = self.transposed();
+        if self.flags & (SCRAMBLED_IN | SCRAMBLED_OUT) != 0 {
+            return Err(Refusal::Invalid(
+                "FFTW_MPI_SCRAMBLED_IN/OUT are for 1-d transforms".into(),
+            ));
+        }
+        let swap = |mut v: Vec<usize>, yes: bool| {
+            if yes {
+                v.swap(0, 1);
+            }
+            v
+        };
+        let base = |kind, shape, axes, forward| Lowered {
+            kind,
+            shape,
+            axes,
+            transposed_out: t_in != t_out,
+            forward,
+            destroy_input: false,
+            dist: Dist { dims: vec![] },
+        };
+        Ok(match &self.transform {
+            Transform::Dft { sign } if *sign == FORWARD => {
+                base(PlanKind::C2c, swap(self.n.clone(), t_in), None, true)
+            }
+            Transform::Dft { sign } if *sign == -FORWARD => {
+                base(PlanKind::C2c, swap(self.n.clone(), t_out), None, false)
+            }
+            Transform::Dft { sign } => {
+                return Err(Refusal::Invalid(format!("sign {sign} (not -1 or +1)")))
+            }
+            Transform::R2r(kinds) => {
+                let mut axes = kinds
+                    .iter()
+                    .map(|&k| r2r_axis(k))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if t_in {
+                    axes.swap(0, 1);
+                }
+                base(PlanKind::R2r, swap(self.n.clone(), t_in), Some(axes), true)
+            }
+            Transform::R2c if t_in => {
+                return Err(Refusal::Invalid(
+                    "FFTW_MPI_TRANSPOSED_IN on an r2c plan".into(),
+                ))
+            }
+            Transform::C2r if t_out => {
+                return Err(Refusal::Invalid(
+                    "FFTW_MPI_TRANSPOSED_OUT on a c2r plan".into(),
+                ))
+            }
+            Transform::R2c => Lowered {
+                transposed_out: t_out,
+                ..base(PlanKind::R2c, self.n.clone(), None, true)
+            },
+            Transform::C2r => Lowered {
+                transposed_out: t_in,
+                ..base(PlanKind::R2c, self.n.clone(), None, false)
+            },
+        })
+    }
+
+    /// Rank 1: when FFTW keeps the whole array on process 0 (one process, a prime size), a
+    /// 1 × n plan; FFTW's distributed 1-D algorithms wait for dfft's distributed 1-D FFT.
+    fn lower_1d(&self, dist: &Dist) -> Result<Lowered, Refusal> {
+        let n = self.n[0];
+        let whole = dist.dims[0].block == [n, n];
+        if !whole {
+            return Err(Refusal::Unsupported(format!(
+                "a distributed 1-d transform of {n} needs dfft's distributed 1-d FFT (not yet in fft-core)"
+            )));
+        }
+        let lowered = |kind, forward| Lowered {
+            kind,
+            shape: vec![1, n],
+            axes: None,
+            transposed_out: false,
+            forward,
+            destroy_input: false,
+            dist: Dist { dims: vec![] },
+        };
+        match &self.transform {
+            Transform::Dft { sign } if *sign == FORWARD || *sign == -FORWARD => {
+                Ok(lowered(PlanKind::C2c, *sign == FORWARD))
+            }
+            Transform::Dft { sign } => Err(Refusal::Invalid(format!("sign {sign}"))),
+            Transform::R2c | Transform::C2r => Err(Refusal::Invalid(
+                "FFTW-MPI has no 1-d real-data transforms".into(),
+            )),
+            Transform::R2r(_) => Err(Refusal::Unsupported(
+                "1-d r2r needs dfft's identity axis kind (not yet in fft-core)".into(),
+            )),
+        }
+    }
+}
+
+/// The dfft axis of an `fftw_r2r_kind` (REDFT00 = 3 … RODFT11 = 10).
+fn r2r_axis(kind: i32) -> Result<AxisKind, Refusal> {
+    let k = match kind {
+        3 => R2rKind::Dct1,
+        4 => R2rKind::Dct3,
+        5 => R2rKind::Dct2,
+        6 => R2rKind::Dct4,
+        7 => R2rKind::Dst1,
+        8 => R2rKind::Dst3,
+        9 => R2rKind::Dst2,
+        10 => R2rKind::Dst4,
+        0..=2 => {
+            return Err(Refusal::Unsupported(format!(
+                "r2r kind {} needs dfft's R2HC/HC2R/DHT kernels (not yet in fft-core)",
+                ["FFTW_R2HC", "FFTW_HC2R", "FFTW_DHT"][kind as usize]
+            )))
+        }
+        _ => return Err(Refusal::Invalid(format!("r2r kind {kind}"))),
+    };
+    Ok(AxisKind::R2r(k))
+}
+
+/// Whether the MPI flags name only transposes (what multi-dimensional plans take).
+pub fn only_transposed(flags: u32) -> bool {
+    flags & MPI_FLAGS & !(TRANSPOSED_IN | TRANSPOSED_OUT) == 0
+}
