@@ -181,13 +181,13 @@ pub unsafe fn plan(call: PlanCall) -> *mut c_void {
         threads,
     };
     match MpiPlan::new(request) {
-        Ok(plan) => registry::register(plan),
+        Ok(plan) => registry::register(Box::new(plan)),
         Err(refusal) => refuse(&comm, call.name, refusal),
     }
 }
 
 /// NULL, with the reason on process 0 when FFTW would have made the plan.
-fn refuse(comm: &Borrowed, name: &str, refusal: Refusal) -> *mut c_void {
+pub fn refuse(comm: &Borrowed, name: &str, refusal: Refusal) -> *mut c_void {
     if let Refusal::Unsupported(why) = refusal {
         crate::note(comm, &format!("{name}: {why}; returning a NULL plan"));
     }
@@ -204,7 +204,11 @@ pub fn precision_index(precision: Precision) -> usize {
 
 /// `fftw_execute` on one of this library's plans: `true` when it was one.
 pub fn execute(handle: *mut c_void) -> bool {
-    registry::with_plan(handle, |p| p.execute()).is_some()
+    registry::with_plan(handle, |p| {
+        let (input, output) = p.arrays();
+        p.execute_on(input, output)
+    })
+    .is_some()
 }
 
 /// The new-array execute functions on one of this library's plans: `true` when it was one.

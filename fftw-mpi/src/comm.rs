@@ -34,6 +34,10 @@ pub fn borrow(raw: MPI_Comm) -> Borrowed {
     if initialized == 0 {
         crate::fatal("MPI is not initialized: call MPI_Init before any fftw_mpi_ function");
     }
+    // A bug (a panic) on one process ends the job instead of leaving the others waiting; the
+    // program is C or Fortran, so the panic hook is this library's to set.
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(fft_core::abort_on_panic);
     // SAFETY: reading the built-in handles of an initialized MPI.
     let (world, self_comm, null) = unsafe {
         (

@@ -23,16 +23,22 @@ enum Staging {
 /// A plan this library made, behind the `fftw_plan` handle it returned.
 pub struct MpiPlan {
     problem: Problem,
-    lowered: Lowered,
-    plan: AnyPlan,
-    /// Each process's way of calling (decided at planning, for every execution).
-    staging: Staging,
+    /// The dfft plan and how to call it; `None` for `howmany = 0` (nothing to compute).
+    work: Option<Work>,
     /// The arrays given at planning (what `fftw_execute` transforms).
     input: *mut c_void,
     output: *mut c_void,
     /// Threads per process (`fftw_plan_with_nthreads` at planning).
     threads: usize,
     procs: usize,
+}
+
+/// The dfft plan that computes an FFTW-MPI plan's transform.
+struct Work {
+    lowered: Lowered,
+    plan: AnyPlan,
+    /// Each process's way of calling (decided at planning, for every execution).
+    staging: Staging,
 }
 
 /// What the C API passed to a planner.
@@ -48,45 +54,16 @@ pub struct Request<'a> {
 impl MpiPlan {
     /// Plans `request` (collective over its communicator), or says why not. Every process
     /// computes the same verdict from the same arguments, except where their arrays differ,
-    /// which is agreed with one reduction.
+    /// which is agreed with reductions.
     pub fn new(request: Request<'_>) -> Result<Self, Refusal> {
         let (pe, procs) = request.comm.rank_size();
-        let problem = request.problem;
-        let lowered = problem.lower(procs)?;
-        let real = matches!(problem.transform, Transform::R2c | Transform::C2r);
-        let mine = [i32::from(request.input == request.output), i32::from(real)];
-        let mut any = mine;
-        request
-            .comm
-            .all_reduce_into(&mine[..], &mut any[..], SystemOperation::max());
-        let staging = if any[0] != 0 || real {
-            Staging::InPlace
-        } else {
-            Staging::Direct
+        let work = match request.problem.lower(procs)? {
+            Some(lowered) => Some(Work::new(&request, lowered, procs)?),
+            None => None,
         };
-        let options = FftOptions::default()
-            .grid(GridChoice::Dims(vec![procs]))
-            .transposed_out(lowered.transposed_out)
-            .destroy_input(lowered.destroy_input && staging == Staging::Direct)
-            .in_place(staging == Staging::InPlace);
-        let options = match &lowered.axes {
-            Some(axes) => options.axes(axes.clone()),
-            None => options,
-        };
-        let plan = AnyPlan::new(
-            &**request.comm,
-            lowered.kind,
-            request.precision,
-            &lowered.shape,
-            options,
-        )
-        .map_err(|e| Refusal::Unsupported(format!("dfft refused the plan: {e}")))?;
-        check_layouts(&plan, &lowered, problem.flags, procs)?;
         let made = Self {
-            problem,
-            lowered,
-            plan,
-            staging,
+            problem: request.problem,
+            work,
             input: request.input,
             output: request.output,
             threads: request.threads.max(1),
@@ -107,57 +84,54 @@ impl MpiPlan {
             _ => Ok(made),
         }
     }
+}
 
-    /// The transform on the planning arrays (`fftw_execute`).
-    pub fn execute(&mut self) {
-        let (input, output) = (self.input, self.output);
-        self.execute_on(input, output);
-    }
-
-    /// The transform on other arrays of the same kind (`fftw_mpi_execute_*`): the same
-    /// layouts and, as FFTW requires, in place exactly when the planning arrays were.
-    pub fn execute_on(&mut self, input: *mut c_void, output: *mut c_void) {
-        if let Err(e) = self.run(input, output) {
-            crate::fatal(&format!("executing {}: {e}", self.describe()));
+impl crate::registry::Plan for MpiPlan {
+    /// The transform on `input` and `output` (the planning arrays for `fftw_execute`): the
+    /// same layouts and, as FFTW requires, in place exactly when the planning arrays were.
+    fn execute_on(&mut self, input: *mut c_void, output: *mut c_void) {
+        let real_in = matches!(self.problem.transform, Transform::R2c);
+        let Some(work) = &mut self.work else {
+            return;
+        };
+        if let Err(e) = work.run(real_in, input, output) {
+            crate::fatal(&format!("executing {}: {e}", self.description()));
         }
     }
 
-    fn run(&mut self, input: *mut c_void, output: *mut c_void) -> fft_core::Result<()> {
-        let forward = self.lowered.forward;
-        match self.staging {
-            Staging::Direct => {
-                if input == output && !input.is_null() {
-                    crate::fatal(&format!(
-                        "{}: planned out of place, executed in place (in == out = {input:p})",
-                        self.describe()
-                    ));
-                }
-                with_any_plan!(&mut self.plan, p => direct(p, forward, self.lowered.destroy_input, input, output))
-            }
-            Staging::InPlace => {
-                let real_in = matches!(self.problem.transform, Transform::R2c);
-                with_any_plan!(&mut self.plan, p => in_place(p, forward, real_in, input, output))
-            }
-        }
+    fn arrays(&self) -> (*mut c_void, *mut c_void) {
+        (self.input, self.output)
     }
 
-    /// FFTW's arrays hold `alloc` elements (FFTW's `local_size` count): enough for dfft's
-    /// in-place buffer? A program that allocates what FFTW asks for must be able to run.
+    fn describe(&self) -> String {
+        self.description()
+    }
+
+    fn flops(&self) -> (f64, f64, f64) {
+        self.operations()
+    }
+}
+
+impl MpiPlan {
+    /// FFTW's arrays hold what FFTW's `local_size` asks for: enough for dfft's in-place
+    /// buffer? A program that allocates what FFTW asks for must be able to run.
     fn check_room(&self, pe: usize) -> Result<(), Refusal> {
-        if self.staging != Staging::InPlace {
+        let Some(work) = &self.work else {
+            return Ok(());
+        };
+        if work.staging != Staging::InPlace {
             return Ok(());
         }
         let alloc = self.problem.alloc(self.procs, pe);
-        let complex = size_of::<f64>() * 2;
-        let unit = match self.plan.precision() {
-            Precision::F64 => complex,
-            Precision::F32 => complex / 2,
+        let real = match work.plan.precision() {
+            Precision::F64 => size_of::<f64>(),
+            Precision::F32 => size_of::<f32>(),
         };
-        let need_bytes = with_any_plan!(&self.plan, p => p.in_place_len() * elem_size(p));
+        let need_bytes = with_any_plan!(&work.plan, p => p.in_place_len() * elem_size(p));
         // FFTW counts complex numbers for dft and r2c/c2r, reals for r2r.
         let have_bytes = match self.problem.transform {
-            Transform::R2r(_) => alloc * unit / 2,
-            _ => alloc * unit,
+            Transform::R2r(_) => alloc * real,
+            _ => alloc * 2 * real,
         };
         if need_bytes > have_bytes {
             return Err(Refusal::Unsupported(format!(
@@ -168,42 +142,46 @@ impl MpiPlan {
     }
 
     /// A one-line description, as FFTW's `fftw_print_plan` gives one.
-    pub fn describe(&self) -> String {
+    fn description(&self) -> String {
         let kind = match &self.problem.transform {
             Transform::Dft { sign } => format!("dft sign {sign:+}"),
             Transform::R2c => "r2c".into(),
             Transform::C2r => "c2r".into(),
             Transform::R2r(k) => format!("r2r kinds {k:?}"),
         };
+        let how = match &self.work {
+            None => "nothing to compute".to_string(),
+            Some(w) => format!(
+                "dfft {} {:?}{}{}{}",
+                w.lowered.kind,
+                w.lowered.shape,
+                if w.lowered.transposed_out {
+                    " transposed"
+                } else {
+                    ""
+                },
+                if w.lowered.forward {
+                    " forward"
+                } else {
+                    " backward"
+                },
+                if w.staging == Staging::InPlace {
+                    " in place"
+                } else {
+                    ""
+                },
+            ),
+        };
         format!(
-            "(dfft-mpi {kind} n {:?} howmany {} on {} processes, {} threads each, dfft {} {:?}{}{}{})",
-            self.problem.n,
-            self.problem.howmany,
-            self.procs,
-            self.threads,
-            self.lowered.kind,
-            self.lowered.shape,
-            if self.lowered.transposed_out {
-                " transposed"
-            } else {
-                ""
-            },
-            if self.lowered.forward {
-                " forward"
-            } else {
-                " backward"
-            },
-            if self.staging == Staging::InPlace {
-                " in place"
-            } else {
-                ""
-            },
+            "(dfft-mpi {kind} n {:?} howmany {} on {} processes, {} threads each: {how})",
+            self.problem.n, self.problem.howmany, self.procs, self.threads,
         )
     }
 
-    /// The floating-point operations of this process's share, as FFTW's `fftw_flops`
-    /// reports them (an estimate: 5 N log2 N for the whole complex transform).
-    pub fn flops(&self) -> (f64, f64, f64) {
+    /// The floating-point operations of the whole transform, as FFTW's `fftw_flops` reports
+    /// them for an MPI plan (an estimate: 5 N log2 N for a complex transform, half that for
+    /// real data).
+    fn operations(&self) -> (f64, f64, f64) {
         let n: f64 =
             self.problem.n.iter().map(|&x| x as f64).product::<f64>() * self.problem.howmany as f64;
         let total = if n > 1.0 { 5.0 * n * n.log2() } else { 0.0 };
@@ -211,8 +189,72 @@ impl MpiPlan {
             Transform::Dft { .. } => 1.0,
             _ => 0.5,
         };
-        let share = total * factor / self.procs as f64;
-        (share * 0.6, share * 0.4, 0.0)
+        (total * factor * 0.6, total * factor * 0.4, 0.0)
+    }
+}
+
+impl Work {
+    /// Makes the dfft plan of `lowered`: in place when any process's arrays are one (FFTW
+    /// decides by the planning arrays) or for real data (FFTW's padded rows), else out of
+    /// place. Checks its blocks against FFTW's.
+    fn new(request: &Request<'_>, lowered: Lowered, procs: usize) -> Result<Self, Refusal> {
+        let problem = &request.problem;
+        let real = matches!(problem.transform, Transform::R2c | Transform::C2r);
+        let mine = i32::from(request.input == request.output);
+        let mut any = mine;
+        request
+            .comm
+            .all_reduce_into(&mine, &mut any, SystemOperation::max());
+        let staging = if any != 0 || real {
+            Staging::InPlace
+        } else {
+            Staging::Direct
+        };
+        let mut options = FftOptions::default()
+            .grid(GridChoice::Dims(vec![procs]))
+            .transposed_out(lowered.transposed_out)
+            .destroy_input(lowered.destroy_input && staging == Staging::Direct)
+            .in_place(staging == Staging::InPlace);
+        if let Some(axes) = &lowered.axes {
+            options = options.axes(axes.clone());
+        }
+        let plan = AnyPlan::new(
+            &**request.comm,
+            lowered.kind,
+            request.precision,
+            &lowered.shape,
+            options,
+        )
+        .map_err(|e| Refusal::Unsupported(format!("dfft refused the plan: {e}")))?;
+        check_layouts(&plan, &lowered, problem.flags, procs)?;
+        Ok(Self {
+            lowered,
+            plan,
+            staging,
+        })
+    }
+
+    fn run(
+        &mut self,
+        real_in: bool,
+        input: *mut c_void,
+        output: *mut c_void,
+    ) -> fft_core::Result<()> {
+        let forward = self.lowered.forward;
+        match self.staging {
+            Staging::Direct => {
+                if input == output && !input.is_null() {
+                    crate::fatal(&format!(
+                        "a plan made with two arrays executed in place (in == out = {input:p})"
+                    ));
+                }
+                let destroy = self.lowered.destroy_input;
+                with_any_plan!(&mut self.plan, p => direct(p, forward, destroy, input, output))
+            }
+            Staging::InPlace => {
+                with_any_plan!(&mut self.plan, p => in_place(p, forward, real_in, input, output))
+            }
+        }
     }
 }
 
@@ -220,10 +262,11 @@ fn elem_size<P: fft_core::Transform>(_: &P) -> usize {
     size_of::<P::In>()
 }
 
-/// The dfft plan's blocks against FFTW's, for every process: the first dimension of each
-/// block as it lies in memory is the distributed one, with FFTW's range, and the others are
-/// whole. A difference is a lowering dfft cannot do yet (FFTW's `⌈n/P⌉` blocks are not
-/// dfft's balanced split).
+/// The dfft plan's blocks against FFTW's, for every process: the dimension of each FFTW
+/// block that comes first in memory (the second one of a transposed side) is the first axis
+/// of the dfft block in memory, with FFTW's range, and the others are whole; an array FFTW
+/// keeps whole on process 0 (lowered to `1 × n`) is there alone. A difference is a lowering
+/// dfft cannot do yet (FFTW's `⌈n/P⌉` blocks where they are not dfft's balanced split).
 fn check_layouts(
     plan: &AnyPlan,
     lowered: &Lowered,
@@ -239,39 +282,29 @@ fn check_layouts(
         (plan.input_layout(), fftw_in),
         (plan.output_layout(), fftw_out),
     ];
-    if lowered.dist.dims.len() == 1 {
-        // A 1-d array lowered to 1 × n: everything on process 0.
-        for (layout, _) in sides {
-            for pe in 0..procs {
-                let holds = layout.local_len(pe) > 0;
-                if holds != (pe == 0) {
-                    return Err(Refusal::Unsupported(format!(
-                        "dfft puts part of a 1-d array on process {pe}"
-                    )));
-                }
-            }
-        }
-        return Ok(());
-    }
+    let whole_1d = lowered.dist.dims.len() == 1 && lowered.shape[0] == 1;
     for (layout, side) in sides {
-        // The dimension that comes first in memory: the second one of a transposed side.
         let transposed = match side {
             Side::In => flags & TRANSPOSED_IN,
             Side::Out => flags & TRANSPOSED_OUT,
         };
-        let split = usize::from(transposed != 0);
+        let split = usize::from(transposed != 0 && lowered.dist.dims.len() > 1);
         let order = layout.memory_order().axes();
         for pe in 0..procs {
             let fftw = lowered.dist.local(side, pe);
             let ranges = layout.global_ranges(pe);
             let first = ranges[order[0]].clone();
             let want = fftw.start[split]..fftw.start[split] + fftw.n[split];
-            let empty = fftw.is_empty() && layout.local_len(pe) == 0;
-            let same = first == want
-                && order[1..]
+            let same = if whole_1d {
+                (layout.local_len(pe) > 0) == (pe == 0)
+            } else {
+                let empty = fftw.is_empty() && layout.local_len(pe) == 0;
+                let whole_rest = order[1..]
                     .iter()
                     .all(|&a| ranges[a].len() == layout.global_shape()[a]);
-            if !(empty || same) {
+                empty || (first == want && whole_rest)
+            };
+            if !same {
                 return Err(Refusal::Unsupported(format!(
                     "FFTW's {side:?} blocks (process {pe}: {want:?} of dimension {split}) are not dfft's ({first:?}); dfft's plans need FFTW's block sizes (not yet in fft-core)"
                 )));

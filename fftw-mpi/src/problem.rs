@@ -180,8 +180,9 @@ impl Problem {
         dist::local_size(&req, self.howmany, procs, pe, sign, 0).alloc
     }
 
-    /// The dfft plan that computes this transform on `procs` processes, or why there is none.
-    pub fn lower(&self, procs: usize) -> Result<Lowered, Refusal> {
+    /// The dfft plan that computes this transform on `procs` processes, or why there is none
+    /// (`Ok(None)`: `howmany = 0`, nothing to compute).
+    pub fn lower(&self, procs: usize) -> Result<Option<Lowered>, Refusal> {
         let dist = self.dist(procs);
         if dist.blocks(Side::In) > procs || dist.blocks(Side::Out) > procs {
             return Err(Refusal::Invalid(format!(
@@ -189,26 +190,37 @@ impl Problem {
                 self.block
             )));
         }
-        let destroy_input = match self.transform {
-            Transform::C2r => self.flags & PRESERVE_INPUT == 0,
-            _ => self.flags & DESTROY_INPUT != 0,
-        };
-        let lowered = if self.n.len() == 1 {
-            self.lower_1d(&dist)?
+        let mut lowered = if self.n.len() == 1 {
+            self.lower_1d(&dist, procs)?
         } else {
             self.lower_md()?
         };
-        if self.howmany > 1 {
-            return Err(Refusal::Unsupported(format!(
-                "howmany = {} interleaved tuples need dfft's identity axis kind (not yet in fft-core)",
-                self.howmany
-            )));
+        if self.howmany == 0 {
+            return Ok(None);
         }
-        Ok(Lowered {
-            destroy_input,
-            dist,
-            ..lowered
-        })
+        lowered.destroy_input = match self.transform {
+            Transform::C2r => self.flags & PRESERVE_INPUT == 0,
+            _ => self.flags & DESTROY_INPUT != 0,
+        };
+        if self.howmany > 1 {
+            if matches!(self.transform, Transform::R2c | Transform::C2r) {
+                return Err(Refusal::Unsupported(format!(
+                    "howmany = {} real-data transforms need FFTW's padded rows before the \
+                     interleaved tuples in dfft's r2c plans (not yet in fft-core)",
+                    self.howmany
+                )));
+            }
+            // FFTW's interleaved tuples: one more, innermost axis, not transformed.
+            lowered.shape.push(self.howmany);
+            let mut axes = lowered
+                .axes
+                .take()
+                .unwrap_or_else(|| vec![AxisKind::Fft; lowered.shape.len() - 1]);
+            axes.push(AxisKind::Identity);
+            lowered.axes = Some(axes);
+        }
+        lowered.dist = dist;
+        Ok(Some(lowered))
     }
 
     /// Rank ≥ 2: FFTW's transposed input is the array with its first two dimensions swapped
@@ -238,20 +250,17 @@ impl Problem {
             dist: Dist { dims: vec![] },
         };
         Ok(match &self.transform {
-            Transform::Dft { sign } if *sign == FORWARD => {
-                base(PlanKind::C2c, swap(self.n.clone(), t_in), None, true)
-            }
-            Transform::Dft { sign } if *sign == -FORWARD => {
-                base(PlanKind::C2c, swap(self.n.clone(), t_out), None, false)
-            }
             Transform::Dft { sign } => {
-                return Err(Refusal::Invalid(format!("sign {sign} (not -1 or +1)")))
+                let forward = dft_direction(*sign)?;
+                base(
+                    PlanKind::C2c,
+                    swap(self.n.clone(), if forward { t_in } else { t_out }),
+                    None,
+                    forward,
+                )
             }
             Transform::R2r(kinds) => {
-                let mut axes = kinds
-                    .iter()
-                    .map(|&k| r2r_axis(k))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let mut axes = r2r_axes(kinds)?;
                 if t_in {
                     axes.swap(0, 1);
                 }
@@ -278,38 +287,62 @@ impl Problem {
         })
     }
 
-    /// Rank 1: when FFTW keeps the whole array on process 0 (one process, a prime size), a
-    /// 1 × n plan; FFTW's distributed 1-D algorithms wait for dfft's distributed 1-D FFT.
-    fn lower_1d(&self, dist: &Dist) -> Result<Lowered, Refusal> {
+    /// Rank 1. Where FFTW keeps the whole array on process 0 (one process, a prime size), a
+    /// 1 × n plan; where it transposes the tuples (`howmany ≥ P` without MPI flags: blocks of
+    /// n, default or not), the n × howmany slab plan that transforms axis 0 only. FFTW's
+    /// six-step algorithm for fewer tuples waits for dfft's distributed 1-D FFT.
+    fn lower_1d(&self, dist: &Dist, procs: usize) -> Result<Lowered, Refusal> {
         let n = self.n[0];
         let whole = dist.dims[0].block == [n, n];
-        if !whole {
+        let bigvec = self.howmany >= procs && self.flags & MPI_FLAGS == 0;
+        let (kind, axis, forward) = match &self.transform {
+            Transform::Dft { sign } => (PlanKind::C2c, AxisKind::Fft, dft_direction(*sign)?),
+            Transform::R2r(kinds) => (PlanKind::R2r, r2r_axes(kinds)?[0], true),
+            Transform::R2c | Transform::C2r => {
+                return Err(Refusal::Invalid(
+                    "FFTW-MPI has no 1-d real-data transforms".into(),
+                ))
+            }
+        };
+        let (shape, axes) = if whole {
+            (vec![1, n], vec![AxisKind::Identity, axis])
+        } else if bigvec {
+            // howmany ≥ P ≥ 2 tuples: the identity axis `lower` appends makes it 2-D.
+            (vec![n], vec![axis])
+        } else if kind == PlanKind::R2r {
+            return Err(Refusal::Invalid(format!(
+                "FFTW-MPI has no distributed 1-d r2r transform of {n} with howmany {} < {procs} processes",
+                self.howmany
+            )));
+        } else {
             return Err(Refusal::Unsupported(format!(
                 "a distributed 1-d transform of {n} needs dfft's distributed 1-d FFT (not yet in fft-core)"
             )));
-        }
-        let lowered = |kind, forward| Lowered {
+        };
+        Ok(Lowered {
             kind,
-            shape: vec![1, n],
-            axes: None,
+            shape,
+            axes: Some(axes),
             transposed_out: false,
             forward,
             destroy_input: false,
             dist: Dist { dims: vec![] },
-        };
-        match &self.transform {
-            Transform::Dft { sign } if *sign == FORWARD || *sign == -FORWARD => {
-                Ok(lowered(PlanKind::C2c, *sign == FORWARD))
-            }
-            Transform::Dft { sign } => Err(Refusal::Invalid(format!("sign {sign}"))),
-            Transform::R2c | Transform::C2r => Err(Refusal::Invalid(
-                "FFTW-MPI has no 1-d real-data transforms".into(),
-            )),
-            Transform::R2r(_) => Err(Refusal::Unsupported(
-                "1-d r2r needs dfft's identity axis kind (not yet in fft-core)".into(),
-            )),
-        }
+        })
     }
+}
+
+/// Whether a DFT of this sign is dfft's forward transform (−1) or its backward one (+1).
+fn dft_direction(sign: i32) -> Result<bool, Refusal> {
+    match sign {
+        FORWARD => Ok(true),
+        s if s == -FORWARD => Ok(false),
+        s => Err(Refusal::Invalid(format!("sign {s} (not -1 or +1)"))),
+    }
+}
+
+/// The dfft axes of `fftw_r2r_kind`s.
+fn r2r_axes(kinds: &[i32]) -> Result<Vec<AxisKind>, Refusal> {
+    kinds.iter().map(|&k| r2r_axis(k)).collect()
 }
 
 /// The dfft axis of an `fftw_r2r_kind` (REDFT00 = 3 … RODFT11 = 10).
@@ -332,9 +365,4 @@ fn r2r_axis(kind: i32) -> Result<AxisKind, Refusal> {
         _ => return Err(Refusal::Invalid(format!("r2r kind {kind}"))),
     };
     Ok(AxisKind::R2r(k))
-}
-
-/// Whether the MPI flags name only transposes (what multi-dimensional plans take).
-pub fn only_transposed(flags: u32) -> bool {
-    flags & MPI_FLAGS & !(TRANSPOSED_IN | TRANSPOSED_OUT) == 0
 }

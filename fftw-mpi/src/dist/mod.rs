@@ -209,7 +209,10 @@ pub fn resolve(dims: &[DimRequest], procs: usize) -> Dist {
 }
 
 fn is_prime(n: usize) -> bool {
-    n > 1 && (2..).take_while(|f| f * f <= n).all(|f| !n.is_multiple_of(f))
+    n > 1
+        && (2..)
+            .take_while(|f| f * f <= n)
+            .all(|f| !n.is_multiple_of(f))
 }
 
 fn isqrt(n: usize) -> usize {
