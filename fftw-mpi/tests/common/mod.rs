@@ -99,7 +99,8 @@ pub fn compile_or_skip(path: &str, link: Link) -> Option<PathBuf> {
 }
 
 /// Runs `program args` on `ranks` processes with extra environment variables for every rank,
-/// and returns its output; panics when it hangs past `timeout`.
+/// and returns its output; panics when it hangs past `timeout`. The programs find their
+/// libraries as a user's would: without the LD_LIBRARY_PATH cargo sets for tests.
 pub fn mpirun(
     program: &Path,
     args: &[String],
@@ -108,6 +109,7 @@ pub fn mpirun(
     timeout: Duration,
 ) -> Output {
     let mut cmd = mpi_harness::mpirun_command(ranks);
+    cmd.env_remove("LD_LIBRARY_PATH");
     cmd.args(["-x", "RAYON_NUM_THREADS=1"]);
     for (k, v) in env {
         cmd.args(["-x", &format!("{k}={v}")]);
