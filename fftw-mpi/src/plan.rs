@@ -90,10 +90,13 @@ impl crate::registry::Plan for MpiPlan {
     /// The transform on `input` and `output` (the planning arrays for `fftw_execute`): the
     /// same layouts and, as FFTW requires, in place exactly when the planning arrays were.
     fn execute_on(&mut self, input: *mut c_void, output: *mut c_void) {
-        let real_in = matches!(self.problem.transform, Transform::R2c);
         let Some(work) = &mut self.work else {
             return;
         };
+        // An r2c transform reads FFTW's padded rows: padded along the real axis, dimension
+        // rank - 1 of the dfft shape (a howmany axis comes after it).
+        let real_in =
+            matches!(self.problem.transform, Transform::R2c).then_some(self.problem.n.len() - 1);
         if let Err(e) = work.run(real_in, input, output) {
             crate::fatal(&format!("executing {}: {e}", self.description()));
         }
@@ -236,7 +239,7 @@ impl Work {
 
     fn run(
         &mut self,
-        real_in: bool,
+        real_in: Option<usize>,
         input: *mut c_void,
         output: *mut c_void,
     ) -> fft_core::Result<()> {
@@ -362,12 +365,11 @@ fn lens<P: fft_core::Transform>(p: &P) -> (usize, usize) {
 
 /// One buffer: FFTW's output array (which is its input array when `in == out`), after the
 /// input block is copied into it when the arrays differ. `real_in`: the input is the padded
-/// real rows of an r2c transform (as many scalars as the in-place buffer holds before the
-/// transform), else the input layout's elements.
+/// real rows of an r2c transform, padded along that axis, else the input layout's elements.
 fn in_place<P: fft_core::Transform>(
     p: &mut P,
     forward: bool,
-    real_in: bool,
+    real_in: Option<usize>,
     input: *mut c_void,
     output: *mut c_void,
 ) -> fft_core::Result<()> {
@@ -375,8 +377,8 @@ fn in_place<P: fft_core::Transform>(
     let (n_in, n_out) = lens(p);
     if input != output {
         // Bytes of the block that enters the transform: FFTW's input layout.
-        let bytes = if real_in {
-            padded_real_bytes(p)
+        let bytes = if let Some(axis) = real_in {
+            padded_real_bytes(p, axis)
         } else if forward {
             n_in * size_of::<P::In>()
         } else {
@@ -397,14 +399,14 @@ fn in_place<P: fft_core::Transform>(
     }
 }
 
-/// Bytes of a real plan's padded input block (rows of `2(n/2+1)` scalars).
-fn padded_real_bytes<P: fft_core::Transform>(p: &P) -> usize {
+/// Bytes of a real plan's padded input block: its last transformed axis (the real one,
+/// before any untransformed `howmany` axis) padded to `2(n/2+1)` scalars.
+fn padded_real_bytes<P: fft_core::Transform>(p: &P, padded_axis: usize) -> usize {
     let layout = p.input_layout();
     let mut local = layout.local_shape(p.grid().rank());
     if local.contains(&0) {
         return 0;
     }
-    let last = local.len() - 1;
-    local[last] = 2 * (layout.global_shape()[last] / 2 + 1);
+    local[padded_axis] = 2 * (layout.global_shape()[padded_axis] / 2 + 1);
     local.iter().product::<usize>() * p.batch() * size_of::<P::In>()
 }

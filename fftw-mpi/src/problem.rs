@@ -203,14 +203,9 @@ impl Problem {
             _ => self.flags & DESTROY_INPUT != 0,
         };
         if self.howmany > 1 {
-            if matches!(self.transform, Transform::R2c | Transform::C2r) {
-                return Err(Refusal::Unsupported(format!(
-                    "howmany = {} real-data transforms need FFTW's padded rows before the \
-                     interleaved tuples in dfft's r2c plans (not yet in fft-core)",
-                    self.howmany
-                )));
-            }
-            // FFTW's interleaved tuples: one more, innermost axis, not transformed.
+            // FFTW's interleaved tuples: one more, innermost axis, not transformed (a real
+            // transform's padded rows come before it: 2(n/2+1) x howmany, in dfft's in-place
+            // r2c layout as in FFTW's).
             lowered.shape.push(self.howmany);
             let mut axes = lowered
                 .axes
