@@ -1,6 +1,7 @@
 //! `dfft calibrate`: measures this machine's model parameters under `mpirun`/`srun` and writes
 //! a machine profile (JSON): by default into this machine's profile cache, which `dfft run`
-//! then uses (see `machine::cache_path`), or to `--out FILE` for `dfft plan --machine FILE`.
+//! then uses (see `profile_cache`), or to `--out FILE` for `dfft plan --machine FILE`.
+//! `dfft run` measures the same quick profile itself when the cache has none.
 //!
 //! * **network**: `MPI_Alltoall` of several message sizes inside groups of 1, 2, 4, … and P
 //!   consecutive ranks (all groups at once, as the exchanges of one grid dimension); on
@@ -15,6 +16,9 @@
 //! * **copy rates**: rank 0 alone, one thread, the exchange's copy kernel on a 3-D block of
 //!   4 MiB: with two axes transposed (`copy_bytes_per_s`, element-granular copies) and as a
 //!   box of 1 KiB contiguous runs, the way messages are packed (`stream_bytes_per_s`).
+//! * **node memory**: one rank per core of every node copies a block far larger than its
+//!   caches, all at once: the node's bytes read and written per second
+//!   (`tw_memory_s_per_byte`).
 //!
 //! With all ranks on one node no inter-node pair exists; the inter-node values are set to the
 //! intra-node ones and the profile's `source` says so. Switch size and uplink taper cannot be
@@ -23,6 +27,7 @@
 use crate::calibrate_fit::{fit_network, CommSample, NetworkFit};
 use clap::Args;
 use fft_core::model::MachineProfile;
+use fft_core::FftError;
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
@@ -70,7 +75,7 @@ pub enum CalibrateError {
     },
     /// The fitted profile is unusable.
     #[error(transparent)]
-    Fft(#[from] fft_core::FftError),
+    Fft(#[from] FftError),
     /// No --out and no cache directory (no $HOME).
     #[error("no --out FILE given and no cache directory for this machine's profile (set $DFFT_CACHE_DIR or $HOME)")]
     NoCache,
@@ -99,6 +104,9 @@ pub struct Calibration {
 struct ProfileFile<'a> {
     #[serde(flatten)]
     profile: &'a MachineProfile,
+    /// The machine it was measured on (what the profile cache checks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    machine: Option<&'a crate::profile_cache::MachineKey>,
     provenance: &'a crate::provenance::Provenance,
     calibration: &'a Calibration,
 }
@@ -215,9 +223,10 @@ fn time_alltoalls(
     }
 }
 
+/// All-to-all and ping-pong samples of the network (collective; none on one rank): inside
+/// groups of consecutive ranks and, on several nodes, among the nodes.
 fn comm_samples(world: &SimpleCommunicator, quick: bool, placement: &Placement) -> Vec<CommSample> {
     let size = world.size() as usize;
-    let rank = world.rank() as usize;
     let mut samples = Vec::new();
     if size < 2 {
         return samples;
@@ -235,43 +244,12 @@ fn comm_samples(world: &SimpleCommunicator, quick: bool, placement: &Placement) 
     if !groups.contains(&size) {
         groups.push(size);
     }
-    let split = |color: Option<usize>| {
-        let color = color.map_or(mpi::topology::Color::undefined(), |c| {
-            mpi::topology::Color::with_value(c as mpi::Count)
-        });
-        world.split_by_color(color)
-    };
     for &k in &groups {
         // Consecutive ranks, all groups at once (as the exchanges of one grid dimension).
-        let group = split(Some(rank / k)).expect("every rank has a color");
+        let group = split(world, Some(world.rank() as usize / k)).expect("every rank has a color");
         let members: Vec<usize> = (0..k.min(size)).collect();
         if k == 2 {
-            // Ping-pong: member 0 sends, member 1 returns (when the group has two).
-            let (gsize, grank) = (group.size(), group.rank());
-            let near = placement.peers(&members, 0).0;
-            for &m in sizes {
-                let mut buf = vec![0u8; m];
-                let seconds = time_collective(world, timing.0, timing.1, || {
-                    if gsize == 2 {
-                        if grank == 0 {
-                            group.process_at_rank(1).send(&buf[..]);
-                            group.process_at_rank(1).receive_into(&mut buf[..]);
-                        } else {
-                            group.process_at_rank(0).receive_into(&mut buf[..]);
-                            group.process_at_rank(0).send(&buf[..]);
-                        }
-                    }
-                }) / 2.0;
-                samples.push(CommSample {
-                    kind: "pingpong",
-                    group: 2,
-                    bytes: m,
-                    seconds,
-                    intra_peers: near,
-                    inter_peers: 1 - near,
-                    node_ranks: 1,
-                });
-            }
+            samples.extend(pingpong_samples(world, &group, placement, sizes, timing));
         }
         let node_ranks = if placement.peers(&members, 0).1 > 0 {
             placement.per_node
@@ -291,37 +269,131 @@ fn comm_samples(world: &SimpleCommunicator, quick: bool, placement: &Placement) 
         );
     }
     if placement.nodes > 1 {
-        // One rank per node (the others wait): each rank's own link between nodes.
-        let leaders: Vec<usize> = (0..size).filter(|&r| placement.node_of[r] == r).collect();
-        let group = split((placement.local_rank == 0).then_some(0));
-        time_alltoalls(
-            world,
-            group.as_ref(),
-            "leaders",
-            &leaders,
-            1,
-            placement,
-            sizes,
-            timing,
-            &mut samples,
-        );
-        // Every rank at once, each with the ranks of equal local rank on the other nodes:
-        // all of a node's ranks send beyond it together, through its one interface.
-        // World rank 0 has local rank 0: its group is the node leaders'.
-        let group = split(Some(placement.local_rank)).expect("every rank has a color");
-        time_alltoalls(
-            world,
-            Some(&group),
-            "nodes",
-            &leaders,
-            placement.per_node,
-            placement,
-            sizes,
-            timing,
-            &mut samples,
-        );
+        node_samples(world, placement, sizes, timing, &mut samples);
     }
     samples
+}
+
+/// `world` split by `color` (`None`: this rank takes part in no group).
+fn split(world: &SimpleCommunicator, color: Option<usize>) -> Option<SimpleCommunicator> {
+    let color = color.map_or(mpi::topology::Color::undefined(), |c| {
+        mpi::topology::Color::with_value(c as mpi::Count)
+    });
+    world.split_by_color(color)
+}
+
+/// Ping-pong inside the pairs of consecutive ranks: member 0 sends, member 1 returns.
+fn pingpong_samples(
+    world: &SimpleCommunicator,
+    pair: &SimpleCommunicator,
+    placement: &Placement,
+    sizes: &[usize],
+    (target, tries): (f64, usize),
+) -> Vec<CommSample> {
+    let (gsize, grank) = (pair.size(), pair.rank());
+    let near = placement.peers(&[0, 1], 0).0;
+    sizes
+        .iter()
+        .map(|&m| {
+            let mut buf = vec![0u8; m];
+            let seconds = time_collective(world, target, tries, || {
+                if gsize == 2 {
+                    if grank == 0 {
+                        pair.process_at_rank(1).send(&buf[..]);
+                        pair.process_at_rank(1).receive_into(&mut buf[..]);
+                    } else {
+                        pair.process_at_rank(0).receive_into(&mut buf[..]);
+                        pair.process_at_rank(0).send(&buf[..]);
+                    }
+                }
+            }) / 2.0;
+            CommSample {
+                kind: "pingpong",
+                group: 2,
+                bytes: m,
+                seconds,
+                intra_peers: near,
+                inter_peers: 1 - near,
+                node_ranks: 1,
+            }
+        })
+        .collect()
+}
+
+/// Among the nodes: one rank per node (the others wait; each rank's own link), then every
+/// rank at once with the ranks of equal local rank on the other nodes (all of a node's ranks
+/// through its one interface).
+fn node_samples(
+    world: &SimpleCommunicator,
+    placement: &Placement,
+    sizes: &[usize],
+    timing: (f64, usize),
+    samples: &mut Vec<CommSample>,
+) {
+    let size = world.size() as usize;
+    let leaders: Vec<usize> = (0..size).filter(|&r| placement.node_of[r] == r).collect();
+    let group = split(world, (placement.local_rank == 0).then_some(0));
+    time_alltoalls(
+        world,
+        group.as_ref(),
+        "leaders",
+        &leaders,
+        1,
+        placement,
+        sizes,
+        timing,
+        samples,
+    );
+    // World rank 0 has local rank 0: its group is the node leaders'.
+    let group = split(world, Some(placement.local_rank)).expect("every rank has a color");
+    time_alltoalls(
+        world,
+        Some(&group),
+        "nodes",
+        &leaders,
+        placement.per_node,
+        placement,
+        sizes,
+        timing,
+        samples,
+    );
+}
+
+/// Seconds per byte of a node's memory traffic (all its ranks together): one rank per core
+/// of every node copies a block far larger than its caches at once (the others wait), in
+/// chunks of 2 MiB timed one by one, a few times over; the node's bytes read and written per
+/// chunk over the slowest rank's best chunk is its bandwidth. Short timings, each rank's
+/// best: a busy machine preempts some chunks, it does not slow the memory.
+fn memory_rate(
+    world: &SimpleCommunicator,
+    quick: bool,
+    placement: &Placement,
+    cores: usize,
+) -> f64 {
+    const CHUNK: usize = 1 << 18; // f64s: 2 MiB
+    let active = placement.per_node.min(cores).max(1);
+    let copying = placement.local_rank < active;
+    let len = if quick { 4 << 20 } else { 16 << 20 }; // f64s: 32 or 128 MiB
+    let (src, mut dst) = if copying {
+        (vec![1.0f64; len], vec![0.0f64; len])
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut best = f64::INFINITY;
+    for _ in 0..if quick { 3 } else { 5 } {
+        world.barrier();
+        if !copying {
+            continue;
+        }
+        for (d, s) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
+            let t = Instant::now();
+            d.copy_from_slice(s);
+            std::hint::black_box(&mut *d);
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+    }
+    let slowest = max_over(world, if copying { best } else { 0.0 });
+    slowest / (2.0 * (CHUNK * std::mem::size_of::<f64>() * active) as f64)
 }
 
 /// Seconds per element·log2 n for each length, one thread.
@@ -352,7 +424,7 @@ fn fft_rates(quick: bool) -> Vec<(usize, f64)> {
 
 /// Bytes per second of the exchange's strided copy kernel (a transpose of two axes).
 fn copy_rate(quick: bool) -> f64 {
-    let n = if quick { 32 } else { 64 };
+    let n = 64; // 4 MiB: beyond most cores' private caches
     let len = n * n * n;
     let src = vec![Complex::new(1.0f64, 2.0); len];
     let mut dst = vec![Complex::new(0.0f64, 0.0); len];
@@ -369,7 +441,7 @@ fn copy_rate(quick: bool) -> f64 {
 /// Bytes per second of the exchange's copy kernel on contiguous runs of 1 KiB (64 complex
 /// f64): an n×n×n box of an n×n×2n block, as packing a message copies it.
 fn stream_rate(quick: bool) -> f64 {
-    let n = if quick { 32 } else { 64 };
+    let n = 64;
     let len = n * n * n;
     let src = vec![Complex::new(1.0f64, 2.0); 2 * len];
     let mut dst = vec![Complex::new(0.0f64, 0.0); len];
@@ -383,61 +455,69 @@ fn stream_rate(quick: bool) -> f64 {
     (len * std::mem::size_of::<Complex<f64>>()) as f64 / best.max(1e-12)
 }
 
+/// A measured profile and what it was fitted to.
+pub struct Measured {
+    /// The profile.
+    pub profile: MachineProfile,
+    /// What calibration measured.
+    pub calibration: Calibration,
+}
+
 /// Runs `dfft calibrate` (collective): measures, fits, writes the profile from rank 0.
 pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(), CalibrateError> {
-    let rank = world.rank() as usize;
+    let key = crate::profile_cache::MachineKey::this_machine();
+    let out = match &args.out {
+        Some(path) => path.clone(),
+        None => crate::profile_cache::cache_path().ok_or(CalibrateError::NoCache)?,
+    };
+    let measured = measure(world, args.quick)?;
+    let provenance = crate::provenance::Provenance::collect(world);
+    write_profile(world, &out, &measured, Some(&key), &provenance)?;
+    if world.rank() != 0 {
+        return Ok(());
+    }
+    let Measured {
+        profile,
+        calibration,
+    } = &measured;
+    if args.json {
+        let problem = serde_json::json!({
+            "ranks": world.size(),
+            "quick": args.quick,
+            "out": out.display().to_string(),
+        });
+        let result = serde_json::json!({
+            "profile": profile,
+            "calibration": calibration,
+            "written": out.display().to_string(),
+            "cached": args.out.is_none(),
+        });
+        println!(
+            "{}",
+            crate::report::envelope("calibrate", problem, result, &provenance)
+        );
+    } else {
+        print!(
+            "{}",
+            summary(&out, args.out.is_none(), profile, calibration)
+        );
+    }
+    Ok(())
+}
+
+/// Measures this machine (collective): the network samples and their fit, then the local
+/// rates on rank 0 alone and the node's memory bandwidth; every rank gets the same profile.
+pub fn measure(world: &SimpleCommunicator, quick: bool) -> Result<Measured, FftError> {
     let size = world.size() as usize;
     let placement = Placement::new(world);
     let max_on_node = placement.per_node;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let out = match &args.out {
-        Some(path) => path.clone(),
-        None => crate::machine::cache_path().ok_or(CalibrateError::NoCache)?,
-    };
-
-    let samples = comm_samples(world, args.quick, &placement);
-
-    // Local rates on rank 0 alone, one thread, while the others wait.
-    let mut local = [0.0f64; 3];
-    let mut fft_per_length = Vec::new();
-    if rank == 0 {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .expect("a one-thread pool");
-        let (rates, copy, stream) = pool.install(|| {
-            (
-                fft_rates(args.quick),
-                copy_rate(args.quick),
-                stream_rate(args.quick),
-            )
-        });
-        let work: f64 = rates.iter().map(|&(_, r)| r).sum::<f64>() / rates.len() as f64;
-        local = [work, copy, stream];
-        fft_per_length = rates;
-    }
-    world.process_at_rank(0).broadcast_into(&mut local[..]);
-
+    let samples = comm_samples(world, quick, &placement);
+    let (local, fft_per_length) = local_rates(world, quick);
+    let memory = memory_rate(world, quick, &placement, cores);
     let oversubscription = (max_on_node as f64 / cores as f64).max(1.0);
     let defaults = MachineProfile::default();
     let fit = fit_network(&samples, oversubscription, &defaults);
-    let host = crate::machine::hostname();
-    let nodes = placement.nodes;
-    let mut source = format!(
-        "dfft calibrate on {host}: {size} rank(s) on {nodes} node(s), {max_on_node} per node, {cores} cores per node"
-    );
-    if samples.is_empty() {
-        source.push_str("; one rank: ts/tw are the defaults");
-    }
-    if fit.inter_measured {
-        source.push_str(
-            "; inter-node ts/tw from one rank per node, the node link from all ranks at once",
-        );
-    } else {
-        source.push_str(
-            "; one node: inter-node ts/tw and the node link set to the intra-node values",
-        );
-    }
     let profile = MachineProfile {
         ts_intra_s: fit.ts_intra_s,
         tw_intra_s_per_byte: fit.tw_intra_s_per_byte,
@@ -446,34 +526,101 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
         // One node: nothing to share beyond it; the node link is left unlimited.
         tw_node_s_per_byte: fit.tw_node_s_per_byte,
         // One switch is all a few nodes show: no uplink contention measured.
-        switch_nodes: defaults.switch_nodes.max(nodes),
+        switch_nodes: defaults.switch_nodes.max(placement.nodes),
         uplink_taper: 1.0,
         intra_inter_overlap: fit.intra_inter_overlap,
         exchange_overhead_s: fit.exchange_overhead_s,
         fft_s_per_element_log2: local[0],
         copy_bytes_per_s: local[1],
         stream_bytes_per_s: local[2],
+        tw_memory_s_per_byte: memory,
         cores_per_node: cores,
         ranks_per_node: max_on_node.max(1),
         threads_per_rank: 1,
-        source,
+        source: source_line(
+            size,
+            &placement,
+            cores,
+            samples.is_empty(),
+            fit.inter_measured,
+        ),
     };
     profile.validate()?;
-    let calibration = Calibration {
-        ranks: size,
-        nodes,
-        ranks_on_node: max_on_node,
-        oversubscription,
-        fit,
-        samples,
-        fft_per_length,
-    };
-    let provenance = crate::provenance::Provenance::collect(world);
-    if rank == 0 {
+    Ok(Measured {
+        profile,
+        calibration: Calibration {
+            ranks: size,
+            nodes: placement.nodes,
+            ranks_on_node: max_on_node,
+            oversubscription,
+            fit,
+            samples,
+            fft_per_length,
+        },
+    })
+}
+
+/// The FFT rate and the two copy rates, measured on rank 0 alone with one thread while the
+/// others wait, broadcast to all: ([fft, copy, stream], FFT rate per length).
+fn local_rates(world: &SimpleCommunicator, quick: bool) -> ([f64; 3], Vec<(usize, f64)>) {
+    let mut local = [0.0f64; 3];
+    let mut per_length = Vec::new();
+    if world.rank() == 0 {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a one-thread pool");
+        let (rates, copy, stream) =
+            pool.install(|| (fft_rates(quick), copy_rate(quick), stream_rate(quick)));
+        let work: f64 = rates.iter().map(|&(_, r)| r).sum::<f64>() / rates.len() as f64;
+        local = [work, copy, stream];
+        per_length = rates;
+    }
+    world.process_at_rank(0).broadcast_into(&mut local[..]);
+    (local, per_length)
+}
+
+/// The profile's `source`: where and how it was measured.
+fn source_line(
+    size: usize,
+    placement: &Placement,
+    cores: usize,
+    one_rank: bool,
+    inter_measured: bool,
+) -> String {
+    let host = crate::machine::hostname();
+    let (nodes, per_node) = (placement.nodes, placement.per_node);
+    let mut source = format!(
+        "dfft calibrate on {host}: {size} rank(s) on {nodes} node(s), {per_node} per node, {cores} cores per node"
+    );
+    if one_rank {
+        source.push_str("; one rank: ts/tw are the defaults");
+    }
+    source.push_str(if inter_measured {
+        "; inter-node ts/tw from one rank per node, the node link from all ranks at once"
+    } else {
+        "; one node: inter-node ts/tw and the node link set to the intra-node values"
+    });
+    source
+}
+
+/// Writes `measured` (with `provenance`) to `out` from rank 0, atomically (a temporary file renamed into place),
+/// stamped with the machine's `key` (collective: every rank learns whether it worked).
+pub fn write_profile(
+    world: &SimpleCommunicator,
+    out: &Path,
+    measured: &Measured,
+    key: Option<&crate::profile_cache::MachineKey>,
+    provenance: &crate::provenance::Provenance,
+) -> Result<(), CalibrateError> {
+    let mut ok = [0u8];
+    let mut written = Ok(());
+    if world.rank() == 0 {
         let file = ProfileFile {
-            provenance: &provenance,
-            profile: &profile,
-            calibration: &calibration,
+            profile: &measured.profile,
+            machine: key,
+            provenance,
+            calibration: &measured.calibration,
         };
         let text = serde_json::to_string_pretty(&file).expect("a profile serializes");
         let write = || -> std::io::Result<()> {
@@ -482,46 +629,23 @@ pub fn calibrate(world: &SimpleCommunicator, args: &CalibrateArgs) -> Result<(),
             }
             let tmp = out.with_extension(format!("json.tmp-{}", std::process::id()));
             std::fs::write(&tmp, text.as_bytes())?;
-            std::fs::rename(&tmp, &out)
+            std::fs::rename(&tmp, out).inspect_err(|_| {
+                let _ = std::fs::remove_file(&tmp);
+            })
         };
-        let written = write().map_err(|source| CalibrateError::Write {
+        written = write().map_err(|source| CalibrateError::Write {
             path: out.display().to_string(),
             source,
         });
-        let mut ok = [u8::from(written.is_ok())];
-        world.process_at_rank(0).broadcast_into(&mut ok[..]);
-        written?;
-        if args.json {
-            let problem = serde_json::json!({
-                "ranks": size,
-                "quick": args.quick,
-                "out": out.display().to_string(),
-            });
-            let result = serde_json::json!({
-                "profile": profile,
-                "calibration": calibration,
-                "written": out.display().to_string(),
-                "cached": args.out.is_none(),
-            });
-            println!(
-                "{}",
-                crate::report::envelope("calibrate", problem, result, &provenance)
-            );
-        } else {
-            print!(
-                "{}",
-                summary(&out, args.out.is_none(), &profile, &calibration)
-            );
-        }
-    } else {
-        let mut ok = [0u8];
-        world.process_at_rank(0).broadcast_into(&mut ok[..]);
-        if ok[0] == 0 {
-            return Err(CalibrateError::Write {
-                path: out.display().to_string(),
-                source: std::io::Error::other("rank 0 could not write the profile"),
-            });
-        }
+        ok[0] = u8::from(written.is_ok());
+    }
+    world.process_at_rank(0).broadcast_into(&mut ok[..]);
+    written?;
+    if ok[0] == 0 {
+        return Err(CalibrateError::Write {
+            path: out.display().to_string(),
+            source: std::io::Error::other("rank 0 could not write the profile"),
+        });
     }
     Ok(())
 }

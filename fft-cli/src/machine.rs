@@ -1,5 +1,6 @@
 //! Machine profiles for the complexity model, as the command line finds them: `--machine
-//! FILE`, else `$DFFT_MACHINE`, else the built-in defaults. The library takes the profile as a
+//! FILE`, else `$DFFT_MACHINE`, else the built-in defaults (`dfft plan`) or this machine's
+//! measured profile (`dfft run`, see `profile_cache`). The library takes the profile as a
 //! value (`FftOptions::machine`); reading files and the environment happens only here.
 //!
 //! Files are read strictly: a JSON object whose keys are profile fields (plus the
@@ -17,7 +18,7 @@ pub const MACHINE_ENV: &str = "DFFT_MACHINE";
 
 /// Keys a profile file may hold besides the profile's fields: what calibration measured and
 /// where, kept for people and ignored by the model.
-const METADATA_KEYS: [&str; 2] = ["calibration", "provenance"];
+const METADATA_KEYS: [&str; 3] = ["calibration", "provenance", "machine"];
 
 /// Where a profile came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +27,10 @@ pub enum Origin {
     Argument(PathBuf),
     /// `$DFFT_MACHINE`.
     Environment(PathBuf),
-    /// This machine's cached profile, which `dfft calibrate` writes ([`cache_path`]).
+    /// This machine's cached profile (`dfft calibrate`, or an earlier `dfft run`, wrote it).
     Cache(PathBuf),
+    /// This machine's profile, measured by this run (quick) and cached in the file, if any.
+    Measured(Option<PathBuf>),
     /// The built-in defaults (a generic cluster node).
     Defaults,
 }
@@ -37,7 +40,15 @@ impl std::fmt::Display for Origin {
         match self {
             Origin::Argument(p) => write!(f, "--machine {}", p.display()),
             Origin::Environment(p) => write!(f, "${MACHINE_ENV}={}", p.display()),
-            Origin::Cache(p) => write!(f, "this machine's calibrated profile {}", p.display()),
+            Origin::Cache(p) => write!(f, "this machine's profile {}", p.display()),
+            Origin::Measured(Some(p)) => {
+                write!(
+                    f,
+                    "this machine's profile, measured now and cached in {}",
+                    p.display()
+                )
+            }
+            Origin::Measured(None) => f.write_str("this machine's profile, measured now"),
             Origin::Defaults => f.write_str("built-in defaults (a generic cluster node)"),
         }
     }
@@ -186,31 +197,14 @@ pub fn read(path: &Path, origin: Origin) -> Result<LoadedProfile, FftError> {
     let bad = |reason: String| FftError::BadMachineProfile {
         reason: format!("{}: {reason}", path.display()),
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let text = crate::profile_cache::read_capped(path, crate::profile_cache::MAX_PROFILE_BYTES)
+        .map_err(bad)?;
     let (profile, defaulted) = parse(&text).map_err(bad)?;
     Ok(LoadedProfile {
         profile,
         origin,
         defaulted,
     })
-}
-
-/// The environment variable naming the directory of cached profiles.
-pub const CACHE_ENV: &str = "DFFT_CACHE_DIR";
-
-/// Where this machine's calibrated profile is cached: `$DFFT_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/dfft`, else `~/.cache/dfft`, file `machine-<hostname>.json`. `None`
-/// without a home directory.
-pub fn cache_path() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let dir = var(CACHE_ENV)
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("dfft")))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("dfft")))?;
-    Some(dir.join(format!("machine-{}.json", hostname())))
 }
 
 /// This machine's name (the kernel's hostname), for file names and provenance.
@@ -222,48 +216,34 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "unknown-host".into())
 }
 
-/// The profile `run` and `bench-redist` use: `--machine FILE`, else `$DFFT_MACHINE`, else
-/// this machine's cached profile (written by `dfft calibrate`), else the built-in defaults.
-pub fn load_for_this_machine(machine: Option<&Path>) -> Result<LoadedProfile, FftError> {
-    let loaded = load(machine)?;
-    if loaded.origin != Origin::Defaults {
-        return Ok(loaded);
-    }
-    match cache_path() {
-        Some(path) if path.is_file() => read(&path, Origin::Cache(path.clone())),
-        _ => Ok(loaded),
-    }
+/// What to tell a user running on the built-in profile: it is generic, and how to measure
+/// this machine.
+pub fn generic_note() -> String {
+    "the model's profile is the built-in generic one (a 64-core cluster node), not this \
+     machine: `mpirun -n P dfft calibrate` measures it (--machine FILE overrides)"
+        .to_string()
 }
 
-/// What to tell a user running on the built-in profile: it is generic, and how to measure
-/// this machine once.
-pub fn generic_note() -> String {
-    match cache_path() {
-        Some(path) => format!(
-            "the model's profile is the built-in generic one (a 64-core cluster node), not this \
-             machine: run `mpirun -n P dfft calibrate` once to measure it; the profile is \
-             cached in {} and used from then on (--machine FILE overrides)",
-            path.display()
-        ),
-        None => "the model's profile is the built-in generic one (a 64-core cluster node), not \
-                 this machine: measure it with `mpirun -n P dfft calibrate --out FILE` and pass \
-                 --machine FILE"
-            .to_string(),
+/// The profile file a user named: `--machine FILE`, else `$DFFT_MACHINE`.
+pub fn explicit_path(machine: Option<&Path>) -> Option<(PathBuf, Origin)> {
+    if let Some(path) = machine {
+        return Some((path.to_path_buf(), Origin::Argument(path.to_path_buf())));
+    }
+    match std::env::var_os(MACHINE_ENV) {
+        Some(path) if !path.is_empty() => {
+            let path = PathBuf::from(path);
+            Some((path.clone(), Origin::Environment(path)))
+        }
+        _ => None,
     }
 }
 
 /// The profile `plan` uses (a machine the user may not have): `--machine FILE`, else
 /// `$DFFT_MACHINE`, else the built-in defaults. Every rank must see the same file.
 pub fn load(machine: Option<&Path>) -> Result<LoadedProfile, FftError> {
-    if let Some(path) = machine {
-        return read(path, Origin::Argument(path.to_path_buf()));
-    }
-    match std::env::var_os(MACHINE_ENV) {
-        Some(path) if !path.is_empty() => {
-            let path = PathBuf::from(path);
-            read(&path, Origin::Environment(path.clone()))
-        }
-        _ => Ok(LoadedProfile::defaults()),
+    match explicit_path(machine) {
+        Some((path, origin)) => read(&path, origin),
+        None => Ok(LoadedProfile::defaults()),
     }
 }
 

@@ -29,6 +29,7 @@ mod machine;
 mod memory;
 mod memory_limit;
 mod plan_cmd;
+mod profile_cache;
 mod progress;
 mod provenance;
 mod redist_cmd;

@@ -80,6 +80,10 @@ pub struct PlanArgs {
     /// Copy rate of one core for long contiguous runs, bytes per second.
     #[arg(long)]
     pub stream_bw: Option<f64>,
+    /// Inverse memory bandwidth of one node (all its ranks together), seconds per byte;
+    /// 0: not limiting.
+    #[arg(long)]
+    pub tw_memory: Option<f64>,
     /// Cores per node.
     #[arg(long)]
     pub cores_per_node: Option<usize>,
@@ -138,6 +142,7 @@ fn profile_from(args: &PlanArgs) -> fft_core::Result<LoadedProfile> {
     set_f(&mut p.fft_s_per_element_log2, args.fft_rate);
     set_f(&mut p.copy_bytes_per_s, args.copy_bw);
     set_f(&mut p.stream_bytes_per_s, args.stream_bw);
+    set_f(&mut p.tw_memory_s_per_byte, args.tw_memory);
     let mut set_n = |field: &mut usize, value: Option<usize>| {
         if let Some(v) = value {
             *field = v;
@@ -519,8 +524,8 @@ pub struct RunModel {
 }
 
 impl RunModel {
-    /// Loads the profile (`--machine`, `$DFFT_MACHINE`, this machine's cached calibration or
-    /// the defaults), completes it with facts of this launch (max over ranks, so every rank
+    /// Loads the profile (`--machine`, `$DFFT_MACHINE`, this machine's cached profile, or one
+    /// measured now and cached), completes it with facts of this launch (max over ranks, so every rank
     /// has the same numbers) and, for `GridChoice::Auto`, replaces the choice with the
     /// model's grid. Collective.
     pub fn prepare(
@@ -532,7 +537,7 @@ impl RunModel {
     ) -> fft_core::Result<(fft_core::FftOptions, RunModel)> {
         use mpi::collective::SystemOperation;
         use mpi::traits::*;
-        let loaded = crate::machine::load_for_this_machine(machine.map(PathBuf::as_path))?;
+        let loaded = crate::profile_cache::load_for_run(world, machine.map(PathBuf::as_path))?;
         let mut profile = loaded.profile.clone();
         let local = [
             world.split_shared(0).size() as f64,

@@ -51,7 +51,7 @@ pub struct Provenance {
 }
 
 /// This machine's CPU model name.
-fn cpu_model() -> String {
+pub(crate) fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|text| {
@@ -86,7 +86,7 @@ fn cpu_cache() -> String {
 
 /// Cores of this host (online processors; not the cores a launcher bound this process to,
 /// so that ranks bound to one core each do not count as oversubscribed).
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     // SAFETY: sysconf only reads a system value.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     usize::try_from(online)

@@ -54,6 +54,7 @@
 
 mod candidates;
 mod cost;
+mod nodes;
 mod profile;
 
 pub use candidates::{
@@ -256,26 +257,8 @@ fn predict_with(
     profile: &MachineProfile,
     memo: &mut FusionMemo,
 ) -> Result<Prediction> {
-    profile.validate()?;
-    if grid.ranks() != problem.ranks {
-        return Err(RedistError::GridSizeMismatch {
-            dims: grid.dims().to_vec(),
-            product: grid.ranks(),
-            ranks: problem.ranks,
-        }
-        .into());
-    }
-    if problem.ranks > MAX_RANKS {
-        return Err(FftError::TooManyRanks {
-            ranks: problem.ranks as u64,
-            limit: MAX_RANKS as u64,
-        });
-    }
+    check_inputs(problem, grid, profile)?;
     let pipe = problem.pipeline(grid.clone())?;
-    let cpu = Cpu::new(profile, problem.ranks);
-    let rates = CopyRates::new(profile);
-    let eb = problem.element_bytes as f64;
-    let ranks = problem.ranks as f64;
     let mut pred = Prediction {
         grid: grid.dims().to_vec(),
         grid_rank: grid.rank(),
@@ -289,69 +272,19 @@ fn predict_with(
         exchanges: 0,
         messages: 0,
         bytes: 0,
-        idle_ranks: 0,
+        idle_ranks: idle_ranks(&pipe, grid),
     };
-    for layout in &pipe.layouts {
-        let idle = (0..grid.dims().len())
-            .map(|j| {
-                // Parts of grid dimension j that own nothing of the axis it splits, times the
-                // ranks sharing each such coordinate.
-                let axis = layout.decomposed()[j];
-                let empty = grid.dims()[j].saturating_sub(layout.global_shape()[axis]);
-                empty * (problem.ranks / grid.dims()[j])
-            })
-            .fold(0usize, |acc, x| acc.max(x));
-        pred.idle_ranks = pred.idle_ranks.max(idle);
-    }
-    let cut = fusion_pipeline(&pipe, problem)?;
-    let fusion_pipe = cut.as_ref().unwrap_or(&pipe);
-    // Beyond 2^20 ranks the blocks are tiny and the candidate grids many (thousands, each
-    // lowered in a few hundred microseconds): the exchanges are costed unfused.
-    let fused = if problem.ranks > 1 << 20 {
-        vec![Fusion::default(); pipe.forward.len() + pipe.backward.len()]
-    } else {
-        memo.fusions(fusion_pipe, problem.element_bytes)?
-    };
+    let fused = stage_fusions(&pipe, problem, memo)?;
+    let cpu = Cpu::new(profile, problem.ranks);
     // Forward and backward pass the same exchanges (the backward ones mirrored): each distinct
     // (from, to, fusion) is costed once.
     let mut costed: Vec<((usize, usize, Fusion), ExchangeCost)> = Vec::new();
     for (stage, &fusion) in pipe.forward.iter().chain(&pipe.backward).zip(&fused) {
         match *stage {
-            Stage::Fft { layout, axis }
-            | Stage::Resize {
-                from: layout, axis, ..
-            } => {
-                // A real FFT (or its inverse) of n points costs about what a complex one of
-                // n/2 does: half the complex rate per real element, on the real side.
-                let (layout, real) = match *stage {
-                    Stage::Resize { to, .. } if pipe.real[to] => (to, 0.5),
-                    _ if pipe.real[layout] => (layout, 0.5),
-                    _ => (layout, 1.0),
-                };
-                let l = &pipe.layouts[layout];
-                // The most loaded rank's block (rank 0's, under the balanced split), and the
-                // mean one (the blocks of all ranks make up the global array).
-                let most = l.local_len(0) as f64;
-                let mean = l.global_shape().iter().map(|&x| x as f64).product::<f64>() / ranks;
-                let len = problem.shape[axis];
-                let log = if len > 1 { (len as f64).log2() } else { 0.0 };
-                let per_element = real * log * profile.fft_s_per_element_log2;
-                pred.fft_s += cpu.time(most * per_element, mean * per_element);
-                if len > 1 && !crate::stages::is_contiguous(l, axis) {
-                    // Strided sweep: lines gathered into a tile and scattered back, each tile
-                    // row one run of up to `tile_lines` elements. The gather and scatter
-                    // replace the FFT's own read and write of its lines (the FFT rate is
-                    // measured on a block that streams from memory), so they cost only what
-                    // their shorter runs add.
-                    let position = l.memory_order().position_of(axis);
-                    let row: usize = l.local_shape_in_memory(0)[position + 1..].iter().product();
-                    let width = tile_lines(len, problem.element_bytes).min(row.max(1));
-                    let runs = 1.0 / width as f64;
-                    pred.memory_s += cpu.time(
-                        rates.pattern(2.0 * most * eb, runs),
-                        rates.pattern(2.0 * mean * eb, runs),
-                    );
-                }
+            Stage::Fft { .. } | Stage::Resize { .. } => {
+                let (fft_s, memory_s) = sweep_cost(stage, &pipe, problem, profile, cpu);
+                pred.fft_s += fft_s;
+                pred.memory_s += memory_s;
             }
             Stage::Exchange { from, to } => {
                 let key = (from, to, fusion);
@@ -377,6 +310,110 @@ fn predict_with(
     }
     pred.predicted_s = pred.latency_s + pred.bandwidth_s + pred.fft_s + pred.memory_s;
     Ok(pred)
+}
+
+/// Refuses a profile, grid or rank count the model cannot cost.
+fn check_inputs(problem: &Problem, grid: &GridShape, profile: &MachineProfile) -> Result<()> {
+    profile.validate()?;
+    if grid.ranks() != problem.ranks {
+        return Err(RedistError::GridSizeMismatch {
+            dims: grid.dims().to_vec(),
+            product: grid.ranks(),
+            ranks: problem.ranks,
+        }
+        .into());
+    }
+    if problem.ranks > MAX_RANKS {
+        return Err(FftError::TooManyRanks {
+            ranks: problem.ranks as u64,
+            limit: MAX_RANKS as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Most ranks that own nothing in any one layout of `pipe`.
+fn idle_ranks(pipe: &Pipeline, grid: &GridShape) -> usize {
+    let mut most = 0;
+    for layout in &pipe.layouts {
+        let idle = (0..grid.dims().len())
+            .map(|j| {
+                // Parts of grid dimension j that own nothing of the axis it splits, times the
+                // ranks sharing each such coordinate.
+                let axis = layout.decomposed()[j];
+                let empty = grid.dims()[j].saturating_sub(layout.global_shape()[axis]);
+                empty * (grid.ranks() / grid.dims()[j])
+            })
+            .fold(0usize, |acc, x| acc.max(x));
+        most = most.max(idle);
+    }
+    most
+}
+
+/// Which copies each stage's fused kernel takes over (forward then backward stages).
+fn stage_fusions(pipe: &Pipeline, problem: &Problem, memo: &mut FusionMemo) -> Result<Vec<Fusion>> {
+    // Beyond 2^20 ranks the blocks are tiny and the candidate grids many (thousands, each
+    // lowered in a few hundred microseconds): the exchanges are costed unfused.
+    if problem.ranks > 1 << 20 {
+        return Ok(vec![
+            Fusion::default();
+            pipe.forward.len() + pipe.backward.len()
+        ]);
+    }
+    let cut = fusion_pipeline(pipe, problem)?;
+    memo.fusions(cut.as_ref().unwrap_or(pipe), problem.element_bytes)
+}
+
+/// (FFT seconds, copy seconds) of one FFT sweep (`Stage::Fft` or `Stage::Resize`): the lines
+/// of the most loaded rank's block (or the node's share of its cores and memory bandwidth),
+/// and for a strided sweep the short runs of its tile copies.
+fn sweep_cost(
+    stage: &Stage,
+    pipe: &Pipeline,
+    problem: &Problem,
+    profile: &MachineProfile,
+    cpu: Cpu,
+) -> (f64, f64) {
+    let (layout, axis) = match *stage {
+        Stage::Fft { layout, axis } => (layout, axis),
+        Stage::Resize { from, axis, .. } => (from, axis),
+        Stage::Exchange { .. } => return (0.0, 0.0),
+    };
+    // A real FFT (or its inverse) of n points costs about what a complex one of n/2 does:
+    // half the complex rate per real element, on the real side.
+    let (layout, real) = match *stage {
+        Stage::Resize { to, .. } if pipe.real[to] => (to, 0.5),
+        _ if pipe.real[layout] => (layout, 0.5),
+        _ => (layout, 1.0),
+    };
+    let l = &pipe.layouts[layout];
+    let eb = problem.element_bytes as f64;
+    // The most loaded rank's block (rank 0's, under the balanced split), and the mean one
+    // (the blocks of all ranks make up the global array).
+    let most = l.local_len(0) as f64;
+    let mean = l.global_shape().iter().map(|&x| x as f64).product::<f64>() / problem.ranks as f64;
+    let len = problem.shape[axis];
+    let log = if len > 1 { (len as f64).log2() } else { 0.0 };
+    let per_element = real * log * profile.fft_s_per_element_log2;
+    // The sweep reads and writes the block once (a real element is half a complex one).
+    let fft_s = cpu.memory_time(most * per_element, mean * per_element, mean * eb * real);
+    if len < 2 || crate::stages::is_contiguous(l, axis) {
+        return (fft_s, 0.0);
+    }
+    // Strided sweep: lines gathered into a tile and scattered back, each tile row one run of
+    // up to `tile_lines` elements. The gather and scatter replace the FFT's own read and
+    // write of its lines (the FFT rate is measured on a block that streams from memory), so
+    // they cost only what their shorter runs add.
+    let position = l.memory_order().position_of(axis);
+    let row: usize = l.local_shape_in_memory(0)[position + 1..].iter().product();
+    let width = tile_lines(len, problem.element_bytes).min(row.max(1));
+    let runs = 1.0 / width as f64;
+    let rates = CopyRates::new(profile);
+    let copies = cpu.time(
+        rates.pattern(2.0 * most * eb, runs),
+        rates.pattern(2.0 * mean * eb, runs),
+    );
+    (fft_s, copies)
 }
 
 /// For each stage of `pipe`'s forward then backward stages, which of its copies a fused

@@ -7,6 +7,7 @@
 //! the two block sizes of the balanced split, so one exchange costs O(min(p, N)) time and O(d)
 //! memory whatever P is.
 
+use super::nodes::GroupPlacement;
 use super::{Fusion, MachineProfile, Problem};
 use redist::pack::compact_strides;
 use redist::ExchangePlan;
@@ -16,7 +17,9 @@ use redist::ExchangePlan;
 /// node share its cores: `time = max(most loaded rank / min(threads, cores), mean rank ·
 /// ranks on the node / cores)`. The second bound is what oversubscription costs; it is taken
 /// over the mean, not the most loaded rank, because a rank with less work (an uneven split,
-/// or an idle rank) leaves its share of the cores to the others.
+/// or an idle rank) leaves its share of the cores to the others. Memory-bound work (copies,
+/// FFT sweeps, shared-memory transfers) also shares the node's memory bandwidth: it takes at
+/// least the bytes all the node's ranks read and write times `tw_memory_s_per_byte`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Cpu {
     /// Cores one rank can use: min(threads, cores per node).
@@ -25,6 +28,10 @@ pub(super) struct Cpu {
     pub(super) node_load: f64,
     /// Slowdown of intra-node message latency: max(1, ranks on the node / cores).
     pub(super) intra_slowdown: f64,
+    /// Ranks on the node.
+    on_node: f64,
+    /// Seconds per byte of the node's memory traffic (all its ranks together).
+    memory_s_per_byte: f64,
 }
 
 impl Cpu {
@@ -36,12 +43,27 @@ impl Cpu {
             rank_cores,
             node_load: on_node / cores,
             intra_slowdown: (on_node / cores).max(1.0),
+            on_node,
+            memory_s_per_byte: profile.tw_memory_s_per_byte,
         }
     }
 
     /// Time of a stage whose most loaded rank does `max` and the mean rank `mean` core-seconds.
     pub(super) fn time(&self, max: f64, mean: f64) -> f64 {
         (max / self.rank_cores).max(mean * self.node_load)
+    }
+
+    /// [`Cpu::time`] of memory-bound work whose mean rank reads and writes `mean_bytes`
+    /// each (a copy of `mean_bytes`, or a sweep over them): at least the node's bytes at its
+    /// memory bandwidth.
+    pub(super) fn memory_time(&self, max: f64, mean: f64, mean_bytes: f64) -> f64 {
+        self.time(max, mean)
+            .max(self.node_memory(self.on_node * mean_bytes))
+    }
+
+    /// Seconds the node's memory needs to read and write `node_bytes` once.
+    pub(super) fn node_memory(&self, node_bytes: f64) -> f64 {
+        2.0 * node_bytes * self.memory_s_per_byte
     }
 }
 
@@ -199,23 +221,81 @@ pub(super) struct ExchangeCost {
     pub(super) bytes: u64,
 }
 
-/// How much longer than through its own link a node's inter-node traffic takes in an
-/// exchange among `n` members `stride` ranks apart: the members lie on `G` consecutive nodes,
-/// and the fraction `(G − S)/(G − 1)` of a node's partners lies beyond its switch of `S`
-/// nodes, whose uplinks are `uplink_taper` times thinner than its nodes' links together.
-fn uplink_factor(profile: &MachineProfile, n: usize, stride: usize) -> f64 {
-    let rpn = profile.ranks_per_node.max(1);
-    let nodes = if stride >= rpn {
-        n
-    } else {
-        (n.saturating_sub(1) * stride) / rpn + 1
-    };
-    let switch = profile.switch_nodes.max(1);
-    if nodes <= switch || profile.uplink_taper <= 1.0 {
-        return 1.0;
+/// A transfer time with its intra-node and inter-node parts: (time, intra, inter).
+type Transfer = (f64, f64, f64);
+
+/// The extents an exchange moves, seen from the rank with coordinate 0 in the other grid
+/// dimensions (it owns the largest part of each other axis under the balanced split, and
+/// costs only grow with it).
+struct ExchangeShape {
+    /// Members of a group (the size of the exchanging grid dimension).
+    n: usize,
+    /// The axis split before (a) and after (b), their lengths and balanced splits.
+    na: usize,
+    nb: usize,
+    split_a: Split,
+    split_b: Split,
+    /// Elements of the other axes in the rank's block.
+    other: usize,
+    /// Over all ranks the other axes' extents add up to the whole axes: a sum over the
+    /// coordinates of this grid dimension (at coordinate 0 elsewhere) scales to the sum over
+    /// every rank by this factor.
+    to_all: f64,
+    /// Rank distance between consecutive members.
+    stride: usize,
+}
+
+impl ExchangeShape {
+    fn new(plan: &ExchangePlan) -> Self {
+        let from = plan.from();
+        let grid = from.grid();
+        let shape = from.global_shape();
+        let j = plan.grid_dim();
+        let (a, b) = (plan.from_axis(), plan.to_axis());
+        let n = grid.dims()[j];
+        let others = (0..shape.len()).filter(|&ax| ax != a && ax != b);
+        let other: usize = others
+            .clone()
+            .map(|ax| match from.grid_dim_of(ax) {
+                Some(g) => Split::new(shape[ax], grid.dims()[g]).len(0),
+                None => shape[ax],
+            })
+            .product();
+        let other_total: f64 = others.map(|ax| shape[ax] as f64).product();
+        Self {
+            n,
+            na: shape[a],
+            nb: shape[b],
+            split_a: Split::new(shape[a], n),
+            split_b: Split::new(shape[b], n),
+            other,
+            to_all: if other > 0 {
+                other_total / other as f64
+            } else {
+                0.0
+            },
+            stride: grid.dims()[j + 1..].iter().product(),
+        }
     }
-    let off = (nodes - switch) as f64 / (nodes - 1) as f64;
-    (profile.uplink_taper * off).max(1.0)
+}
+
+/// What the members of one group pay, walked coordinate by coordinate: each per-rank term's
+/// maximum, and the sums the node terms need.
+#[derive(Default)]
+struct MemberTotals {
+    /// Call overhead plus the most loaded member's message latencies.
+    latency_s: f64,
+    /// The most loaded member's own transfer (each rank's link, shared memory).
+    worst: Transfer,
+    /// The most loaded member's copy seconds, and the sum over members of copy seconds
+    /// and of bytes copied.
+    max_copy: f64,
+    sum_copy: f64,
+    sum_copy_bytes: f64,
+    /// Σ over members of the larger of the elements sent and received.
+    sum_moved: f64,
+    messages: u64,
+    bytes: u64,
 }
 
 /// The cost of `plan`'s exchange within `problem` on `profile`, less what `fusion` takes over.
@@ -226,176 +306,296 @@ pub(super) fn exchange_cost(
     cpu: Cpu,
     fusion: Fusion,
 ) -> ExchangeCost {
-    let from = plan.from();
-    let grid = from.grid();
-    let shape = from.global_shape();
-    let j = plan.grid_dim();
-    let (a, b) = (plan.from_axis(), plan.to_axis());
-    let (na, nb) = (shape[a], shape[b]);
-    let n = grid.dims()[j];
-    let (split_a, split_b) = (Split::new(na, n), Split::new(nb, n));
-    // Largest extent of every other axis: the rank with coordinate 0 in the other grid
-    // dimensions owns the largest part of each (balanced split), and costs only grow with it.
-    let others = (0..shape.len()).filter(|&ax| ax != a && ax != b);
-    let other: usize = others
-        .clone()
-        .map(|ax| match from.grid_dim_of(ax) {
-            Some(g) => Split::new(shape[ax], grid.dims()[g]).len(0),
-            None => shape[ax],
-        })
-        .product();
-    // Over all ranks, the other axes' extents add up to the whole axes: a sum over the
-    // coordinates c of this grid dimension (at coordinate 0 elsewhere) scales to the sum over
-    // every rank by this factor.
-    let other_total: f64 = others.map(|ax| shape[ax] as f64).product();
-    let to_all = if other > 0 {
-        other_total / other as f64
-    } else {
-        0.0
-    };
-    let stride: usize = grid.dims()[j + 1..].iter().product();
-    let rpn = profile.ranks_per_node.max(1);
+    let shape = ExchangeShape::new(plan);
+    let members = walk_members(&shape, plan, problem, profile, cpu, fusion);
+    let ranks = problem.ranks as f64;
     let eb = problem.element_bytes as f64;
-    let nonempty = |len: usize, lo: usize, hi: usize| hi.min(len.min(n)).saturating_sub(lo);
-    // The fixed cost of the collective call (none for a group of one: a local copy).
-    let whole_group_on_node = stride.saturating_mul(n) <= rpn;
-    let overhead = if n > 1 {
-        profile.exchange_overhead_s
-            * if whole_group_on_node {
-                cpu.intra_slowdown
-            } else {
-                1.0
-            }
+    // The node's ranks together: their shared-memory and network transfers.
+    let node = node_transfer(
+        &shape,
+        members.sum_moved * shape.to_all / ranks,
+        problem,
+        profile,
+        cpu,
+    );
+    let (time, intra, inter) = if node.0 > members.worst.0 {
+        node
     } else {
-        0.0
+        members.worst
     };
-    let rates = CopyRates::new(profile);
-    let pieces = fusion.pieces.max(1) as f64;
-    let [pack_runs, unpack_runs, own_runs] = if rates.distinguishes_runs() {
-        runs_per_element(plan)
-    } else {
-        [1.0; 3]
-    };
-    // Single-core seconds of the copies of a rank that sends `send`, receives `recv` and
-    // keeps `own` elements, less what fused sweeps do on the way.
-    let copy_seconds = |send: usize, recv: usize, own: usize| {
-        let bytes = |x: usize, on: bool| if on { x as f64 * eb } else { 0.0 };
-        rates.seconds(bytes(send, !fusion.pack), pack_runs)
-            + rates.seconds(bytes(recv, !fusion.unpack), unpack_runs)
-            + rates.seconds(bytes(own, !(fusion.pack || fusion.unpack)), own_runs)
-    };
-    // Every member pays at least the call overhead.
     let mut cost = ExchangeCost {
-        latency_s: pieces * overhead,
+        latency_s: members.latency_s,
+        bandwidth_s: time,
+        messages: members.messages,
+        bytes: members.bytes,
         ..ExchangeCost::default()
     };
-    let (mut max_copy, mut sum_copy) = (0.0f64, 0.0f64);
-    let (mut sum_intra, mut sum_inter) = (0usize, 0usize);
-    // The transfer time of the most loaded rank, with its intra- and inter-node parts.
-    let mut worst = (0.0f64, 0.0f64, 0.0f64);
-    let overlap = profile.intra_inter_overlap;
-    let combine = |intra: f64, inter: f64| intra.max(inter) + (1.0 - overlap) * intra.min(inter);
-    // Coordinates from max(N_a, N_b) on own nothing on either side: no message, no copy. The
-    // others are visited in segments over which every quantity below is the same: one node's
-    // coordinates (or, when each node holds at most one member, any run of coordinates) that
-    // lie on the same side of every block-size boundary of the two splits.
-    let limit = n.min(na.max(nb));
-    let breaks = [split_a.m, split_b.m, na, nb];
-    let alone = stride >= rpn;
-    let mut c = 0;
-    while c < limit {
-        // Peers c' on c's node form one contiguous range of coordinates.
-        let (lo, hi) = if alone {
-            (c, c + 1)
-        } else {
-            let node = (c * stride) / rpn;
-            let lo = (node * rpn).div_ceil(stride).min(n);
-            let hi = ((node + 1).saturating_mul(rpn))
-                .div_ceil(stride)
-                .min(n)
-                .max(lo);
-            (lo, hi)
-        };
-        let mut end = if alone { limit } else { hi.min(limit) };
-        for b in breaks {
-            if b > c {
-                end = end.min(b);
-            }
-        }
-        let count = end.max(c + 1) - c;
-        let ac = split_a.len(c);
-        let bc = split_b.len(c);
-        let own = ac * bc * other;
-        // Send side: my rows of axis a, each peer's future range of axis b.
-        let send_total = ac * nb * other - own;
-        let send_intra = ac * other * split_b.span(lo, hi) - own;
-        let send_inter = send_total - send_intra;
-        // Receive side: each peer's current range of axis a, my future range of axis b.
-        let recv_total = na * bc * other - own;
-        let recv_intra = bc * other * split_a.span(lo, hi) - own;
-        let recv_inter = recv_total - recv_intra;
-        let me_b = usize::from(bc > 0);
-        let me_a = usize::from(ac > 0);
-        let (send_msgs_intra, send_msgs_all) = if ac * other > 0 {
-            (nonempty(nb, lo, hi) - me_b, nonempty(nb, 0, n) - me_b)
-        } else {
-            (0, 0)
-        };
-        let (recv_msgs_intra, recv_msgs_all) = if bc * other > 0 {
-            (nonempty(na, lo, hi) - me_a, nonempty(na, 0, n) - me_a)
-        } else {
-            (0, 0)
-        };
-        let lat = |intra: usize, all: usize| {
-            intra as f64 * profile.ts_intra_s * cpu.intra_slowdown
-                + (all - intra) as f64 * profile.ts_inter_s
-        };
-        // One side's transfers: (time, intra-node part, inter-node part).
-        let bw = |intra: usize, inter: usize| {
-            let i = intra as f64 * profile.tw_intra_s_per_byte * eb;
-            let e = inter as f64 * profile.tw_inter_s_per_byte * eb;
-            (combine(i, e), i, e)
-        };
-        let latency_s = pieces
-            * (overhead
-                + lat(send_msgs_intra, send_msgs_all).max(lat(recv_msgs_intra, recv_msgs_all)));
-        cost.latency_s = cost.latency_s.max(latency_s);
-        for side in [bw(send_intra, send_inter), bw(recv_intra, recv_inter)] {
-            if side.0 > worst.0 {
-                worst = side;
-            }
-        }
-        let copies = copy_seconds(send_total, recv_total, own);
-        max_copy = max_copy.max(copies);
-        sum_copy += copies * count as f64;
-        sum_intra += send_intra.max(recv_intra) * count;
-        sum_inter += send_inter.max(recv_inter) * count;
-        cost.messages = cost
-            .messages
-            .max((send_msgs_all.max(recv_msgs_all) * fusion.pieces.max(1)) as u64);
-        cost.bytes = cost
-            .bytes
-            .max((send_total.max(recv_total) * problem.element_bytes) as u64);
-        c += count;
-    }
-    // What the node's ranks do together: intra-node messages are copies through shared
-    // memory, so the node's cores carry them; inter-node messages of all its ranks share the
-    // node's network interface, and what leaves the node's switch shares its uplinks.
-    let ranks = problem.ranks as f64;
-    let mean_intra = sum_intra as f64 * to_all / ranks;
-    let mean_inter = sum_inter as f64 * to_all / ranks;
-    let node_intra = mean_intra * eb * profile.tw_intra_s_per_byte * cpu.node_load;
-    let node_bytes = mean_inter * eb * problem.ranks.min(rpn) as f64;
-    let node_inter = node_bytes * profile.tw_node_s_per_byte * uplink_factor(profile, n, stride);
-    let node = (combine(node_intra, node_inter), node_intra, node_inter);
-    let (time, intra, inter) = if node.0 > worst.0 { node } else { worst };
-    cost.bandwidth_s = time;
     // The two parts as shares of the time (with overlap, each is charged its share).
     let parts = intra + inter;
     if parts > 0.0 {
         cost.intra_s = time * intra / parts;
         cost.inter_s = time * inter / parts;
     }
-    cost.memory_s = cpu.time(max_copy, sum_copy * to_all / ranks);
+    let mean_copy_bytes = members.sum_copy_bytes * eb * shape.to_all / ranks;
+    cost.memory_s = cpu.memory_time(
+        members.max_copy,
+        members.sum_copy * shape.to_all / ranks,
+        mean_copy_bytes,
+    );
     cost
+}
+
+/// What one member pays per message, per byte moved and per byte copied: the profile's
+/// rates for this exchange.
+struct MemberRates {
+    /// Seconds per intra-node message (slowed by shared cores) and per inter-node one.
+    ts_intra: f64,
+    ts_inter: f64,
+    /// Seconds per element moved inside and between nodes.
+    tw_intra: f64,
+    tw_inter: f64,
+    overlap: f64,
+    copies: CopyRates,
+    /// Runs per element of the pack, unpack and own-part copies.
+    runs: [f64; 3],
+    eb: f64,
+    fusion: Fusion,
+}
+
+impl MemberRates {
+    fn new(
+        plan: &ExchangePlan,
+        problem: &Problem,
+        profile: &MachineProfile,
+        cpu: Cpu,
+        fusion: Fusion,
+    ) -> Self {
+        let eb = problem.element_bytes as f64;
+        let copies = CopyRates::new(profile);
+        Self {
+            ts_intra: profile.ts_intra_s * cpu.intra_slowdown,
+            ts_inter: profile.ts_inter_s,
+            tw_intra: profile.tw_intra_s_per_byte * eb,
+            tw_inter: profile.tw_inter_s_per_byte * eb,
+            overlap: profile.intra_inter_overlap,
+            runs: if copies.distinguishes_runs() {
+                runs_per_element(plan)
+            } else {
+                [1.0; 3]
+            },
+            copies,
+            eb,
+            fusion,
+        }
+    }
+
+    /// Latency of `intra` messages inside the node out of `all`.
+    fn latency(&self, intra: usize, all: usize) -> f64 {
+        intra as f64 * self.ts_intra + (all - intra) as f64 * self.ts_inter
+    }
+
+    /// One side's transfer of `intra` and `inter` elements.
+    fn transfer(&self, intra: usize, inter: usize) -> Transfer {
+        let (i, e) = (intra as f64 * self.tw_intra, inter as f64 * self.tw_inter);
+        (i.max(e) + (1.0 - self.overlap) * i.min(e), i, e)
+    }
+
+    /// (copy seconds on one core, bytes copied) of a member that sends `send`, receives
+    /// `recv` and keeps `own` elements, less what fused sweeps do on the way.
+    fn copies(&self, send: usize, recv: usize, own: usize) -> (f64, f64) {
+        let f = self.fusion;
+        let parts = [
+            (send, !f.pack, self.runs[0]),
+            (recv, !f.unpack, self.runs[1]),
+            (own, !(f.pack || f.unpack), self.runs[2]),
+        ];
+        parts.iter().fold((0.0, 0.0), |(t, b), &(x, on, runs)| {
+            let bytes = if on { x as f64 * self.eb } else { 0.0 };
+            (t + self.copies.seconds(bytes, runs), b + bytes)
+        })
+    }
+}
+
+/// Walks the coordinates of the exchanging grid dimension that own something
+/// (`c < max(N_a, N_b)`), in segments over which every quantity is the same: one node's
+/// coordinates (or, when each node holds at most one member, any run of coordinates) that lie
+/// on the same side of every block-size boundary of the two splits.
+fn walk_members(
+    shape: &ExchangeShape,
+    plan: &ExchangePlan,
+    problem: &Problem,
+    profile: &MachineProfile,
+    cpu: Cpu,
+    fusion: Fusion,
+) -> MemberTotals {
+    let ExchangeShape {
+        n,
+        na,
+        nb,
+        split_a,
+        split_b,
+        other,
+        stride,
+        ..
+    } = *shape;
+    let rpn = profile.ranks_per_node.max(1);
+    let rates = MemberRates::new(plan, problem, profile, cpu, fusion);
+    let nonempty = |len: usize, lo: usize, hi: usize| hi.min(len.min(n)).saturating_sub(lo);
+    // The fixed cost of the collective call (none for a group of one: a local copy).
+    let overhead = if n < 2 {
+        0.0
+    } else if stride.saturating_mul(n) <= rpn {
+        profile.exchange_overhead_s * cpu.intra_slowdown
+    } else {
+        profile.exchange_overhead_s
+    };
+    let pieces = fusion.pieces.max(1);
+    // Every member pays at least the call overhead.
+    let mut t = MemberTotals {
+        latency_s: pieces as f64 * overhead,
+        ..MemberTotals::default()
+    };
+    let limit = n.min(na.max(nb));
+    let breaks = [split_a.m, split_b.m, na, nb];
+    let mut c = 0;
+    while c < limit {
+        let (lo, hi, end) = segment(c, (n, limit), stride, rpn, &breaks);
+        let count = (end.max(c + 1) - c) as f64;
+        let (ac, bc) = (split_a.len(c), split_b.len(c));
+        let own = ac * bc * other;
+        // Send side: my rows of axis a, each peer's future range of axis b; receive side:
+        // each peer's current range of axis a, my future range of axis b.
+        let (send, recv) = (ac * nb * other - own, na * bc * other - own);
+        let send_intra = ac * other * split_b.span(lo, hi) - own;
+        let recv_intra = bc * other * split_a.span(lo, hi) - own;
+        let (me_a, me_b) = (usize::from(ac > 0), usize::from(bc > 0));
+        let msgs = |len: usize, me: usize, lo: usize, hi: usize| nonempty(len, lo, hi) - me;
+        let (send_msgs, recv_msgs) = (
+            if ac * other > 0 {
+                [msgs(nb, me_b, lo, hi), msgs(nb, me_b, 0, n)]
+            } else {
+                [0; 2]
+            },
+            if bc * other > 0 {
+                [msgs(na, me_a, lo, hi), msgs(na, me_a, 0, n)]
+            } else {
+                [0; 2]
+            },
+        );
+        let latency = overhead
+            + rates
+                .latency(send_msgs[0], send_msgs[1])
+                .max(rates.latency(recv_msgs[0], recv_msgs[1]));
+        t.latency_s = t.latency_s.max(pieces as f64 * latency);
+        for side in [
+            rates.transfer(send_intra, send - send_intra),
+            rates.transfer(recv_intra, recv - recv_intra),
+        ] {
+            if side.0 > t.worst.0 {
+                t.worst = side;
+            }
+        }
+        let (copy_s, copy_bytes) = rates.copies(send, recv, own);
+        t.max_copy = t.max_copy.max(copy_s);
+        t.sum_copy += copy_s * count;
+        t.sum_copy_bytes += copy_bytes / rates.eb * count;
+        t.sum_moved += send.max(recv) as f64 * count;
+        t.messages = t
+            .messages
+            .max((send_msgs[1].max(recv_msgs[1]) * pieces) as u64);
+        t.bytes = t.bytes.max((send.max(recv) * problem.element_bytes) as u64);
+        c += count as usize;
+    }
+    t
+}
+
+/// The segment of coordinates (of `n`, those below `limit` owning something) that starts at
+/// `c`: the range `lo..hi` of c's peers on its node (consecutive coordinates), and the end of
+/// the run over which nothing changes (c's node's coordinates, or any run when each node
+/// holds one member, cut at every `breaks`).
+fn segment(
+    c: usize,
+    (n, limit): (usize, usize),
+    stride: usize,
+    rpn: usize,
+    breaks: &[usize],
+) -> (usize, usize, usize) {
+    let alone = stride >= rpn;
+    let (lo, hi) = if alone {
+        (c, c + 1)
+    } else {
+        let node = (c * stride) / rpn;
+        let lo = (node * rpn).div_ceil(stride).min(n);
+        let hi = ((node + 1).saturating_mul(rpn))
+            .div_ceil(stride)
+            .min(n)
+            .max(lo);
+        (lo, hi)
+    };
+    let mut end = if alone { limit } else { hi.min(limit) };
+    for &b in breaks.iter().filter(|&&b| b > c) {
+        end = end.min(b);
+    }
+    (lo, hi, end)
+}
+
+/// The transfer time of the node that takes longest, its ranks together: messages between
+/// its own ranks are copies through shared memory (its cores and its memory carry them),
+/// messages beyond it share its network interface, and what leaves its switch shares the
+/// switch's uplinks. `mean_moved`: the mean rank's elements sent (or received, the larger);
+/// a node of `R` ranks whose same-group pairs number `C` ([`GroupPlacement::pair_range`])
+/// keeps `(C − R)/(n − 1)` and sends `(R·n − C)/(n − 1)` of them beyond itself (exact for
+/// equal blocks: every peer gets the same share).
+fn node_transfer(
+    shape: &ExchangeShape,
+    mean_moved: f64,
+    problem: &Problem,
+    profile: &MachineProfile,
+    cpu: Cpu,
+) -> Transfer {
+    if shape.n < 2 {
+        return (0.0, 0.0, 0.0);
+    }
+    let placement =
+        GroupPlacement::new(shape.n, shape.stride, problem.ranks, profile.ranks_per_node);
+    let eb = problem.element_bytes as f64;
+    let r = placement.per_node() as f64;
+    let n = shape.n as f64;
+    let overlap = profile.intra_inter_overlap;
+    let uplink = uplink_factor(profile, placement.span());
+    let node_time = |pairs: u128| -> Transfer {
+        let pairs = pairs as f64;
+        let intra_bytes = mean_moved * eb * (pairs - r).max(0.0) / (n - 1.0);
+        let inter_bytes = mean_moved * eb * (r * n - pairs).max(0.0) / (n - 1.0);
+        let intra = (intra_bytes / r * profile.tw_intra_s_per_byte * cpu.node_load)
+            .max(cpu.node_memory(intra_bytes));
+        let inter = inter_bytes * profile.tw_node_s_per_byte * uplink;
+        (
+            intra.max(inter) + (1.0 - overlap) * intra.min(inter),
+            intra,
+            inter,
+        )
+    };
+    // The time is convex in the pair count (intra grows, inter shrinks with it): the
+    // slowest node is one of the two extremes.
+    let (fewest, most) = placement.pair_range();
+    let (a, b) = (node_time(fewest), node_time(most));
+    if a.0 >= b.0 {
+        a
+    } else {
+        b
+    }
+}
+
+/// How much longer than through its own link a node's inter-node traffic takes when its
+/// exchange partners spread over `span` consecutive nodes: the fraction
+/// `(span − S)/(span − 1)` of them lies beyond its switch of `S` nodes, whose uplinks are
+/// `uplink_taper` times thinner than its nodes' links together.
+fn uplink_factor(profile: &MachineProfile, span: usize) -> f64 {
+    let switch = profile.switch_nodes.max(1);
+    if span <= switch || profile.uplink_taper <= 1.0 {
+        return 1.0;
+    }
+    let off = (span - switch) as f64 / (span - 1) as f64;
+    (profile.uplink_taper * off).max(1.0)
 }

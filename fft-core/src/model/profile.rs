@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 /// non-blocking network): ts 2 µs / tw 0.1 ns per byte between nodes for one rank, 0.08 ns
 /// per byte (12.5 GB/s) for all ranks of a node together, 0.5 µs / 0.2 ns per byte inside a
 /// node, 2 µs per exchange call, 1 ns per element·log2 n of 1-D FFT, 2 GB/s element-granular
-/// (transposing) and 5 GB/s contiguous copies per core, 64 ranks of one thread per node.
+/// (transposing) and 5 GB/s contiguous copies per core, 200 GB/s of memory bandwidth for the
+/// whole node, 64 ranks of one thread per node.
 ///
 /// Serialized with serde's derives (every field named, unknown fields refused); the command
 /// line reads profile files strictly and says which fields took their defaults.
@@ -56,6 +57,11 @@ pub struct MachineProfile {
     /// `copy_bytes_per_s`, long runs at this rate. Not above `copy_bytes_per_s`: every copy
     /// runs at `copy_bytes_per_s`.
     pub stream_bytes_per_s: f64,
+    /// Inverse memory bandwidth of one node: seconds per byte that all its ranks together
+    /// read or write. Bounds what the per-core rates allow when every core of a node copies
+    /// at once: copies, FFT sweeps and shared-memory transfers of the node's ranks take at
+    /// least their bytes read and written times this. 0: not limiting.
+    pub tw_memory_s_per_byte: f64,
     /// Cores of one node.
     pub cores_per_node: usize,
     /// Ranks placed on one node (consecutive ranks share a node).
@@ -81,6 +87,7 @@ impl Default for MachineProfile {
             fft_s_per_element_log2: 1e-9,
             copy_bytes_per_s: 2e9,
             stream_bytes_per_s: 5e9,
+            tw_memory_s_per_byte: 5e-12,
             cores_per_node: 64,
             ranks_per_node: 64,
             threads_per_rank: 1,
@@ -99,8 +106,9 @@ impl PartialEq for MachineProfile {
 impl Eq for MachineProfile {}
 
 impl MachineProfile {
-    fn bits(&self) -> [u64; 15] {
+    fn bits(&self) -> [u64; 16] {
         [
+            self.tw_memory_s_per_byte.to_bits(),
             self.tw_node_s_per_byte.to_bits(),
             self.switch_nodes as u64,
             self.uplink_taper.to_bits(),
@@ -119,8 +127,8 @@ impl MachineProfile {
         ]
     }
 
-    /// Birkeland & Sørøvik's machine: one `ts` and one `tw` (per byte) everywhere, free local work, no
-    /// shared network interfaces and no contention.
+    /// Birkeland & Sørøvik's machine: one `ts` and one `tw` (per byte) everywhere, free local
+    /// work, no shared network interfaces or memory and no contention.
     pub fn network_only(ts_s: f64, tw_s_per_byte: f64) -> Self {
         Self {
             ts_intra_s: ts_s,
@@ -135,6 +143,7 @@ impl MachineProfile {
             fft_s_per_element_log2: 0.0,
             copy_bytes_per_s: f64::INFINITY,
             stream_bytes_per_s: f64::INFINITY,
+            tw_memory_s_per_byte: 0.0,
             cores_per_node: usize::MAX,
             ranks_per_node: usize::MAX,
             threads_per_rank: 1,
@@ -155,6 +164,7 @@ impl MachineProfile {
             ("ts_inter_s", self.ts_inter_s),
             ("tw_inter_s_per_byte", self.tw_inter_s_per_byte),
             ("tw_node_s_per_byte", self.tw_node_s_per_byte),
+            ("tw_memory_s_per_byte", self.tw_memory_s_per_byte),
             ("exchange_overhead_s", self.exchange_overhead_s),
             ("fft_s_per_element_log2", self.fft_s_per_element_log2),
         ] {

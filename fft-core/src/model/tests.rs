@@ -685,3 +685,88 @@ fn candidates_can_be_restricted() {
     assert!(evaluate_among(&problem, &profile, &Candidates::Grid(vec![4, 4])).is_err());
     assert!(evaluate_among(&problem, &profile, &Candidates::Rank(3)).is_err());
 }
+
+/// The node link's traffic against every rank: with equal blocks, the slowest node's bytes
+/// to other nodes (each rank's messages to peers off its node, summed over the node's ranks)
+/// per exchange, whatever the groups' placement (groups of 2 or 4 consecutive ranks on nodes
+/// of 3 or 5 straddle node boundaries, which rank 0's group alone does not show).
+#[test]
+fn node_traffic_matches_every_rank() {
+    let shape = [24usize, 24, 24];
+    let mut profile = MachineProfile::network_only(0.0, 0.0);
+    profile.tw_node_s_per_byte = 1.0;
+    for ranks in [2usize, 3, 4, 6, 8, 12] {
+        for rpn in [1usize, 2, 3, 5, 8] {
+            if ranks > rpn && ranks % rpn != 0 {
+                continue; // a partial last node: the model looks at full nodes
+            }
+            profile.ranks_per_node = rpn;
+            for grid in candidates(&shape, ranks) {
+                let problem = Problem {
+                    shape: shape.to_vec(),
+                    ranks,
+                    element_bytes: 1,
+                    transposed_out: true,
+                    real_to_complex: false,
+                };
+                let pipe = pipeline(&shape, grid.clone(), true).unwrap();
+                let mut expected = 0.0;
+                for stage in pipe.forward.iter().chain(&pipe.backward) {
+                    let Stage::Exchange { from, to } = *stage else {
+                        continue;
+                    };
+                    let plan = ExchangePlan::new(&pipe.layouts[from], &pipe.layouts[to]).unwrap();
+                    let nodes = ranks.div_ceil(rpn.min(ranks));
+                    let mut off_node = vec![0usize; nodes];
+                    for rank in 0..ranks {
+                        let part = plan.for_rank(rank);
+                        off_node[rank / rpn.min(ranks)] += part
+                            .peers
+                            .iter()
+                            .filter(|p| p.peer_rank / rpn != rank / rpn)
+                            .map(|p| p.send_box.len())
+                            .sum::<usize>();
+                    }
+                    expected += *off_node.iter().max().unwrap() as f64;
+                }
+                let pr = predict(&problem, &grid, &profile).unwrap();
+                assert!(
+                    (pr.bandwidth_s - expected).abs() <= 1e-9 * expected.max(1.0),
+                    "grid {grid} rpn {rpn}: {} vs {expected}",
+                    pr.bandwidth_s
+                );
+            }
+        }
+    }
+}
+
+/// The node's memory by hand: 4×4×4 on the pencil grid 1×2 (nothing fused), 2 ranks of
+/// one node, 1-byte elements, free cores and links, 1 s per byte of the node's memory. Per
+/// direction: three sweeps, each reading and writing both ranks' 32 elements (128 s); two
+/// exchanges in groups of 2, each copying a rank's 16 sent, 16 received and 16 own elements
+/// (192 s) and moving 16 + 16 through shared memory (64 s); two in groups of one, a local
+/// transposing copy of the 32 elements of each rank (128 s). Natural output doubles the
+/// exchanges.
+#[test]
+fn node_memory_bounds_sweeps_copies_and_shared_memory() {
+    let mut m = MachineProfile::network_only(0.0, 0.0);
+    m.ranks_per_node = 2;
+    m.tw_memory_s_per_byte = 1.0;
+    let problem = Problem {
+        shape: vec![4, 4, 4],
+        ranks: 2,
+        element_bytes: 1,
+        transposed_out: false,
+        real_to_complex: false,
+    };
+    let grid = GridShape::new(vec![1, 2]).unwrap();
+    let pr = predict(&problem, &grid, &m).unwrap();
+    assert_eq!(
+        (pr.fft_s, pr.memory_s, pr.bandwidth_s),
+        (6.0 * 128.0, 4.0 * 192.0 + 4.0 * 128.0, 4.0 * 64.0)
+    );
+    assert_eq!(pr.intra_node_s, pr.bandwidth_s);
+    m.tw_memory_s_per_byte = 0.0;
+    let pr = predict(&problem, &grid, &m).unwrap();
+    assert_eq!((pr.fft_s, pr.memory_s, pr.bandwidth_s), (0.0, 0.0, 0.0));
+}
