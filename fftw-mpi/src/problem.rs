@@ -340,7 +340,8 @@ fn r2r_axes(kinds: &[i32]) -> Result<Vec<AxisKind>, Refusal> {
     kinds.iter().map(|&k| r2r_axis(k)).collect()
 }
 
-/// The dfft axis of an `fftw_r2r_kind` (REDFT00 = 3 … RODFT11 = 10).
+/// The dfft axis of an `fftw_r2r_kind` (R2HC = 0, HC2R = 1, DHT = 2, REDFT00 = 3 …
+/// RODFT11 = 10).
 fn r2r_axis(kind: i32) -> Result<AxisKind, Refusal> {
     let k = match kind {
         3 => R2rKind::Dct1,
@@ -351,12 +352,9 @@ fn r2r_axis(kind: i32) -> Result<AxisKind, Refusal> {
         8 => R2rKind::Dst3,
         9 => R2rKind::Dst2,
         10 => R2rKind::Dst4,
-        0..=2 => {
-            return Err(Refusal::Unsupported(format!(
-                "r2r kind {} needs dfft's R2HC/HC2R/DHT kernels (not yet in fft-core)",
-                ["FFTW_R2HC", "FFTW_HC2R", "FFTW_DHT"][kind as usize]
-            )))
-        }
+        0 => R2rKind::R2hc,
+        1 => R2rKind::Hc2r,
+        2 => R2rKind::Dht,
         _ => return Err(Refusal::Invalid(format!("r2r kind {kind}"))),
     };
     Ok(AxisKind::R2r(k))
