@@ -39,7 +39,8 @@ use std::io::Write;
 /// Prints `dfft_fftw3_mpi: {message}` and ends the job (every process, through
 /// `MPI_Abort`), as FFTW ends a program that breaks its contract.
 pub fn fatal(message: &str) -> ! {
-    let _ = writeln!(std::io::stderr(), "dfft_fftw3_mpi: {message}");
+    // One write, so that the lines of processes failing together do not interleave.
+    let _ = std::io::stderr().write_all(format!("dfft_fftw3_mpi: {message}\n").as_bytes());
     let mut initialized = 0;
     let mut finalized = 0;
     // SAFETY: MPI_Initialized and MPI_Finalized may be called at any time.
@@ -57,6 +58,6 @@ pub fn fatal(message: &str) -> ! {
 /// Prints `dfft_fftw3_mpi: {message}` once per job: on process 0 of `comm`.
 pub fn note(comm: &comm::Borrowed, message: &str) {
     if comm.rank_size().0 == 0 {
-        let _ = writeln!(std::io::stderr(), "dfft_fftw3_mpi: {message}");
+        let _ = std::io::stderr().write_all(format!("dfft_fftw3_mpi: {message}\n").as_bytes());
     }
 }

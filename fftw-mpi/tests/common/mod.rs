@@ -72,7 +72,13 @@ pub fn compile(path: &str, link: Link) -> Result<PathBuf, String> {
             cmd.args(["-lfftw3_mpi", "-lfftw3f_mpi"]);
         }
     }
-    cmd.args(["-lfftw3", "-lfftw3f", "-lm"]);
+    cmd.args([
+        "-lfftw3_threads",
+        "-lfftw3f_threads",
+        "-lfftw3",
+        "-lfftw3f",
+        "-lm",
+    ]);
     let output = match cmd.output() {
         Err(e) => return Err(format!("{compiler} cannot run ({e})")),
         Ok(o) => o,
