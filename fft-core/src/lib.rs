@@ -59,6 +59,9 @@
 //!   ([`grids`]: `plan.spectral_grid()`).
 //!
 //! One generic code path serves every plan kind and precision (`T: Real`).
+//! * [`halo`]: halo (ghost-cell) exchange on any layout of a plan ([`HaloPlan`]): each
+//!   rank's block extended by a width per axis, periodic or filled at the global boundary,
+//!   in one collective call.
 //! * [`AnyPlan`]: a plan of a kind ([`PlanKind`]) and [`Precision`] chosen at run time, as
 //!   the Python and C bindings hold one; [`Transform`], the typed operations every plan kind
 //!   shares, and [`with_any_plan!`] run generic code on the plan inside.
@@ -77,6 +80,7 @@ pub mod any_plan;
 mod engine;
 pub mod error;
 pub mod grids;
+pub mod halo;
 mod kernels;
 /// Local 1-D FFT sweeps, usable alone ([`local::Sweep`]).
 pub mod local {
@@ -101,6 +105,7 @@ pub mod view;
 pub use any_plan::{AnyPlan, PlanKind, Precision, Transform};
 pub use error::{FftError, Result};
 pub use grids::{SpectralAxis, SpectralGrid};
+pub use halo::{Boundary, HaloArray, HaloPlan};
 pub use options::{AxisKind, FftOptions, GridChoice, Normalization, R2rKind};
 pub use pencil_array::PencilArray;
 pub use plan::FftPlan;
