@@ -94,6 +94,16 @@ pub struct RunArgs {
     /// pair (untimed), which runs forward and backward in place.
     #[arg(long, conflicts_with_all = ["destroy_input", "output"])]
     pub in_place: bool,
+    /// Bit-for-bit reproducible results whatever the decomposition (FftOptions::deterministic):
+    /// the same bits on any ranks, grid, threads, --alloc and --method, so that --output files
+    /// of different runs compare equal byte for byte.
+    #[arg(long)]
+    pub deterministic: bool,
+    /// Write the round trip backward(forward(x)) (the input's dtype and shape, scaled as
+    /// --normalization says) as a C-order .npy file, like --output; for comparing backward
+    /// transforms byte for byte (c2c, r2c and r2r; not with --in-place or --destroy-input).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["in_place", "destroy_input"])]
+    pub roundtrip_output: Option<PathBuf>,
     /// Who allocates the blocks the transforms write (the forward output and the round
     /// trip's block): `plan` (`alloc_input`/`alloc_output`: on one node, shared-memory windows
     /// through which the exchanges move rows between the ranks' blocks in place) or `caller`

@@ -10,7 +10,9 @@ use crate::files::FileRef;
 use crate::kind::Kind;
 use crate::memory::{peak_rss_bytes, pss_bytes, PssSampler};
 use crate::report::{RunReport, Stages};
-use crate::run::{max_or_nan, max_over_ranks, read_input, sum_over_ranks, write_output};
+use crate::run::{
+    max_or_nan, max_over_ranks, read_input, sum_over_ranks, write_array, write_output,
+};
 use crate::run::{RunError, Setup};
 use crate::synthetic::Reference;
 use crate::transform::{RunPlan, Sample};
@@ -255,6 +257,19 @@ impl Context<'_> {
         } else {
             Ok(false)
         };
+        if let (Some(path), true) = (&self.args.roundtrip_output, verdict.is_ok()) {
+            let layout = plan.input_layout().clone();
+            let round_trip = (path.as_path(), "backward(forward output)");
+            let back = &back[..input.len()];
+            write_array(
+                self.world,
+                self.args,
+                round_trip,
+                &layout,
+                plan.batch(),
+                back,
+            )?;
+        }
         phases.done("output");
         phases.summary();
         if nonfinite > 0 {

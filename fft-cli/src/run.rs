@@ -63,6 +63,9 @@ pub enum RunError {
     /// --in-place with --kind c2r.
     #[error("--in-place runs c2c, r2c and r2r plans; a c2r run's input is the half spectrum: use --kind r2c --in-place (its backward is the c2r, in place)")]
     InPlaceC2r,
+    /// --roundtrip-output with --kind c2r.
+    #[error("--roundtrip-output writes backward(forward(x)) of c2c, r2c and r2r runs; a c2r run's forward is the backward: use --kind r2c --roundtrip-output")]
+    RoundtripC2r,
     /// Neither --shape nor --input.
     #[error("--shape is required unless --input gives the array")]
     MissingShape,
@@ -240,6 +243,20 @@ pub(crate) fn write_output<S: Sample>(
     let Some(path) = &args.output else {
         return Ok(false);
     };
+    write_array(world, args, (path, "forward output"), layout, batch, data)?;
+    Ok(true)
+}
+
+/// Writes `data` (this rank's blocks of `layout`, `batch` fields) to `path` as a C-order
+/// file of `S`'s dtype, every rank its own block; `direction` says what it holds.
+pub(crate) fn write_array<S: Sample>(
+    world: &SimpleCommunicator,
+    args: &RunArgs,
+    (path, direction): (&std::path::Path, &str),
+    layout: &Layout,
+    batch: usize,
+    data: &[S],
+) -> Result<(), RunError> {
     let target = FileRef::parse(path);
     let rank = world.rank() as usize;
     let shape = file_shape(layout.global_shape(), batch);
@@ -256,7 +273,7 @@ pub(crate) fn write_output<S: Sample>(
         ("kind", args.kind.to_string()),
         ("precision", args.precision.name().to_string()),
         ("normalization", args.normalization.name().to_string()),
-        ("direction", "forward output".to_string()),
+        ("direction", direction.to_string()),
         (
             "layout",
             if batch > 1 {
@@ -283,7 +300,7 @@ pub(crate) fn write_output<S: Sample>(
             &attributes,
         )?;
     }
-    Ok(true)
+    Ok(())
 }
 
 /// Reads the `--input` header on every rank and agrees on the outcome; checks the dtype and
@@ -443,6 +460,7 @@ where
         .transposed_out(args.transposed_out)
         .destroy_input(args.destroy_input)
         .in_place(args.in_place)
+        .deterministic(args.deterministic)
         .batch(args.batch);
     // `--grid auto`: the complexity model picks the grid (the same on every rank).
     let (options, model) = crate::plan_cmd::RunModel::prepare(
@@ -474,6 +492,9 @@ where
     };
     if args.in_place && matches!(args.kind, Kind::C2r) {
         return Err(RunError::InPlaceC2r);
+    }
+    if args.roundtrip_output.is_some() && matches!(args.kind, Kind::C2r) {
+        return Err(RunError::RoundtripC2r);
     }
     match &args.kind {
         Kind::C2c => ctx.execute(FftPlan::<T>::new(world, shape, options).map_err(planned)?),

@@ -557,7 +557,13 @@ fn steps_of<T: Real>(
                         }
                     }
                 }
-                let local = LocalFft::new(plans.clone(), &memory_shape, &positions, threads);
+                let local = LocalFft::new(
+                    plans.clone(),
+                    &memory_shape,
+                    &positions,
+                    threads,
+                    spec.deterministic,
+                );
                 last_fft = Some((layout, (plans, positions)));
                 steps.push(Step::Fft(local));
                 after.push(layout);
@@ -688,12 +694,14 @@ fn per_sub_block<T: Real>(
     );
     let sweeps = group
         .into_iter()
-        .map(|(plan, position)| Sweep::new(plan, &m_mid[first..], position - first))
+        .map(|(plan, position)| {
+            Sweep::planned(plan, &m_mid[first..], position - first, !spec.deterministic)
+        })
         .collect();
     let blocks = m_mid[..first].iter().product();
     let rest = (!rest.is_empty()).then(|| {
         let (plans, positions): (Vec<_>, Vec<_>) = rest.into_iter().unzip();
-        LocalFft::new(plans, &m_mid, &positions, threads)
+        LocalFft::new(plans, &m_mid, &positions, threads, spec.deterministic)
     });
     Some((PlaneSteps::new(line, sweeps, head, blocks), rest))
 }

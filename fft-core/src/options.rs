@@ -425,6 +425,16 @@ pub struct FftOptions {
     /// ([`crate::RealFftPlan::forward_in_place`]). Without it the in-place
     /// calls return [`crate::FftError::InPlaceNotPlanned`]. Default `false`.
     pub in_place: bool,
+    /// Bit-for-bit reproducible results whatever the decomposition: with the same shape,
+    /// kind, precision and other options, `forward` and `backward` give the same bits on any
+    /// number of ranks, any grid rank and shape, any threads per rank, either allocation of
+    /// the blocks, either exchange method, in or out of place. Every 1-D line is transformed
+    /// whole on one rank anyway; this option makes the plan transform the axes in one fixed
+    /// order (forward: the last axis first, down to axis 0; backward: the reverse) and each
+    /// line of a length with the same code (no AVX-512 column FFTs for strided lines, which
+    /// round differently from the contiguous lines' FFTs). The cost is measured in
+    /// docs/spectral.md. Default `false`.
+    pub deterministic: bool,
     /// The machine the complexity model describes when [`GridChoice::Auto`] picks the grid
     /// (default: [`crate::model::MachineProfile::default`], a generic cluster node). The
     /// library never reads a profile itself; `dfft` reads `--machine`, `$DFFT_MACHINE` or its
@@ -453,6 +463,7 @@ impl Default for FftOptions {
             shared_memory: true,
             destroy_input: false,
             in_place: false,
+            deterministic: false,
             machine: crate::model::MachineProfile::default(),
             memory_limit: None,
         }
@@ -497,6 +508,18 @@ impl FftOptions {
     /// ```
     pub fn in_place(mut self, in_place: bool) -> Self {
         self.in_place = in_place;
+        self
+    }
+
+    /// Sets bit-for-bit reproducible results whatever the decomposition (see
+    /// [`FftOptions::deterministic`]).
+    ///
+    /// ```
+    /// let opts = fft_core::FftOptions::default().deterministic(true);
+    /// assert!(opts.deterministic);
+    /// ```
+    pub fn deterministic(mut self, deterministic: bool) -> Self {
+        self.deterministic = deterministic;
         self
     }
 

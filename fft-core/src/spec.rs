@@ -79,6 +79,8 @@ pub(crate) struct Spec {
     pub resolution: Vec<usize>,
     pub forward_scale: f64,
     pub backward_scale: f64,
+    /// [`FftOptions::deterministic`].
+    pub deterministic: bool,
 }
 
 impl Spec {
@@ -151,6 +153,7 @@ impl Spec {
             resolution: shape.to_vec(),
             forward_scale,
             backward_scale,
+            deterministic: options.deterministic,
         })
     }
 }

@@ -39,17 +39,28 @@ pub(crate) struct LocalFft<T: Real> {
     /// before wrote them so, [`LocalFft::swappable_rows`]): its sweep across them then runs
     /// in place with no staging block.
     rows_swapped: bool,
+    /// Whether the sweeps over the whole block run before the in-cache group (a
+    /// deterministic plan whose order puts them first).
+    rest_first: bool,
+    /// Whether strided sweeps may take column FFTs (not in a deterministic plan).
+    columns: bool,
 }
 
 impl<T: Real> LocalFft<T> {
     /// Sweeps with `ffts[i]` along memory position `positions[i]` of a block of
     /// `memory_shape`; the positions must be the trailing ones (in any order). The in-cache
     /// group is sized for `threads` workers (at least two sub-blocks per thread).
+    ///
+    /// `deterministic` ([`crate::FftOptions::deterministic`]): the sweeps run exactly in the
+    /// order given (the in-cache group first or last, as that order has it, else none) and
+    /// strided ones without column FFTs, so that each axis's lines are transformed by the same
+    /// code, in the same order of axes, however the plan splits the axes into steps.
     pub(crate) fn new(
         ffts: Vec<Arc<dyn Fft<T>>>,
         memory_shape: &[usize],
         positions: &[usize],
         threads: usize,
+        deterministic: bool,
     ) -> Self {
         // A contiguous sweep (the last memory position) given first goes second instead
         // (sweeps along different axes commute): from an input, the first sweep reads it as
@@ -58,7 +69,7 @@ impl<T: Real> LocalFft<T> {
         // sweeps split into the in-cache group and the rest, so a batch stays bit-identical
         // to its fields transformed one by one.
         let (mut ffts, mut positions) = (ffts, positions.to_vec());
-        if positions.len() >= 2 && positions[0] + 1 == memory_shape.len() {
+        if !deterministic && positions.len() >= 2 && positions[0] + 1 == memory_shape.len() {
             ffts.swap(0, 1);
             positions.swap(0, 1);
         }
@@ -69,40 +80,57 @@ impl<T: Real> LocalFft<T> {
         // Fusion needs the swept axes to be exactly the trailing memory positions.
         let trailing = sorted.iter().copied().eq(lowest..memory_shape.len());
         let wanted = 2 * threads.max(1);
-        let first = if trailing {
+        let mut first = if trailing {
             (lowest..memory_shape.len())
                 .find(|&p| memory_shape[..p].iter().product::<usize>() >= wanted)
                 .unwrap_or(memory_shape.len())
         } else {
             memory_shape.len()
         };
+        // The in-cache group runs first, or (deterministic) last when the order given has
+        // the other sweeps first; an order that interleaves them gets no group.
+        let in_group = |p: &usize| *p >= first;
+        let group_first = positions
+            .iter()
+            .skip_while(|p| in_group(p))
+            .all(|p| !in_group(p));
+        let group_last = positions.iter().skip_while(|p| !in_group(p)).all(in_group);
+        let rest_first = deterministic && !group_first && group_last;
+        if deterministic && !group_first && !group_last {
+            first = memory_shape.len();
+        }
+        let columns = !deterministic;
         let sub_shape = &memory_shape[first..];
+        let sweep = |f: &Arc<dyn Fft<T>>, shape: &[usize], p: usize| {
+            Sweep::planned(f.clone(), shape, p, columns)
+        };
         let whole = ffts
             .iter()
             .zip(positions)
-            .map(|(f, &p)| Sweep::new(f.clone(), memory_shape, p))
+            .map(|(f, &p)| sweep(f, memory_shape, p))
             .collect();
         let fused: Vec<Sweep<T>> = ffts
             .iter()
             .zip(positions)
             .filter(|(_, &p)| p >= first)
-            .map(|(f, &p)| Sweep::new(f.clone(), sub_shape, p - first))
+            .map(|(f, &p)| sweep(f, sub_shape, p - first))
             .collect();
         let rest: Vec<Sweep<T>> = ffts
             .iter()
             .zip(positions)
             .filter(|(_, &p)| p < first)
-            .map(|(f, &p)| Sweep::new(f.clone(), memory_shape, p))
+            .map(|(f, &p)| sweep(f, memory_shape, p))
             .collect();
         let blocks: usize = memory_shape[..first].iter().product();
         let swap = match rest.as_slice() {
-            [last] => first == 1 && last.column.is_some() && last.n == blocks,
+            [last] => !rest_first && first == 1 && last.column.is_some() && last.n == blocks,
             _ => false,
         };
         let sub_len: usize = sub_shape.iter().product();
         let borrow = match fused.split_first() {
             Some((first, others)) => {
-                first.column.is_some()
+                !rest_first
+                    && first.column.is_some()
                     && others.iter().all(|s| !s.is_strided())
                     && first.scratch_len_through(Through::Staging) <= 2 * sub_len
             }
@@ -117,6 +145,8 @@ impl<T: Real> LocalFft<T> {
             swap,
             borrow,
             rows_swapped: false,
+            rest_first,
+            columns,
         }
     }
 
@@ -189,8 +219,12 @@ impl<T: Real> LocalFft<T> {
     /// runs in place: from an input, the in-cache group's column FFT stages in the output
     /// and the axis-0 sweep left needs no staging (see `swap` and `borrow`).
     pub(crate) fn scratch_len(&self, from_input: bool, workers: usize) -> usize {
-        if !self.in_cache(workers) {
-            return self.whole.iter().map(Sweep::scratch_len).max().unwrap_or(0);
+        if !self.in_cache(workers) || self.rest_first {
+            // Every sweep through staging blocks: over the whole block, or (rest first) the
+            // in-cache group in place after the others.
+            let group = self.fused.iter().map(Sweep::scratch_len);
+            let whole = self.whole.iter().map(Sweep::scratch_len);
+            return whole.chain(group).max().unwrap_or(0);
         }
         // The in-cache group through staging blocks (borrowed from the output where every
         // worker can), then the sweeps left, the one along position 0 on digit-swapped rows
@@ -223,7 +257,7 @@ impl<T: Real> LocalFft<T> {
             .iter()
             .map(|s| {
                 let p = s.position.checked_sub(first)?;
-                Some(Sweep::new(s.fft.clone(), plane, p))
+                Some(Sweep::planned(s.fft.clone(), plane, p, self.columns))
             })
             .collect()
     }
@@ -257,6 +291,10 @@ impl<T: Real> LocalFft<T> {
                 let src = if i == 0 { input } else { None };
                 sweep.run(data, src, if last { scale } else { T::one() }, workers);
             }
+            return;
+        }
+        if self.rest_first {
+            self.run_rest_first(data, input, scale, workers);
             return;
         }
         let fused_scale = (self.rest.is_empty() && scale != T::one()).then_some(scale);
@@ -319,5 +357,38 @@ impl<T: Real> LocalFft<T> {
             let s = if last { scale } else { T::one() };
             sweep.run_through(data, None, s, workers, swap);
         }
+    }
+
+    /// [`LocalFft::run`] with the sweeps over the whole block first (from `input` when
+    /// given), then the in-cache group in place, one sub-block at a time; the last sweep of
+    /// the group multiplies by `scale`.
+    fn run_rest_first(
+        &self,
+        data: &mut [Complex<T>],
+        input: Option<&[Complex<T>]>,
+        scale: T,
+        workers: &mut [AlignedBuf<Complex<T>>],
+    ) {
+        for (i, sweep) in self.rest.iter().enumerate() {
+            let src = if i == 0 { input } else { None };
+            sweep.run(data, src, T::one(), workers);
+        }
+        let fused_scale = (scale != T::one()).then_some(scale);
+        let count = self.fused.len();
+        let (blocks, sub_len) = (self.blocks, self.sub_len);
+        assert_eq!(data.len(), blocks * sub_len);
+        let nworkers = workers.len();
+        let out = SendPtr::new(data.as_mut_ptr());
+        workers.par_iter_mut().enumerate().for_each(|(w, scratch)| {
+            for b in self.range(w, nworkers) {
+                // SAFETY: workers take disjoint ranges of sub-blocks, so each has one writer.
+                let block =
+                    unsafe { std::slice::from_raw_parts_mut(out.get().add(b * sub_len), sub_len) };
+                for (i, sweep) in self.fused.iter().enumerate() {
+                    let s = if i + 1 == count { fused_scale } else { None };
+                    sweep.run_serial(block, None, s, scratch, Through::Staging);
+                }
+            }
+        });
     }
 }

@@ -75,6 +75,19 @@ impl<T: Real> Sweep<T> {
     /// A sweep with `fft` along the axis at memory position `position` of a block with
     /// memory shape `memory_shape` (slowest first).
     pub fn new(fft: Arc<dyn Fft<T>>, memory_shape: &[usize], position: usize) -> Self {
+        Self::planned(fft, memory_shape, position, true)
+    }
+
+    /// [`Sweep::new`]; with `columns` false a strided sweep never takes a column FFT (it
+    /// gathers its lines into tiles for `fft` itself), so that every line of a length is
+    /// transformed by the same code whatever its stride: a deterministic plan's sweeps
+    /// ([`crate::FftOptions::deterministic`]).
+    pub(crate) fn planned(
+        fft: Arc<dyn Fft<T>>,
+        memory_shape: &[usize],
+        position: usize,
+        columns: bool,
+    ) -> Self {
         let n = memory_shape[position];
         let outer: usize = memory_shape[..position].iter().product();
         let inner: usize = memory_shape[position + 1..].iter().product();
@@ -84,8 +97,10 @@ impl<T: Real> Sweep<T> {
             Shape::Strided { outer, inner }
         };
         let column = match shape {
-            Shape::Strided { .. } => ColumnFft::new(&*fft, std::mem::size_of::<T>()).map(Arc::new),
-            Shape::Contiguous { .. } => None,
+            Shape::Strided { .. } if columns => {
+                ColumnFft::new(&*fft, std::mem::size_of::<T>()).map(Arc::new)
+            }
+            Shape::Strided { .. } | Shape::Contiguous { .. } => None,
         };
         Self {
             fft,

@@ -81,7 +81,13 @@ fn swapped_planes_need_no_staging() {
                 }
             }
         }
-        let local = LocalFft::new(ffts, &shape, &[0, 1, 2], rayon::current_num_threads());
+        let local = LocalFft::new(
+            ffts,
+            &shape,
+            &[0, 1, 2],
+            rayon::current_num_threads(),
+            false,
+        );
         let threads = rayon::current_num_threads().max(1);
         let swaps = local.swap && local.in_cache(threads);
         let column = local.rest.first().is_some_and(|s| s.column.is_some());
@@ -129,8 +135,15 @@ fn in_place_steps_take_rows_digit_swapped() {
                 .iter()
                 .map(|&n| planner.plan_fft_inverse(n))
                 .collect();
-            let plain = LocalFft::new(ffts.clone(), &shape, &[1, 2], rayon::current_num_threads());
-            let mut swapped = LocalFft::new(ffts, &shape, &[1, 2], rayon::current_num_threads());
+            let plain = LocalFft::new(
+                ffts.clone(),
+                &shape,
+                &[1, 2],
+                rayon::current_num_threads(),
+                false,
+            );
+            let mut swapped =
+                LocalFft::new(ffts, &shape, &[1, 2], rayon::current_num_threads(), false);
             let Some((rows, inner, swap)) = swapped.swappable_rows(2) else {
                 assert!(
                     !super::column::available(),
@@ -146,6 +159,7 @@ fn in_place_steps_take_rows_digit_swapped() {
                 &[shape[0], rows, 32],
                 &[1, 2],
                 rayon::current_num_threads(),
+                false,
             );
             assert!(aliased.swappable_rows(2).is_none(), "{shape:?}: rows of 32");
             let staging = plain.scratch_len(false, 2);
