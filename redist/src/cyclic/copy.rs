@@ -3,7 +3,7 @@
 //! contiguous runs), per rank a [`RankRedist`] whose copies walk each local array once in
 //! memory order.
 
-use super::kernel::{self, RunGroup};
+use super::kernel::{self, RowKernel};
 use super::plan::{Interval, Message};
 
 /// How a [`CopyMap`] cuts the fastest message axis into runs.
@@ -32,10 +32,8 @@ pub struct CopyMap {
     outer: Vec<Vec<usize>>,
     /// Runs of the last axis: (local start, message start within the row, length).
     runs: Vec<(usize, usize, usize)>,
-    /// The runs grouped for the whole-row copies (side A: local, side B: message row).
-    groups: Vec<RunGroup>,
-    /// What a row's copy touches past its start, locally and in the message.
-    extents: (usize, usize),
+    /// The whole-row copy (side A: local, side B: message row).
+    kernel: RowKernel,
     /// Elements per message row.
     inner: usize,
     /// Number of message rows.
@@ -94,12 +92,10 @@ impl CopyMap {
             pos += iv.len;
         }
         let rows = outer.iter().map(Vec::len).product();
-        let groups = kernel::group_runs(runs.iter().copied());
-        let extents = kernel::extents(&groups);
+        let kernel = RowKernel::new(runs.iter().copied());
         Self {
             outer,
-            groups,
-            extents,
+            kernel,
             runs,
             inner: pos,
             rows,
@@ -190,7 +186,7 @@ impl CopyMap {
         if range == (0..self.len) {
             for row in 0..self.rows {
                 let at = self.row_base(row);
-                kernel::a_to_b(&self.groups, self.extents, local, at, msg, row * self.inner);
+                kernel::a_to_b(&self.kernel, local, at, msg, row * self.inner);
             }
             return;
         }
@@ -206,7 +202,7 @@ impl CopyMap {
         if range == (0..self.len) {
             for row in 0..self.rows {
                 let at = self.row_base(row);
-                kernel::b_to_a(&self.groups, self.extents, msg, row * self.inner, local, at);
+                kernel::b_to_a(&self.kernel, msg, row * self.inner, local, at);
             }
             return;
         }
@@ -291,16 +287,14 @@ pub(crate) fn row_order(
 /// Copies one message row from `msg[pos..]` into `local[base..]`.
 #[inline(always)]
 fn copy_row<T: Copy>(map: &CopyMap, local: &mut [T], base: usize, msg: &[T], pos: usize) {
-    kernel::b_to_a(&map.groups, map.extents, msg, pos, local, base);
+    kernel::b_to_a(&map.kernel, msg, pos, local, base);
 }
 
 /// A rank's own part, copied straight from the source to the destination array: the paired
-/// runs of its two maps, grouped (side A: source, side B: destination), and what a row's copy
-/// touches past its starts.
+/// runs of its two maps (side A: source, side B: destination).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OwnCopy {
-    groups: Vec<RunGroup>,
-    extents: (usize, usize),
+    kernel: RowKernel,
 }
 
 impl OwnCopy {
@@ -308,18 +302,17 @@ impl OwnCopy {
     /// paired one to one).
     pub(crate) fn new(src: &CopyMap, dst: &CopyMap) -> Self {
         debug_assert!(src.runs.len() == dst.runs.len());
-        let groups = kernel::group_runs(src.runs.iter().zip(&dst.runs).map(|(s, d)| {
+        let kernel = RowKernel::new(src.runs.iter().zip(&dst.runs).map(|(s, d)| {
             debug_assert_eq!(s.2, d.2);
             (s.0, d.0, s.2)
         }));
-        let extents = kernel::extents(&groups);
-        Self { groups, extents }
+        Self { kernel }
     }
 
     /// Copies one row from `src[src_at..]` to `dst[dst_at..]`.
     #[inline(always)]
     fn row<T: Copy>(&self, src: &[T], src_at: usize, dst: &mut [T], dst_at: usize) {
-        kernel::a_to_b(&self.groups, self.extents, src, src_at, dst, dst_at);
+        kernel::a_to_b(&self.kernel, src, src_at, dst, dst_at);
     }
 }
 
@@ -389,7 +382,7 @@ impl RankRedist {
         }
         for r in &self.pack_rows {
             let map = &self.sends[r.transfer].map;
-            kernel::a_to_b(&map.groups, map.extents, src, r.local, send, r.buf);
+            kernel::a_to_b(&map.kernel, src, r.local, send, r.buf);
         }
     }
 
@@ -414,7 +407,7 @@ impl RankRedist {
         for r in &self.pack_rows {
             let t = &self.sends[r.transfer];
             let (out, pos) = (msg(r.transfer), r.buf - t.offset);
-            kernel::a_to_b(&t.map.groups, t.map.extents, src, r.local, out, pos);
+            kernel::a_to_b(&t.map.kernel, src, r.local, out, pos);
         }
     }
 
