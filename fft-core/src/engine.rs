@@ -17,7 +17,7 @@ use crate::program::{At, Fused, Pass, Program, Step};
 use crate::real::Real;
 use crate::run::{execute, Context, Direct, Route, SharedPath};
 use crate::shared::{BlockWindow, SharedBlock};
-use crate::stages::{pipeline_partial, Pipeline};
+use crate::stages::{pipeline_with, Pipeline};
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
@@ -91,10 +91,10 @@ where
             &options.grid,
             &options.machine,
         )?;
-        let pipeline = pipeline_partial(
+        let pipeline = pipeline_with(
             &spec.shape,
             grid_shape.clone(),
-            options.transposed_out,
+            &options.ends(),
             &spec.transformed,
         )?;
         // Refuse (on every rank alike) a plan that would not fit, before allocating.

@@ -82,7 +82,8 @@ pub(crate) fn batched(layout: &Layout, batch: usize) -> Result<Layout> {
         layout.grid().clone(),
         decomposed,
         MemoryOrder::new(order)?,
-    )?)
+    )?
+    .with_blocks(layout.blocks().to_vec())?)
 }
 
 /// The FFT, real FFT and real-to-real planners, shared by every rank's steps (plans are

@@ -388,6 +388,23 @@ pub struct FftOptions {
     /// Leave the forward output in the last pencil layout (skip the exchanges back); backward
     /// then takes that layout as input. Like FFTW-MPI's `TRANSPOSED_OUT`/`TRANSPOSED_IN`.
     pub transposed_out: bool,
+    /// Take the forward input in the last pencil layout (the layout `transposed_out` leaves
+    /// the forward output in: for a slab, axes 0 and 1 swapped in memory, split along axis 1),
+    /// FFTW-MPI's `TRANSPOSED_IN`; backward then ends in it. The forward transform visits the
+    /// pencils backwards, so it saves the same exchanges. Complex and real-to-real plans (a
+    /// real-to-complex plan's real FFT comes first: its backward takes the transposed
+    /// layout when `transposed_out`).
+    pub transposed_in: bool,
+    /// Block sizes of the input layout's splits (FFTW-MPI's `block0`, or `block1` with
+    /// `transposed_in`): per logical axis, where that axis is split, grid coordinate `c` owns
+    /// `c·b .. (c+1)·b` (cut at the extent, so trailing ranks may own nothing; FFTW-MPI's
+    /// default is `b = ⌈n/P⌉`); `None` per axis or for all: dfft's balanced split. A block
+    /// must cover its axis (`b·P ≥ n`). Pencil grids (rank ≥ 2) need the same blocks in and
+    /// out.
+    pub input_blocks: Option<Vec<Option<usize>>>,
+    /// Block sizes of the output layout's splits, as [`FftOptions::input_blocks`]; the
+    /// layouts in between take these where given, else the input's.
+    pub output_blocks: Option<Vec<Option<usize>>>,
     /// Number of fields transformed together (≥ 1): the input holds `batch` blocks one after
     /// another (field-major), the output likewise, and every exchange moves all of them in one
     /// message per peer.
@@ -456,6 +473,9 @@ impl Default for FftOptions {
             method: Method::default(),
             normalization: Normalization::default(),
             transposed_out: false,
+            transposed_in: false,
+            input_blocks: None,
+            output_blocks: None,
             batch: 1,
             axes: None,
             padding: None,
@@ -566,6 +586,44 @@ impl FftOptions {
     pub fn transposed_out(mut self, transposed_out: bool) -> Self {
         self.transposed_out = transposed_out;
         self
+    }
+
+    /// Sets transposed input (see [`FftOptions::transposed_in`]).
+    pub fn transposed_in(mut self, transposed_in: bool) -> Self {
+        self.transposed_in = transposed_in;
+        self
+    }
+
+    /// Sets the block sizes of the input layout's splits, one entry per logical axis (see
+    /// [`FftOptions::input_blocks`]).
+    ///
+    /// ```
+    /// // FFTW-MPI's default for 10 × 6 on 4 ranks: rows in blocks of ⌈10/4⌉ = 3.
+    /// let opts = fft_core::FftOptions::default()
+    ///     .input_blocks(vec![Some(3), None])
+    ///     .output_blocks(vec![Some(3), None]);
+    /// assert_eq!(opts.input_blocks, Some(vec![Some(3), None]));
+    /// ```
+    pub fn input_blocks(mut self, blocks: Vec<Option<usize>>) -> Self {
+        self.input_blocks = Some(blocks);
+        self
+    }
+
+    /// Sets the block sizes of the output layout's splits (see
+    /// [`FftOptions::output_blocks`]).
+    pub fn output_blocks(mut self, blocks: Vec<Option<usize>>) -> Self {
+        self.output_blocks = Some(blocks);
+        self
+    }
+
+    /// The input and output layouts these options ask for ([`crate::stages::Ends`]).
+    pub(crate) fn ends(&self) -> crate::stages::Ends {
+        crate::stages::Ends {
+            transposed_in: self.transposed_in,
+            transposed_out: self.transposed_out,
+            input_blocks: self.input_blocks.clone().unwrap_or_default(),
+            output_blocks: self.output_blocks.clone().unwrap_or_default(),
+        }
     }
 
     /// Sets the number of fields transformed together.

@@ -12,6 +12,10 @@
 //! exchanges `Lr → … → L0` follow. Backward runs the mirror image.
 //! [`pencils`] is the one place that builds this chain.
 //!
+//! With [`Ends::transposed_in`] the forward transform starts in the last pencil and visits
+//! the chain backwards (FFTW-MPI's `TRANSPOSED_IN`); [`Ends`] also gives the block sizes of
+//! the input and output layouts' splits (FFTW-MPI's `block0`/`block1`).
+//!
 //! Real and padded transforms ([`pipeline_for`]) use the same pencils; a transform that changes
 //! an axis length (padding/truncation) or the element type (real ↔ complex) is a
 //! [`Stage::Resize`] into the same pencil at the new global shape, so the layouts of one
@@ -267,6 +271,89 @@ pub fn pipeline_partial(
     transposed_out: bool,
     transformed: &[bool],
 ) -> Result<Pipeline> {
+    let ends = Ends {
+        transposed_out,
+        ..Ends::default()
+    };
+    pipeline_with(shape, grid, &ends, transformed)
+}
+
+/// Where a transform starts and ends: which pencil holds the forward input and output, and
+/// in which blocks their split axes are cut.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ends {
+    /// The forward input (and backward output) lies in the last pencil, the layout
+    /// `transposed_out` leaves the forward output in (FFTW-MPI's `TRANSPOSED_IN`); the
+    /// forward transform then visits the pencils backwards.
+    pub transposed_in: bool,
+    /// The forward output (and backward input) stays in the last pencil.
+    pub transposed_out: bool,
+    /// Per logical axis, the block size of its split in the input layout (`None`: balanced);
+    /// empty: balanced everywhere.
+    pub input_blocks: Vec<Option<usize>>,
+    /// Per logical axis, the block size of its split in the output layout; the layouts in
+    /// between take the output's where it gives one, else the input's.
+    pub output_blocks: Vec<Option<usize>>,
+}
+
+impl Ends {
+    /// The block of `axis` in a layout of role `role` (0 input, 1 in between, 2 output).
+    fn block(&self, axis: usize, role: usize) -> Option<usize> {
+        let at = |blocks: &[Option<usize>]| blocks.get(axis).copied().flatten();
+        match role {
+            0 => at(&self.input_blocks),
+            2 => at(&self.output_blocks),
+            _ => at(&self.output_blocks).or(at(&self.input_blocks)),
+        }
+    }
+}
+
+/// The pencils the data visits in forward order, from [`pencils_partial`]'s chain of `count`
+/// pencils: forward along the chain, then back to pencil 0 unless the output is transposed;
+/// with a transposed input backwards from the last, then forward again to it if the output
+/// is transposed too.
+fn visits(count: usize, ends: &Ends) -> Vec<usize> {
+    let last = count - 1;
+    let (there, back): (Vec<usize>, Vec<usize>) = if ends.transposed_in {
+        ((0..=last).rev().collect(), (1..=last).collect())
+    } else {
+        ((0..=last).collect(), (0..last).rev().collect())
+    };
+    let returns = ends.transposed_in == ends.transposed_out;
+    there
+        .into_iter()
+        .chain(back.into_iter().filter(|_| returns))
+        .collect()
+}
+
+/// [`pipeline_partial`] with the input and output layouts of `ends`: transposed input or
+/// output, and given block sizes. The forward transform runs each pencil's axes at its first
+/// visit ([`visits`]); a real-to-complex transform cannot start transposed (its real FFT,
+/// along the last axis, must come first).
+///
+/// ```
+/// use fft_core::stages::{pipeline_with, Ends, Stage, TransformShape};
+/// use redist::GridShape;
+/// // FFTW-MPI's TRANSPOSED_IN, default blocks: 10 × 6 on 4 ranks, input split along axis 1
+/// // in blocks of ⌈6/4⌉ = 2, output along axis 0 in blocks of ⌈10/4⌉ = 3.
+/// let ends = Ends {
+///     transposed_in: true,
+///     input_blocks: vec![None, Some(2)],
+///     output_blocks: vec![Some(3), None],
+///     ..Ends::default()
+/// };
+/// let p = pipeline_with(&TransformShape::complex(&[10, 6]), GridShape::new(vec![4]).unwrap(),
+///     &ends, &[true, true]).unwrap();
+/// assert_eq!(p.forward[0], Stage::Fft { layout: p.input, axis: 0 });
+/// assert_eq!(p.layouts[p.input].global_range(3, 1), 6..6); // owns nothing
+/// assert_eq!(p.layouts[p.output].global_range(3, 0), 9..10);
+/// ```
+pub fn pipeline_with(
+    shape: &TransformShape,
+    grid: GridShape,
+    ends: &Ends,
+    transformed: &[bool],
+) -> Result<Pipeline> {
     let physical = &shape.physical;
     if physical.len() < 2 {
         return Err(FftError::TooFewDimensions {
@@ -274,19 +361,41 @@ pub fn pipeline_partial(
         });
     }
     let d = physical.len();
+    let bad = |reason: String| FftError::BadOptions {
+        shape: shape.spectral.clone(),
+        reason,
+    };
     if transformed.len() != d || !transformed.contains(&true) {
-        return Err(FftError::BadOptions {
-            shape: shape.spectral.clone(),
-            reason: format!("a pipeline needs one flag per axis and at least one transformed axis, got {transformed:?}"),
-        });
+        return Err(bad(format!("a pipeline needs one flag per axis and at least one transformed axis, got {transformed:?}")));
+    }
+    if ends.transposed_in && shape.domain == Domain::RealToComplex {
+        return Err(bad("a real-to-complex transform cannot take a transposed input (its real FFT comes first); the backward of a plan with transposed output takes one".into()));
+    }
+    for (name, blocks) in [
+        ("input", &ends.input_blocks),
+        ("output", &ends.output_blocks),
+    ] {
+        if !blocks.is_empty() && blocks.len() != d {
+            return Err(bad(format!(
+                "{name} blocks has {} entries for {d} axes: {blocks:?}",
+                blocks.len()
+            )));
+        }
     }
     let half = transformed
         .iter()
         .rposition(|&t| t)
         .expect("one transformed axis");
     let r = grid.rank();
-    let single = grid.ranks() == 1 && !transposed_out;
+    if r >= 2 && (0..d).any(|a| ends.block(a, 0) != ends.block(a, 2)) {
+        return Err(bad(format!(
+            "on a grid of rank {r} the input and output block sizes must agree, got {:?} and {:?}",
+            ends.input_blocks, ends.output_blocks
+        )));
+    }
+    let single = grid.ranks() == 1 && !ends.transposed_out && !ends.transposed_in;
     let chain = pencils_partial(d, r, single, transformed);
+    let visits = visits(chain.len(), ends);
     let mut layouts: Vec<Layout> = Vec::new();
     let mut real: Vec<bool> = Vec::new();
     let mut add = |layout: Layout, is_real: bool| -> usize {
@@ -299,32 +408,43 @@ pub fn pipeline_partial(
             }
         }
     };
-    let make = |pencil: usize, current: &[usize]| -> Result<Layout> {
-        let (decomposed, order, _) = &chain[pencil];
-        Ok(Layout::new(
-            current,
-            grid.clone(),
-            decomposed.clone(),
-            order.clone(),
-        )?)
+    // The layout of visit `v` at the global shape `current`, with the blocks of its role.
+    let make = |v: usize, current: &[usize]| -> Result<Layout> {
+        let (decomposed, order, _) = &chain[visits[v]];
+        let role = if v == 0 {
+            0
+        } else if v + 1 == visits.len() {
+            2
+        } else {
+            1
+        };
+        let blocks = decomposed.iter().map(|&a| ends.block(a, role)).collect();
+        Ok(
+            Layout::new(current, grid.clone(), decomposed.clone(), order.clone())?
+                .with_blocks(blocks)?,
+        )
     };
     let mut current = physical.clone();
     let mut is_real = shape.domain != Domain::Complex;
     let input = add(make(0, &current)?, is_real);
     let mut at = input;
     let mut forward = Vec::new();
-    for (k, (_, _, axes)) in chain.iter().enumerate() {
-        if k > 0 {
-            let next = add(make(k, &current)?, is_real);
+    let mut done = vec![false; chain.len()];
+    for (v, &k) in visits.iter().enumerate() {
+        if v > 0 {
+            let next = add(make(v, &current)?, is_real);
             forward.push(Stage::Exchange { from: at, to: next });
             at = next;
         }
-        for &axis in axes {
+        if std::mem::replace(&mut done[k], true) {
+            continue;
+        }
+        for &axis in &chain[k].2 {
             current[axis] = shape.spectral[axis];
             if shape.domain == Domain::RealToComplex && axis == half {
                 is_real = false;
             }
-            let next = add(make(k, &current)?, is_real);
+            let next = add(make(v, &current)?, is_real);
             forward.push(if next == at {
                 Stage::Fft { layout: at, axis }
             } else {
@@ -334,13 +454,6 @@ pub fn pipeline_partial(
                     axis,
                 }
             });
-            at = next;
-        }
-    }
-    if !transposed_out {
-        for k in (0..chain.len() - 1).rev() {
-            let next = add(make(k, &current)?, is_real);
-            forward.push(Stage::Exchange { from: at, to: next });
             at = next;
         }
     }
@@ -517,5 +630,125 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Transposed inputs and outputs and given blocks: every axis transformed once per
+    /// direction where it is whole, every exchange valid, the input in the last pencil when
+    /// transposed (else pencil 0) and likewise the output, split in the blocks given.
+    #[test]
+    fn transposed_ends_and_blocks() {
+        for d in 2..=4 {
+            for r in 1..d {
+                for p in [2usize, 3] {
+                    let shape: Vec<usize> = (0..d).map(|i| 4 + i).collect();
+                    let grid = GridShape::new(vec![p; r]).unwrap();
+                    let chain = pencils(d, r, false);
+                    let fftw: Vec<Option<usize>> =
+                        shape.iter().map(|&n| Some(n.div_ceil(p))).collect();
+                    let mut out_blocks = fftw.clone();
+                    if r == 1 {
+                        // Slabs take different blocks in and out.
+                        out_blocks = shape.iter().map(|&n| Some(n.div_ceil(p) + 1)).collect();
+                    }
+                    for (tin, tout) in [(false, false), (true, false), (false, true), (true, true)]
+                    {
+                        let ends = Ends {
+                            transposed_in: tin,
+                            transposed_out: tout,
+                            input_blocks: fftw.clone(),
+                            output_blocks: out_blocks.clone(),
+                        };
+                        let what = format!("d {d} r {r} p {p} in {tin} out {tout}");
+                        let pl = pipeline_with(
+                            &TransformShape::complex(&shape),
+                            grid.clone(),
+                            &ends,
+                            &vec![true; d],
+                        )
+                        .expect(&what);
+                        for (stages, start, end) in [
+                            (&pl.forward, pl.input, pl.output),
+                            (&pl.backward, pl.output, pl.input),
+                        ] {
+                            let mut at = start;
+                            let mut seen = vec![0; d];
+                            for s in stages.iter() {
+                                match *s {
+                                    Stage::Fft { layout, axis } => {
+                                        assert_eq!(layout, at, "{what}");
+                                        assert!(pl.layouts[layout].is_local(axis), "{what}");
+                                        seen[axis] += 1;
+                                    }
+                                    Stage::Resize { .. } => unreachable!("complex"),
+                                    Stage::Exchange { from, to } => {
+                                        assert_eq!(from, at, "{what}");
+                                        redist::ExchangePlan::new(
+                                            &pl.layouts[from],
+                                            &pl.layouts[to],
+                                        )
+                                        .expect(&what);
+                                        at = to;
+                                    }
+                                }
+                            }
+                            assert_eq!(at, end, "{what}");
+                            assert_eq!(seen, vec![1; d], "{what}");
+                        }
+                        let pencil = |t: bool| &chain[if t { chain.len() - 1 } else { 0 }];
+                        for (layout, t, blocks) in [
+                            (&pl.layouts[pl.input], tin, &fftw),
+                            (&pl.layouts[pl.output], tout, &out_blocks),
+                        ] {
+                            assert_eq!(layout.decomposed(), &pencil(t).0[..], "{what}");
+                            assert_eq!(layout.memory_order(), &pencil(t).1, "{what}");
+                            let want: Vec<Option<usize>> =
+                                layout.decomposed().iter().map(|&a| blocks[a]).collect();
+                            assert_eq!(layout.blocks(), &want[..], "{what}");
+                        }
+                    }
+                }
+            }
+        }
+        // Refusals: a transposed real-to-complex input, mismatched pencil blocks, lengths.
+        let real = TransformShape {
+            physical: vec![6, 8],
+            spectral: vec![6, 5],
+            domain: Domain::RealToComplex,
+        };
+        let slab = GridShape::new(vec![2]).unwrap();
+        let tin = Ends {
+            transposed_in: true,
+            ..Ends::default()
+        };
+        assert!(pipeline_with(&real, slab.clone(), &tin, &[true, true]).is_err());
+        let pencil = GridShape::new(vec![2, 2]).unwrap();
+        let differ = Ends {
+            input_blocks: vec![Some(3), None, None],
+            ..Ends::default()
+        };
+        let e = pipeline_with(
+            &TransformShape::complex(&[6, 6, 6]),
+            pencil,
+            &differ,
+            &[true; 3],
+        );
+        assert!(e.unwrap_err().to_string().contains("must agree"));
+        let short = Ends {
+            output_blocks: vec![Some(3)],
+            ..Ends::default()
+        };
+        let e = pipeline_with(
+            &TransformShape::complex(&[6, 6]),
+            slab.clone(),
+            &short,
+            &[true; 2],
+        );
+        assert!(e.unwrap_err().to_string().contains("1 entries for 2 axes"));
+        let small = Ends {
+            input_blocks: vec![Some(2), None],
+            ..Ends::default()
+        };
+        let e = pipeline_with(&TransformShape::complex(&[6, 6]), slab, &small, &[true; 2]);
+        assert!(e.unwrap_err().to_string().contains("block size of 2"));
     }
 }

@@ -74,6 +74,20 @@ pub enum RedistError {
         /// What differs, with the values.
         what: String,
     },
+    /// A block size that is zero or leaves indices of its axis to no part.
+    #[error("grid dimension {grid_dim} splits axis {axis} of {extent} into {parts} parts: a block size of {block} must be at least 1 and cover the axis (at least {})", extent.div_ceil((*parts).max(1)).max(1))]
+    BadBlock {
+        /// The grid dimension.
+        grid_dim: usize,
+        /// The axis it splits.
+        axis: usize,
+        /// The axis's global extent.
+        extent: usize,
+        /// The grid dimension's size.
+        parts: usize,
+        /// The block size given.
+        block: usize,
+    },
     /// Two layouts must differ in exactly one grid dimension for a single exchange.
     #[error("a single exchange needs layouts that differ in exactly one grid dimension, got decomposed axes {from:?} and {to:?}")]
     NotASingleExchange {

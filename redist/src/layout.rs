@@ -8,7 +8,7 @@
 
 use crate::error::{RedistError, Result};
 use crate::grid::GridShape;
-use crate::split::{balanced_owner, balanced_range};
+use crate::split::{balanced_owner, balanced_range, block_owner, block_range};
 use std::ops::Range;
 
 /// A permutation of the logical axes giving the local memory layout: `memory_order[k]` is the
@@ -87,7 +87,9 @@ impl MemoryOrder {
 
 /// A block distribution of a global array of shape `global_shape` over a processor grid:
 /// grid dimension `j` splits logical axis `decomposed[j]` with the balanced rule of
-/// [`balanced_range`]; all other axes are local. Each rank stores its block in `memory_order`.
+/// [`balanced_range`], or in blocks of a given size ([`Layout::with_blocks`], FFTW-MPI's
+/// distribution: [`block_range`]); all other axes are local. Each rank stores its block in
+/// `memory_order`.
 ///
 /// ```
 /// use redist::{grid::GridShape, layout::Layout};
@@ -103,6 +105,8 @@ pub struct Layout {
     grid: GridShape,
     decomposed: Vec<usize>,
     memory_order: MemoryOrder,
+    /// Per grid dimension, the block size of its split (`None`: balanced).
+    blocks: Vec<Option<usize>>,
 }
 
 /// Checks a global shape: at least one axis, no zero extent, element count fits a `usize`.
@@ -158,10 +162,72 @@ impl Layout {
         }
         Ok(Self {
             global_shape: global_shape.to_vec(),
+            blocks: vec![None; grid.rank()],
             grid,
             decomposed,
             memory_order,
         })
+    }
+
+    /// The same layout with grid dimension `j` splitting its axis in blocks of `blocks[j]`
+    /// (rank coordinate `c` owning `c·b .. (c+1)·b`, cut at the extent: trailing ranks may
+    /// own nothing), or balanced where `blocks[j]` is `None`. Errors when a block is zero or
+    /// too small to cover its axis, or `blocks` has not one entry per grid dimension.
+    ///
+    /// ```
+    /// use redist::{grid::GridShape, layout::Layout};
+    /// // FFTW-MPI's default: 10 rows on 4 ranks in blocks of ⌈10/4⌉ = 3.
+    /// let l = Layout::pencil(&[10, 5], GridShape::new(vec![4]).unwrap()).unwrap();
+    /// let l = l.with_blocks(vec![Some(3)]).unwrap();
+    /// assert_eq!(l.global_range(3, 0), 9..10);
+    /// assert_eq!(l.locate(&[9, 0]), (3, 0));
+    /// assert!(l.with_blocks(vec![Some(2)]).is_err()); // 4 blocks of 2 miss rows 8 and 9
+    /// ```
+    pub fn with_blocks(&self, blocks: Vec<Option<usize>>) -> Result<Self> {
+        let r = self.grid.rank();
+        if blocks.len() != r {
+            return Err(RedistError::LayoutMismatch {
+                what: format!(
+                    "{} block sizes {blocks:?} for a grid of rank {r}",
+                    blocks.len()
+                ),
+            });
+        }
+        for (j, block) in blocks.iter().enumerate() {
+            let (axis, parts) = (self.decomposed[j], self.grid.dims()[j]);
+            let extent = self.global_shape[axis];
+            match *block {
+                Some(b) if b == 0 || b.saturating_mul(parts) < extent => {
+                    return Err(RedistError::BadBlock {
+                        grid_dim: j,
+                        axis,
+                        extent,
+                        parts,
+                        block: b,
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(Self {
+            blocks,
+            ..self.clone()
+        })
+    }
+
+    /// Per grid dimension, the block size of its split, or `None` for the balanced split.
+    pub fn blocks(&self) -> &[Option<usize>] {
+        &self.blocks
+    }
+
+    /// The index range of the axis that grid dimension `j` splits owned by coordinate `part`
+    /// along `j`: the balanced split, or the blocks of [`Layout::with_blocks`].
+    pub fn split_range(&self, j: usize, part: usize) -> Range<usize> {
+        let n = self.global_shape[self.decomposed[j]];
+        match self.blocks[j] {
+            None => balanced_range(n, self.grid.dims()[j], part),
+            Some(b) => block_range(n, b, part),
+        }
     }
 
     /// The usual starting pencil: grid dimension `j` splits axis `j`, C memory order.
@@ -183,7 +249,8 @@ impl Layout {
             self.grid.clone(),
             self.decomposed.clone(),
             memory_order,
-        )
+        )?
+        .with_blocks(self.blocks.clone())
     }
 
     /// The global shape, logical frame.
@@ -226,10 +293,7 @@ impl Layout {
         let n = self.global_shape[axis];
         match self.grid_dim_of(axis) {
             None => 0..n,
-            Some(j) => {
-                let coords = self.grid.coords_of(rank);
-                balanced_range(n, self.grid.dims()[j], coords[j])
-            }
+            Some(j) => self.split_range(j, self.grid.coords_of(rank)[j]),
         }
     }
 
@@ -241,7 +305,7 @@ impl Layout {
             .enumerate()
             .map(|(axis, &n)| match self.grid_dim_of(axis) {
                 None => 0..n,
-                Some(j) => balanced_range(n, self.grid.dims()[j], coords[j]),
+                Some(j) => self.split_range(j, coords[j]),
             })
             .collect()
     }
@@ -300,7 +364,10 @@ impl Layout {
     pub fn locate(&self, index: &[usize]) -> (usize, usize) {
         let mut coords = vec![0; self.grid.rank()];
         for (j, &axis) in self.decomposed.iter().enumerate() {
-            coords[j] = balanced_owner(self.global_shape[axis], self.grid.dims()[j], index[axis]);
+            coords[j] = match self.blocks[j] {
+                None => balanced_owner(self.global_shape[axis], self.grid.dims()[j], index[axis]),
+                Some(b) => block_owner(b, index[axis]),
+            };
         }
         let rank = self.grid.rank_of(&coords);
         let ranges = self.global_ranges(rank);
@@ -367,6 +434,11 @@ impl Layout {
         }
         Ok(())
     }
+
+    /// Whether grid dimension `j` splits the same axis in the same parts in both layouts.
+    pub fn same_split(&self, other: &Layout, j: usize) -> bool {
+        self.decomposed[j] == other.decomposed[j] && self.blocks[j] == other.blocks[j]
+    }
 }
 
 #[cfg(test)]
@@ -419,6 +491,48 @@ mod tests {
                 assert!(hits.iter().flatten().all(|&h| h == 1));
             }
         }
+    }
+
+    #[test]
+    fn locate_is_a_bijection_with_given_blocks() {
+        let shape = [7, 3, 5];
+        for (dims, blocks) in [
+            (vec![3], vec![Some(3)]),
+            (vec![4], vec![Some(2)]),
+            (vec![5], vec![Some(7)]),
+            (vec![2, 3], vec![Some(6), Some(1)]),
+            (vec![4, 2], vec![None, Some(3)]),
+        ] {
+            let grid = GridShape::new(dims).unwrap();
+            let layout = Layout::pencil(&shape, grid.clone())
+                .unwrap()
+                .with_memory_order(MemoryOrder::new(vec![1, 2, 0]).unwrap())
+                .unwrap()
+                .with_blocks(blocks.clone())
+                .unwrap();
+            let mut hits: Vec<Vec<u32>> = (0..grid.ranks())
+                .map(|r| vec![0; layout.local_len(r)])
+                .collect();
+            for idx in all_indices(&shape) {
+                let (rank, off) = layout.locate(&idx);
+                let ranges = layout.global_ranges(rank);
+                assert!(ranges.iter().zip(&idx).all(|(r, i)| r.contains(i)));
+                hits[rank][off] += 1;
+                // Block sizes as given: coordinate c starts at c·b.
+                for (j, b) in blocks.iter().enumerate() {
+                    if let Some(b) = b {
+                        let c = grid.coords_of(rank)[j];
+                        assert_eq!(ranges[j].start, c * b);
+                    }
+                }
+            }
+            assert!(hits.iter().flatten().all(|&h| h == 1), "{blocks:?}");
+        }
+        let l = Layout::pencil(&[7, 3], GridShape::new(vec![3]).unwrap()).unwrap();
+        let e = l.with_blocks(vec![Some(2)]).unwrap_err();
+        assert!(e.to_string().contains("a block size of 2"), "{e}");
+        assert!(l.with_blocks(vec![Some(0)]).is_err());
+        assert!(l.with_blocks(vec![None, None]).is_err());
     }
 
     #[test]

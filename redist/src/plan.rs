@@ -12,7 +12,6 @@
 use crate::error::{RedistError, Result};
 use crate::layout::Layout;
 use crate::pack::{compact_strides, CopyPlan};
-use crate::split::balanced_range;
 use std::ops::Range;
 
 /// A rectangular box of a rank's local block, in local indices of the logical frame.
@@ -233,9 +232,10 @@ impl ExchangePlan {
     pub fn new(from: &Layout, to: &Layout) -> Result<Self> {
         from.check_compatible(to)?;
         let differing: Vec<usize> = (0..from.grid().rank())
-            .filter(|&j| from.decomposed()[j] != to.decomposed()[j])
+            .filter(|&j| !from.same_split(to, j))
             .collect();
-        if differing.len() != 1 {
+        let moves = |j: &usize| from.decomposed()[*j] != to.decomposed()[*j];
+        if differing.len() != 1 || !differing.iter().all(moves) {
             return Err(RedistError::NotASingleExchange {
                 from: from.decomposed().to_vec(),
                 to: to.decomposed().to_vec(),
@@ -285,7 +285,7 @@ impl ExchangePlan {
         let src_shape = self.from.local_shape(rank);
         let dst_shape = self.to.local_shape(rank);
         let (a, b) = (self.from_axis, self.to_axis);
-        let (na, nb) = (self.from.global_shape()[a], self.from.global_shape()[b]);
+        let j = self.grid_dim;
         let mut peers = Vec::with_capacity(n);
         let (mut send_offset, mut recv_offset) = (0, 0);
         for (peer, &peer_rank) in members.iter().enumerate() {
@@ -293,12 +293,12 @@ impl ExchangePlan {
             let mut send = LocalBox {
                 ranges: src_shape.iter().map(|&s| 0..s).collect(),
             };
-            send.ranges[b] = balanced_range(nb, n, peer);
+            send.ranges[b] = self.to.split_range(j, peer);
             // Receive: my destination block with axis a cut to the peer's current range.
             let mut recv = LocalBox {
                 ranges: dst_shape.iter().map(|&s| 0..s).collect(),
             };
-            recv.ranges[a] = balanced_range(na, n, peer);
+            recv.ranges[a] = self.from.split_range(j, peer);
             let (send_len, recv_len) = (send.len(), recv.len());
             let own = peer == me;
             peers.push(PeerTransfer {
@@ -497,6 +497,34 @@ mod tests {
             .unwrap();
             check_exchange(&from, &to);
         }
+    }
+
+    /// FFTW-MPI's slab exchange with given block sizes on both sides (⌈n/P⌉ by default, so
+    /// trailing ranks own nothing; other sizes too), both ways, on every P up to 9.
+    #[test]
+    fn exchanges_between_given_block_sizes() {
+        let shape = [7, 5, 3];
+        for ranks in 1..=9usize {
+            let grid = GridShape::new(vec![ranks]).unwrap();
+            let slab = Layout::pencil(&shape, grid.clone()).unwrap();
+            let order = MemoryOrder::new(vec![1, 0, 2]).unwrap();
+            let transposed = Layout::new(&shape, grid, vec![1], order).unwrap();
+            let fftw = |n: usize| n.div_ceil(ranks);
+            for (b0, b1) in [(fftw(7), fftw(5)), (7, 5), (fftw(7) + 1, 5.max(fftw(5)))] {
+                let from = slab.with_blocks(vec![Some(b0)]).unwrap();
+                let to = transposed.with_blocks(vec![Some(b1)]).unwrap();
+                check_exchange(&from, &to);
+                check_exchange(&to, &from);
+                check_exchange(&slab, &to);
+            }
+        }
+        // A grid dimension that stays must keep its blocks.
+        let grid = GridShape::new(vec![2, 2]).unwrap();
+        let from = Layout::pencil(&[4, 4, 4], grid.clone()).unwrap();
+        let to = Layout::new(&[4, 4, 4], grid, vec![0, 2], MemoryOrder::natural(3)).unwrap();
+        assert!(ExchangePlan::new(&from, &to).is_ok());
+        let reblocked = to.with_blocks(vec![Some(3), None]).unwrap();
+        assert!(ExchangePlan::new(&from, &reblocked).is_err());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The balanced block split rule (the design notes), in one small function and its inverse.
+//! The block split rules, each in one small function and its inverse: the balanced split
+//! (the default of every layout) and blocks of a given size (FFTW-MPI's and ScaLAPACK's).
 
 use std::ops::Range;
 
@@ -45,9 +46,51 @@ pub fn balanced_owner(n: usize, parts: usize, index: usize) -> usize {
     }
 }
 
+/// The index range that part `part` owns when `n` items are cut into blocks of `block`
+/// (block `p` is `p·block .. (p+1)·block`, cut at `n`): FFTW-MPI's distribution, whose
+/// default `block` is ⌈n/parts⌉, so trailing parts may own nothing.
+///
+/// ```
+/// use redist::split::block_range;
+/// assert_eq!(block_range(10, 3, 0), 0..3);
+/// assert_eq!(block_range(10, 3, 3), 9..10);
+/// assert_eq!(block_range(10, 5, 2), 10..10); // owns nothing
+/// ```
+#[inline]
+pub fn block_range(n: usize, block: usize, part: usize) -> Range<usize> {
+    let start = part.saturating_mul(block).min(n);
+    start..start.saturating_add(block).min(n)
+}
+
+/// The part that owns item `index` under [`block_range`].
+#[inline]
+pub fn block_owner(block: usize, index: usize) -> usize {
+    index / block
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_tile_the_axis_in_order() {
+        for n in 0..40usize {
+            for block in 1..15 {
+                let parts = n.div_ceil(block).max(1) + 2;
+                let mut next = 0;
+                for p in 0..parts {
+                    let r = block_range(n, block, p);
+                    assert_eq!(r.start, next, "n={n} block={block} p={p}");
+                    assert!(r.len() <= block);
+                    next = r.end;
+                    for i in r {
+                        assert_eq!(block_owner(block, i), p);
+                    }
+                }
+                assert_eq!(next, n);
+            }
+        }
+    }
 
     #[test]
     fn ranges_tile_the_axis_in_order() {
