@@ -53,11 +53,20 @@ pub(crate) struct Engine<T: Real> {
     direct_ready: bool,
 }
 
+/// This rank's threads for a plan made with `options`: its own count, else the current rayon
+/// pool's.
+fn threads_of(options: &FftOptions) -> usize {
+    options
+        .threads
+        .unwrap_or_else(rayon::current_num_threads)
+        .max(1)
+}
+
 /// The environment of a plan over `comm`: its ranks, the most threads of any rank, and the
 /// fold as an all-reduce (collective, once for the threads).
-fn probe<C: Communicator>(comm: &C) -> (usize, usize) {
+fn probe<C: Communicator>(comm: &C, options: &FftOptions) -> (usize, usize) {
     let mut threads = 0u64;
-    let mine = rayon::current_num_threads().max(1) as u64;
+    let mine = threads_of(options) as u64;
     comm.all_reduce_into(&mine, &mut threads, SystemOperation::max());
     (comm.size() as usize, threads as usize)
 }
@@ -103,11 +112,11 @@ where
             &pipeline,
             std::mem::size_of::<Complex<T>>(),
             options.batch,
-            options.memory_limit,
+            (options.memory_limit, threads_of(&options)),
         )?;
         let grid = ProcessGrid::new(comm, grid_shape)?;
         let rank = grid.rank();
-        let (ranks, threads) = probe(grid.communicator());
+        let (ranks, threads) = probe(grid.communicator(), &options);
         let fold = |f: &dyn Fn(usize) -> Vec<u64>| {
             let mine = f(rank);
             let mut all = vec![0u64; mine.len()];
@@ -401,6 +410,11 @@ where
     /// This rank's elements of the forward output, batch included.
     pub(crate) fn output_len(&self) -> usize {
         self.program.lens.1
+    }
+
+    /// Threads the plan's kernels are cut for: one scratch block each.
+    pub(crate) fn threads(&self) -> usize {
+        self.workers.len()
     }
 
     /// `Complex<T>` elements of work memory (see [`crate::FftPlan::work_len`]).

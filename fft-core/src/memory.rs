@@ -224,15 +224,15 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
     })
 }
 
-/// Checks the estimate of a plan over `pipeline` against the smallest of the ranks'
-/// `limit`s (`None`: no limit on that rank); collective over `comm` whatever the limits. Every
-/// rank returns the same result.
+/// Checks the estimate of a plan over `pipeline` with `threads` FFT threads per rank against
+/// the smallest of the ranks' `limit`s (`None`: no limit on that rank); collective over `comm`
+/// whatever the limits. Every rank returns the same result.
 pub(crate) fn check_plan_memory<C: Communicator>(
     comm: &C,
     pipeline: &Pipeline,
     element_bytes: usize,
     batch: usize,
-    limit: Option<u64>,
+    (limit, threads): (Option<u64>, usize),
 ) -> Result<()> {
     let mine = limit.unwrap_or(u64::MAX);
     let mut smallest = 0u64;
@@ -240,8 +240,7 @@ pub(crate) fn check_plan_memory<C: Communicator>(
     if smallest == u64::MAX {
         return Ok(());
     }
-    let estimate =
-        estimate_memory_batched(pipeline, element_bytes, rayon::current_num_threads(), batch);
+    let estimate = estimate_memory_batched(pipeline, element_bytes, threads, batch);
     if estimate.total() > smallest {
         return Err(FftError::InsufficientMemory {
             need: estimate.total(),

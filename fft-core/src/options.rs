@@ -405,6 +405,12 @@ pub struct FftOptions {
     /// Block sizes of the output layout's splits, as [`FftOptions::input_blocks`]; the
     /// layouts in between take these where given, else the input's.
     pub output_blocks: Option<Vec<Option<usize>>>,
+    /// Threads per rank of this plan (FFTW's `fftw_plan_with_nthreads`): its kernels are cut
+    /// into that many tasks, each with its own scratch, run in the rayon pool current at the
+    /// call (the global pool unless the caller installs another) while every MPI call stays
+    /// on the calling thread. `None` (the default): the current pool's size when the plan is
+    /// made. At least 1.
+    pub threads: Option<usize>,
     /// Number of fields transformed together (≥ 1): the input holds `batch` blocks one after
     /// another (field-major), the output likewise, and every exchange moves all of them in one
     /// message per peer.
@@ -476,6 +482,7 @@ impl Default for FftOptions {
             transposed_in: false,
             input_blocks: None,
             output_blocks: None,
+            threads: None,
             batch: 1,
             axes: None,
             padding: None,
@@ -613,6 +620,13 @@ impl FftOptions {
     /// [`FftOptions::output_blocks`]).
     pub fn output_blocks(mut self, blocks: Vec<Option<usize>>) -> Self {
         self.output_blocks = Some(blocks);
+        self
+    }
+
+    /// Sets the threads per rank of the plan (`None`: the current rayon pool's size; see
+    /// [`FftOptions::threads`]).
+    pub fn threads(mut self, threads: Option<usize>) -> Self {
+        self.threads = threads;
         self
     }
 

@@ -134,6 +134,13 @@ macro_rules! plan_accessors {
                 self.engine.work_len()
             }
 
+            /// Threads per rank the plan's kernels are cut for ([`FftOptions::threads`], or
+            /// the rayon pool's size when the plan was made; the most of any rank): each has
+            /// its own scratch, so at most this many run a transform's kernels at once.
+            pub fn threads(&self) -> usize {
+                self.engine.threads()
+            }
+
             /// Seconds spent per stage since the plan was made or `reset_times`.
             pub fn times(&self) -> StageTimes {
                 self.engine.times

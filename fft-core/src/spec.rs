@@ -101,6 +101,9 @@ impl Spec {
         if options.batch == 0 {
             return Err(bad("batch must be at least 1, got 0".into()));
         }
+        if options.threads == Some(0) {
+            return Err(bad("threads must be at least 1, got 0".into()));
+        }
         let axes = axis_kinds(shape, options, domain)?;
         let factors = options.padding.clone().unwrap_or_else(|| vec![1.0; d]);
         if factors.len() != d {

@@ -55,6 +55,7 @@ fn fftw_layouts_body() {
     let (rank, size) = (mpi.rank(), mpi.size());
     complex_layouts(&world, rank, size);
     real_layouts(&world, rank, size);
+    threads_per_plan(&world, rank, size);
     mpi.pass();
 }
 
@@ -219,6 +220,30 @@ fn real_layouts(world: &impl Communicator, rank: usize, size: usize) {
     }
 }
 
+/// A plan's threads per rank as an option: its kernels are cut for that many workers, and
+/// the results do not depend on it (bit for bit), nor on the pool they run in.
+fn threads_per_plan(world: &impl Communicator, rank: usize, size: usize) {
+    let shape = [12usize, 10, 9];
+    let x = random_global(&shape, 17);
+    let mut outputs = Vec::new();
+    for threads in [1, 3] {
+        let opts = FftOptions::default()
+            .grid(GridChoice::Dims(vec![size]))
+            .threads(Some(threads));
+        let mut plan = FftPlan::<f64>::new(world, &shape, opts).unwrap();
+        assert_eq!(plan.threads(), threads);
+        let input = local_block(&x, plan.input_layout(), rank);
+        let mut out = vec![Complex::default(); plan.output_len()];
+        plan.forward(&input, &mut out).unwrap();
+        outputs.push(out);
+    }
+    assert_eq!(outputs[0], outputs[1], "threads change no bit");
+    let e = FftPlan::<f64>::new(world, &shape, FftOptions::default().threads(Some(0)));
+    assert!(e
+        .unwrap_err()
+        .to_string()
+        .contains("threads must be at least 1"));
+}
 
 
 fn out_map(p: usize, (rows, cols): (usize, usize), scrambled: bool) -> usize {
