@@ -12,7 +12,7 @@ use crate::error::{FftError, Result};
 use crate::kernels::RunMap;
 use crate::lower::fuse::{direct_runs, region_of, regions, DirectSide};
 use crate::lower::{lower, Env};
-use crate::options::FftOptions;
+use crate::options::{FftOptions, GridChoice};
 use crate::program::{At, Fused, Pass, Program, Step};
 use crate::real::Real;
 use crate::run::{execute, Context, Direct, Route, SharedPath};
@@ -25,7 +25,7 @@ use num_complex::Complex;
 use redist::alloc::AlignedBuf;
 use redist::plan::RankExchange;
 use redist::runs::Run;
-use redist::{Exchange, ExchangePlan, ProcessGrid, RedistError, StageTimes};
+use redist::{Exchange, ExchangePlan, GridShape, ProcessGrid, RedistError, StageTimes};
 use std::sync::{Arc, Weak};
 
 /// The engine: the lowered program, what runs it, and the plan's buffers.
@@ -94,18 +94,36 @@ where
     /// Plans `spec` over all processes of `comm`; collective.
     pub(crate) fn new<C: Communicator>(comm: &C, spec: Spec, options: FftOptions) -> Result<Self> {
         let ranks = comm.size() as usize;
-        let grid_shape = crate::model::resolve_grid(
-            &spec.shape.physical,
-            ranks,
-            &options.grid,
-            &options.machine,
-        )?;
-        let pipeline = pipeline_with(
-            &spec.shape,
-            grid_shape.clone(),
-            &options.ends(),
-            &spec.transformed,
-        )?;
+        let grid_shape = if spec.one_d {
+            // A distributed 1-D transform runs on a slab of its matrix: every rank in one
+            // grid dimension.
+            match &options.grid {
+                GridChoice::Auto | GridChoice::Rank(1) => GridShape::new(vec![ranks])?,
+                other => crate::model::resolve_grid(
+                    &spec.shape.physical,
+                    ranks,
+                    other,
+                    &options.machine,
+                )?,
+            }
+        } else {
+            crate::model::resolve_grid(
+                &spec.shape.physical,
+                ranks,
+                &options.grid,
+                &options.machine,
+            )?
+        };
+        let pipeline = if spec.one_d {
+            crate::one_d::pipeline(&spec.shape, grid_shape.clone(), &options)?
+        } else {
+            pipeline_with(
+                &spec.shape,
+                grid_shape.clone(),
+                &options.ends(),
+                &spec.transformed,
+            )?
+        };
         // Refuse (on every rank alike) a plan that would not fit, before allocating.
         crate::memory::check_plan_memory(
             comm,

@@ -10,8 +10,9 @@ pub enum FftError {
     /// An error from the layout and exchange layer.
     #[error(transparent)]
     Redist(#[from] RedistError),
-    /// A transform needs at least two dimensions to be distributed.
-    #[error("a distributed FFT needs an array of at least 2 dimensions, got shape {shape:?}")]
+    /// A transform needs at least two dimensions to be distributed (a complex one of one
+    /// dimension is a distributed 1-D transform).
+    #[error("a distributed real-to-complex or real-to-real transform needs an array of at least 2 dimensions (1-D is complex only), got shape {shape:?}")]
     TooFewDimensions {
         /// The shape given.
         shape: Vec<usize>,

@@ -90,6 +90,7 @@ pub mod local {
 mod lower;
 pub mod memory;
 pub mod model;
+pub mod one_d;
 pub mod options;
 pub mod pencil_array;
 pub mod plan;
@@ -106,7 +107,7 @@ pub use any_plan::{AnyPlan, PlanKind, Precision, Transform};
 pub use error::{FftError, Result};
 pub use grids::{SpectralAxis, SpectralGrid};
 pub use halo::{Boundary, HaloArray, HaloPlan};
-pub use options::{AxisKind, FftOptions, GridChoice, Normalization, R2rKind};
+pub use options::{AxisKind, FftOptions, GridChoice, Normalization, OneD, R2rKind};
 pub use pencil_array::PencilArray;
 pub use plan::FftPlan;
 pub use real::{as_complex, as_complex_mut, Real};

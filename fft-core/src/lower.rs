@@ -22,7 +22,7 @@ mod tests;
 pub(crate) use crate::spec::Spec;
 
 use crate::error::Result;
-use crate::kernels::{LineOp, LineStep, LocalFft, PlaneSteps, R2r, Sweep};
+use crate::kernels::{LineOp, LineStep, LocalFft, PlaneSteps, R2r, Sweep, Twiddle};
 use crate::options::{AxisKind, FftOptions};
 use crate::program::{At, ExchangeFusion, ExchangeStep, PaddedRows, Pass, Program, Step};
 use crate::real::Real;
@@ -502,6 +502,23 @@ fn steps_of<T: Real>(
                 let memory_shape = l.local_shape_in_memory(q);
                 let position = l.memory_order().position_of(axis + shift);
                 let real = pipeline.real[layout];
+                if spec.one_d && axis == 0 {
+                    // A distributed 1-D transform's FFTs along the rows, with the twiddles of
+                    // this rank's columns.
+                    let (rows, cols) = (spec.shape.physical[0], spec.shape.physical[1]);
+                    let columns = l.global_range(q, 1 + shift);
+                    let twiddle = Twiddle::new(rows * cols, columns.start, columns.len(), inverse);
+                    let op = LineOp::C2c(planners.fft(rows, inverse));
+                    let step = LineStep::new(op, &memory_shape, position, rows, false, false, rows)
+                        .with_twiddle(twiddle);
+                    steps.push(Step::Line {
+                        step,
+                        in_place: true,
+                    });
+                    after.push(layout);
+                    i += 1;
+                    continue;
+                }
                 if let AxisKind::R2r(kind) = spec.axes[axis] {
                     let kind = if inverse { kind.inverse() } else { kind };
                     let n = spec.resolution[axis];

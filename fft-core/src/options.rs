@@ -363,6 +363,34 @@ impl AxisKind {
     }
 }
 
+/// A distributed 1-D transform (FFTW-MPI's rank-1 plans; [`crate::one_d`]): how its axis of
+/// `n = rows · cols` points is cut, and whether its input and output are in FFTW-MPI's
+/// scrambled orders. A complex plan of a 1-D shape is one, with these defaults; a plan of a
+/// shape `[n, h…]` whose axes after the first are [`AxisKind::Identity`] (FFTW's interleaved
+/// `howmany`) is one when [`FftOptions::one_d`] is given.
+///
+/// ```
+/// use fft_core::{FftOptions, OneD};
+/// let opts = FftOptions::default().one_d(OneD { columns: Some(16), scrambled_out: true, ..OneD::default() });
+/// assert_eq!(opts.one_d.unwrap().columns, Some(16));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OneD {
+    /// `cols`, a divisor of `n`: the axis is a `rows × cols` matrix (`x[j]` at row
+    /// `j / cols`), whose rows the ordered input splits and whose columns the ordered output
+    /// splits. `None`: FFTW-MPI's choice for the plan's ranks ([`crate::one_d::fftw_columns`]),
+    /// so that the layouts are FFTW-MPI's.
+    pub columns: Option<usize>,
+    /// The forward input (backward output) in the scrambled order, FFTW-MPI's
+    /// `SCRAMBLED_IN`: the matrix transposed, split along its columns (position `p` holds
+    /// `x[(p % rows)·cols + p / rows]`); saves an exchange each way.
+    pub scrambled_in: bool,
+    /// The forward output (backward input) in the scrambled order, FFTW-MPI's
+    /// `SCRAMBLED_OUT`: position `p` holds `X[p / cols + rows·(p % cols)]`, split along the
+    /// rows; saves an exchange each way. A backward plan takes the forward's scrambled output.
+    pub scrambled_out: bool,
+}
+
 /// Options of an [`crate::FftPlan`], [`crate::RealFftPlan`] or [`crate::R2rPlan`].
 ///
 /// ```
@@ -411,6 +439,9 @@ pub struct FftOptions {
     /// on the calling thread. `None` (the default): the current pool's size when the plan is
     /// made. At least 1.
     pub threads: Option<usize>,
+    /// A distributed 1-D transform along axis 0 ([`OneD`]); implied for a complex plan of a
+    /// 1-D shape. `None` otherwise.
+    pub one_d: Option<OneD>,
     /// Number of fields transformed together (≥ 1): the input holds `batch` blocks one after
     /// another (field-major), the output likewise, and every exchange moves all of them in one
     /// message per peer.
@@ -483,6 +514,7 @@ impl Default for FftOptions {
             input_blocks: None,
             output_blocks: None,
             threads: None,
+            one_d: None,
             batch: 1,
             axes: None,
             padding: None,
@@ -627,6 +659,12 @@ impl FftOptions {
     /// [`FftOptions::threads`]).
     pub fn threads(mut self, threads: Option<usize>) -> Self {
         self.threads = threads;
+        self
+    }
+
+    /// Makes the plan a distributed 1-D transform along axis 0 (see [`OneD`]).
+    pub fn one_d(mut self, one_d: OneD) -> Self {
+        self.one_d = Some(one_d);
         self
     }
 

@@ -180,7 +180,12 @@ where
     /// collective. Every check uses global arguments only, so all ranks return the same error.
     /// With padding, `shape` is the spectral resolution and the input lives on the padded grid
     /// ([`FftPlan::global_shape`]).
+    ///
+    /// A 1-D `shape` (or [`FftOptions::one_d`]) makes a distributed 1-D transform
+    /// ([`crate::one_d`]): its layouts are slabs of the axis's `rows × cols` matrix (see
+    /// [`FftPlan::one_d`], [`FftPlan::input_range_1d`]).
     pub fn new<C: Communicator>(comm: &C, shape: &[usize], options: FftOptions) -> Result<Self> {
+        let options = crate::one_d::resolve(shape, options, comm.size() as usize)?;
         let spec = Spec::new(shape, &options, Domain::Complex)?;
         Ok(Self {
             engine: Engine::new(comm, spec, options)?,
@@ -222,6 +227,28 @@ where
     /// [`FftPlan::forward`]).
     pub fn backward(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<()> {
         self.engine.transform(false, Source::Read(input), output)
+    }
+
+    /// The `(rows, cols)` of a distributed 1-D transform's axis (its layouts' first two axes),
+    /// or `None` for other plans.
+    pub fn one_d(&self) -> Option<(usize, usize)> {
+        let shape = self.input_layout().global_shape();
+        self.engine.options.one_d.map(|_| (shape[0], shape[1]))
+    }
+
+    /// The positions of a distributed 1-D transform's axis this rank's forward input holds:
+    /// one contiguous range (of the ordered axis, or of the scrambled order), `None` for other
+    /// plans. With FFTW-MPI's columns and blocks, `fftw_mpi_local_size_1d`'s `local_i_start ..
+    /// + local_ni`.
+    pub fn input_range_1d(&self) -> Option<std::ops::Range<usize>> {
+        let (layout, rank) = (self.input_layout(), self.rank());
+        self.one_d().map(|_| crate::one_d::range_1d(layout, rank))
+    }
+
+    /// As [`FftPlan::input_range_1d`] for the forward output (`local_o_start .. + local_no`).
+    pub fn output_range_1d(&self) -> Option<std::ops::Range<usize>> {
+        let (layout, rank) = (self.output_layout(), self.rank());
+        self.one_d().map(|_| crate::one_d::range_1d(layout, rank))
     }
 
     /// Elements of this rank's buffer for [`FftPlan::forward_in_place`] and

@@ -77,6 +77,9 @@ pub(crate) struct Spec {
     pub transformed: Vec<bool>,
     /// Spectral resolution per axis (`N`: the real length along the r2c axis).
     pub resolution: Vec<usize>,
+    /// A distributed 1-D transform ([`crate::one_d`]): axes 0 and 1 of the shape are the
+    /// `rows × cols` matrix of the plan's axis 0, and the FFTs along axis 0 carry twiddles.
+    pub one_d: bool,
     pub forward_scale: f64,
     pub backward_scale: f64,
     /// [`FftOptions::deterministic`].
@@ -88,10 +91,13 @@ impl Spec {
     /// last axis of a real-to-complex transform) from global arguments only.
     pub(crate) fn new(shape: &[usize], options: &FftOptions, domain: Domain) -> Result<Self> {
         let d = shape.len();
-        if d < 2 {
+        if d == 0 || (d < 2 && domain != Domain::Complex) {
             return Err(FftError::TooFewDimensions {
                 shape: shape.to_vec(),
             });
+        }
+        if d == 1 || options.one_d.is_some() {
+            return Self::one_d(shape, options, domain);
         }
         redist::layout::check_shape(shape)?;
         let bad = |reason: String| FftError::BadOptions {
@@ -157,6 +163,80 @@ impl Spec {
             forward_scale,
             backward_scale,
             deterministic: options.deterministic,
+            one_d: false,
+        })
+    }
+
+    /// The spec of a distributed 1-D transform of `shape` (`[n]`, or `[n, h…]` with identity
+    /// axes after the first; `options.one_d`'s columns resolved by [`crate::one_d::resolve`]):
+    /// the shape `[rows, cols, h…]`, FFTs along the first two axes.
+    fn one_d(shape: &[usize], options: &FftOptions, domain: Domain) -> Result<Self> {
+        redist::layout::check_shape(shape)?;
+        let bad = |reason: String| FftError::BadOptions {
+            shape: shape.to_vec(),
+            reason,
+        };
+        let d = shape.len();
+        if domain != Domain::Complex {
+            return Err(bad("a distributed 1-D transform is complex-to-complex (FFTW-MPI has no distributed 1-D real transforms)".into()));
+        }
+        if options.batch == 0 || options.threads == Some(0) {
+            return Err(bad(format!(
+                "batch and threads must be at least 1, got {} and {:?}",
+                options.batch, options.threads
+            )));
+        }
+        let want: Vec<AxisKind> = std::iter::once(AxisKind::Fft)
+            .chain(std::iter::repeat_n(AxisKind::Identity, d - 1))
+            .collect();
+        if options.axes.as_ref().is_some_and(|a| *a != want) {
+            return Err(bad(format!(
+                "a distributed 1-D transform takes the axes {want:?}, got {:?}",
+                options.axes
+            )));
+        }
+        if options
+            .padding
+            .as_ref()
+            .is_some_and(|p| p.iter().any(|&f| f != 1.0))
+        {
+            return Err(bad(format!(
+                "a distributed 1-D transform takes no padding, got {:?}",
+                options.padding
+            )));
+        }
+        if options.transposed_in || options.transposed_out {
+            return Err(bad("a distributed 1-D transform has scrambled orders (OneD::scrambled_in, scrambled_out) instead of transposed layouts".into()));
+        }
+        let n = shape[0];
+        let cols = options.one_d.and_then(|o| o.columns).unwrap_or(n);
+        if cols == 0 || !n.is_multiple_of(cols) {
+            return Err(bad(format!(
+                "one_d columns must divide the axis of {n} points, got {cols}"
+            )));
+        }
+        let physical: Vec<usize> = [n / cols, cols]
+            .into_iter()
+            .chain(shape[1..].iter().copied())
+            .collect();
+        let axes: Vec<AxisKind> = [AxisKind::Fft, AxisKind::Fft]
+            .into_iter()
+            .chain(std::iter::repeat_n(AxisKind::Identity, d - 1))
+            .collect();
+        let (forward_scale, backward_scale) = options.normalization.factors_f64(n as f64);
+        Ok(Self {
+            transformed: axes.iter().map(|k| k.is_transformed()).collect(),
+            shape: TransformShape {
+                physical: physical.clone(),
+                spectral: physical.clone(),
+                domain,
+            },
+            axes,
+            resolution: physical,
+            forward_scale,
+            backward_scale,
+            deterministic: options.deterministic,
+            one_d: true,
         })
     }
 }

@@ -375,8 +375,14 @@ mod tests {
             Domain::Complex,
         );
         assert!(r.contains("FFT axes only, axis 0"), "{r}");
+        // One axis: a distributed 1-D transform when complex, refused otherwise.
         assert!(matches!(
-            Spec::new(&[4], &o(), Domain::Complex),
+            Spec::new(&[4], &o(), Domain::RealToComplex),
+            Err(FftError::TooFewDimensions { .. })
+        ));
+        assert!(Spec::new(&[4], &o(), Domain::Complex).is_ok_and(|s| s.one_d));
+        assert!(matches!(
+            Spec::new(&[], &o(), Domain::Complex),
             Err(FftError::TooFewDimensions { .. })
         ));
         assert!(Spec::new(&[4, 0], &o(), Domain::Complex).is_err());

@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use fft_core::{
-    AxisKind, FftOptions, FftPlan, GridChoice, Normalization, R2rKind, R2rPlan, RealFftPlan,
+    AxisKind, FftOptions, FftPlan, GridChoice, Normalization, OneD, R2rKind, R2rPlan, RealFftPlan,
 };
 use mpi::topology::Communicator;
 use num_complex::Complex;
@@ -56,6 +56,8 @@ fn fftw_layouts_body() {
     complex_layouts(&world, rank, size);
     real_layouts(&world, rank, size);
     threads_per_plan(&world, rank, size);
+    one_d(&world, rank, size);
+    one_d_errors(&world);
     mpi.pass();
 }
 
@@ -245,6 +247,16 @@ fn threads_per_plan(world: &impl Communicator, rank: usize, size: usize) {
         .contains("threads must be at least 1"));
 }
 
+/// Position `p` of a distributed 1-D transform's input holds `x[in_map(p)]`, of its output
+/// `X[out_map(p)]`: the identity when ordered; FFTW-MPI's scrambled orders of a `rows × cols`
+/// axis otherwise.
+fn in_map(p: usize, (rows, cols): (usize, usize), scrambled: bool) -> usize {
+    if scrambled {
+        (p % rows) * cols + p / rows
+    } else {
+        p
+    }
+}
 
 fn out_map(p: usize, (rows, cols): (usize, usize), scrambled: bool) -> usize {
     if scrambled {
@@ -252,4 +264,139 @@ fn out_map(p: usize, (rows, cols): (usize, usize), scrambled: bool) -> usize {
     } else {
         p
     }
+}
+
+/// The distributed 1-D c2c transform on prime, odd and power-of-two lengths, every
+/// combination of ordered and scrambled ends, the balanced split and FFTW's blocks, with an
+/// interleaved `howmany` of 3 (an identity axis) and a batch of 2: forward against a serial
+/// FFT, backward round trips, in place bit for bit.
+fn one_d(world: &impl Communicator, rank: usize, size: usize) {
+    for (n, howmany, batch) in [
+        (97usize, 1usize, 1usize),
+        (45, 3, 1),
+        (64, 1, 2),
+        (60, 2, 1),
+    ] {
+        let shape: Vec<usize> = if howmany > 1 {
+            vec![n, howmany]
+        } else {
+            vec![n]
+        };
+        let x = random_global(&[n * howmany * batch], (n + howmany) as u64);
+        // The reference: FFTs along axis 0 of each field's n × howmany array.
+        let field = n * howmany;
+        let want: Vec<Complex<f64>> = x
+            .chunks(field)
+            .flat_map(|f| {
+                along_axis(f, &[n, howmany], 0, n, |l| {
+                    serial_fft(l, &[n], FftDirection::Forward)
+                })
+            })
+            .collect();
+        let tol = tolerance(&[n]);
+        for (sin, sout) in [(false, false), (true, false), (false, true), (true, true)] {
+            for fftw_blocks in [false, true] {
+                let what = format!(
+                    "1-D n {n} howmany {howmany} batch {batch} scrambled {sin}/{sout} FFTW blocks {fftw_blocks} P {size}"
+                );
+                let mut opts = FftOptions::default()
+                    .normalization(Normalization::Backward)
+                    .batch(batch)
+                    .in_place(true)
+                    .one_d(OneD {
+                        columns: None,
+                        scrambled_in: sin,
+                        scrambled_out: sout,
+                    });
+                if howmany > 1 {
+                    opts = opts.axes(vec![AxisKind::Fft, AxisKind::Identity]);
+                }
+                let probe = FftPlan::<f64>::new(world, &shape, opts.clone()).expect(&what);
+                let (rows, cols) = probe.one_d().expect("a 1-D plan");
+                assert_eq!(rows * cols, n, "{what}");
+                // FFTW's blocks: whole rows of the split axis, ⌈split / P⌉ of them.
+                let block = |scrambled_l1: bool| {
+                    let (split, row) = if scrambled_l1 {
+                        (cols, rows)
+                    } else {
+                        (rows, cols)
+                    };
+                    split.div_ceil(size) * row
+                };
+                if fftw_blocks {
+                    let pad = |b: usize| {
+                        std::iter::once(Some(b))
+                            .chain(std::iter::repeat_n(None, shape.len() - 1))
+                            .collect::<Vec<_>>()
+                    };
+                    opts = opts
+                        .input_blocks(pad(block(sin)))
+                        .output_blocks(pad(block(!sout)));
+                }
+                let mut plan = FftPlan::<f64>::new(world, &shape, opts).expect(&what);
+                let (ri, ro) = (
+                    plan.input_range_1d().unwrap(),
+                    plan.output_range_1d().unwrap(),
+                );
+                if fftw_blocks {
+                    assert_eq!(ri, fftw_range(n, block(sin), rank), "{what}");
+                    assert_eq!(ro, fftw_range(n, block(!sout), rank), "{what}");
+                }
+                let rc = (rows, cols);
+                let mut input = Vec::new();
+                let mut expect = Vec::new();
+                for f in 0..batch {
+                    for p in ri.clone() {
+                        let j = in_map(p, rc, sin);
+                        input.extend((0..howmany).map(|v| x[f * field + j * howmany + v]));
+                    }
+                    for p in ro.clone() {
+                        let k = out_map(p, rc, sout);
+                        expect.extend((0..howmany).map(|v| want[f * field + k * howmany + v]));
+                    }
+                }
+                assert_eq!(input.len(), plan.input_len(), "{what}");
+                let mut out = vec![Complex::new(f64::NAN, 0.0); plan.output_len()];
+                plan.forward(&input, &mut out).expect(&what);
+                let err = relative_error(&out, &expect, max_norm(&want));
+                assert!(err < tol, "{what}: error {err:e}");
+                let mut back = vec![Complex::default(); plan.input_len()];
+                plan.backward(&out, &mut back).expect(&what);
+                let err = relative_error(&back, &input, 1.0);
+                assert!(err < tol, "{what}: round trip {err:e}");
+                let mut buffer = vec![Complex::new(f64::NAN, 0.0); plan.in_place_len()];
+                buffer[..input.len()].copy_from_slice(&input);
+                plan.forward_in_place(&mut buffer).expect(&what);
+                assert_eq!(&buffer[..out.len()], &out[..], "{what} in place");
+            }
+        }
+    }
+}
+
+/// A 1-D transform's bad options are errors naming the values, on every rank alike.
+fn one_d_errors(world: &impl Communicator) {
+    let plan = |shape: &[usize], opts: FftOptions| {
+        FftPlan::<f64>::new(world, shape, opts)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let cols = |c| {
+        FftOptions::default().one_d(OneD {
+            columns: Some(c),
+            ..OneD::default()
+        })
+    };
+    assert!(plan(&[60], cols(7)).contains("must divide the axis of 60 points, got 7"));
+    let blocks = cols(10).input_blocks(vec![Some(15)]);
+    assert!(plan(&[60], blocks).contains("positive multiple of 10, got 15"));
+    let e = plan(&[60, 2], cols(10).axes(vec![AxisKind::Fft, AxisKind::Fft]));
+    assert!(e.contains("takes the axes"), "{e}");
+    let e = plan(&[60], FftOptions::default().transposed_out(true));
+    assert!(e.contains("scrambled orders"), "{e}");
+    let real = RealFftPlan::<f64>::new(world, &[60], FftOptions::default());
+    assert!(real
+        .unwrap_err()
+        .to_string()
+        .contains("1-D is complex only"));
 }

@@ -3,6 +3,7 @@
 
 use super::tile_lines;
 use super::transpose::{gather, scatter};
+use super::Twiddle;
 use crate::options::R2rKind;
 use crate::real::Real;
 use num_complex::Complex;
@@ -201,6 +202,8 @@ pub(crate) struct LineStep<T: Real> {
     spectral: usize,
     /// Extra factor applied with every line (rustdct's scaling for r2r).
     factor: T,
+    /// The twiddle factors of a distributed 1-D FFT's first FFTs (c2c of unchanged length).
+    twiddle: Option<Twiddle<T>>,
 }
 
 /// Whether index `j` of `n` modes is the Nyquist mode (`n` even, `j = n/2`).
@@ -245,7 +248,17 @@ impl<T: Real> LineStep<T> {
             inner: memory_shape[position + 1..].iter().product(),
             spectral,
             factor,
+            twiddle: None,
         }
+    }
+
+    /// The same step with the twiddle factors of a distributed 1-D FFT around each line's
+    /// FFT (a complex FFT that keeps the length; line `o` of the block is [`Twiddle`]'s line
+    /// `o`).
+    pub(crate) fn with_twiddle(mut self, twiddle: Twiddle<T>) -> Self {
+        debug_assert!(matches!(self.op, LineOp::C2c(_)) && self.n_in == self.n_out);
+        self.twiddle = Some(twiddle);
+        self
     }
 
     /// Scalars of the destination block.
@@ -282,8 +295,9 @@ impl<T: Real> LineStep<T> {
         (w * lines + self.tmp_len()).div_ceil(2)
     }
 
-    /// Transforms one line: `input` (`n_in` elements) into `output` (`n_out` elements).
-    fn apply(&self, input: &[T], output: &mut [T], tmp: &mut [T], scale: T) {
+    /// Transforms line `line` of the block: `input` (`n_in` elements) into `output` (`n_out`
+    /// elements).
+    fn apply(&self, line: usize, input: &[T], output: &mut [T], tmp: &mut [T], scale: T) {
         let scale = scale * self.factor;
         let scaled = |x: Complex<T>| x * scale;
         match &self.op {
@@ -297,7 +311,14 @@ impl<T: Real> LineStep<T> {
                 let output: &mut [Complex<T>] = bytemuck::cast_slice_mut(output);
                 if self.n_in >= self.n_out {
                     buf.copy_from_slice(input);
+                    let twiddle = self.twiddle.as_ref();
+                    if let Some(t) = twiddle.filter(|t| !t.after()) {
+                        t.apply(line, buf);
+                    }
                     fft.process_with_scratch(buf, scratch);
+                    if let Some(t) = twiddle.filter(|t| t.after()) {
+                        t.apply(line, buf);
+                    }
                     if self.n_in == self.n_out {
                         output
                             .iter_mut()
@@ -468,7 +489,7 @@ impl<T: Real> LineStep<T> {
                     }
                     // SAFETY: this task's destination line, written by no one else.
                     let output = unsafe { std::slice::from_raw_parts_mut(to, out_line) };
-                    self.apply(input, output, tmp, scale);
+                    self.apply(o, input, output, tmp, scale);
                     continue;
                 }
                 // Gather `cols` lines into the tile (line c at c·in_stride), in blocks of
@@ -487,6 +508,7 @@ impl<T: Real> LineStep<T> {
                 }
                 for c in 0..cols {
                     self.apply(
+                        o,
                         &tile_in[c * in_stride..c * in_stride + in_line],
                         &mut tile_out[c * out_stride..c * out_stride + out_line],
                         tmp,
@@ -530,13 +552,13 @@ impl<T: Real> LineStep<T> {
     /// The contiguous lines of `input` into `output` on the calling thread, with `tmp` of at
     /// least `tmp_len()` scalars.
     pub(super) fn run_lines(&self, output: &mut [T], input: &[T], scale: T, tmp: &mut [T]) {
-        debug_assert!(self.is_contiguous());
+        debug_assert!(self.is_contiguous() && self.twiddle.is_none());
         let (in_line, out_line) = (self.n_in * self.c_in, self.n_out * self.c_out);
         for (x, y) in input
             .chunks_exact(in_line)
             .zip(output.chunks_exact_mut(out_line))
         {
-            self.apply(x, y, tmp, scale);
+            self.apply(0, x, y, tmp, scale);
         }
     }
 }

@@ -21,6 +21,7 @@ pub(crate) mod plane;
 pub(crate) mod rows;
 pub(crate) mod sweep;
 pub(crate) mod transpose;
+pub(crate) mod twiddle;
 
 #[cfg(test)]
 mod lengths;
@@ -32,6 +33,7 @@ pub(crate) use line::{LineOp, LineStep, R2r};
 pub(crate) use plane::{PlaneEnd, PlaneKernel, PlaneSteps};
 pub(crate) use rows::{Rows, RunMap};
 pub use sweep::Sweep;
+pub(crate) use twiddle::Twiddle;
 
 use column::MAX_LEN;
 use num_complex::Complex;
