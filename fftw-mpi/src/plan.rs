@@ -221,6 +221,16 @@ impl Work {
         if let Some(axes) = &lowered.axes {
             options = options.axes(axes.clone());
         }
+        let [input_blocks, output_blocks] = lowered.blocks.clone();
+        if !input_blocks.is_empty() {
+            options = options
+                .input_blocks(input_blocks)
+                .output_blocks(output_blocks);
+        }
+        if let Some(one_d) = lowered.one_d {
+            options = options.one_d(one_d);
+        }
+        options = options.threads(Some(request.threads.max(1)));
         let plan = AnyPlan::new(
             &**request.comm,
             lowered.kind,
@@ -268,8 +278,8 @@ fn elem_size<P: fft_core::Transform>(_: &P) -> usize {
 /// The dfft plan's blocks against FFTW's, for every process: the dimension of each FFTW
 /// block that comes first in memory (the second one of a transposed side) is the first axis
 /// of the dfft block in memory, with FFTW's range, and the others are whole; an array FFTW
-/// keeps whole on process 0 (lowered to `1 × n`) is there alone. A difference is a lowering
-/// dfft cannot do yet (FFTW's `⌈n/P⌉` blocks where they are not dfft's balanced split).
+/// keeps whole on process 0 (lowered to `1 × n`) is there alone; a distributed 1-D
+/// transform's blocks hold FFTW's range of points. A difference is a bug of the lowering.
 fn check_layouts(
     plan: &AnyPlan,
     lowered: &Lowered,
@@ -300,6 +310,9 @@ fn check_layouts(
             let want = fftw.start[split]..fftw.start[split] + fftw.n[split];
             let same = if whole_1d {
                 (layout.local_len(pe) > 0) == (pe == 0)
+            } else if lowered.one_d.is_some() {
+                let points = fft_core::one_d::range_1d(layout, pe);
+                points == want || (points.is_empty() && want.is_empty())
             } else {
                 let empty = fftw.is_empty() && layout.local_len(pe) == 0;
                 let whole_rest = order[1..]
@@ -309,7 +322,7 @@ fn check_layouts(
             };
             if !same {
                 return Err(Refusal::Unsupported(format!(
-                    "FFTW's {side:?} blocks (process {pe}: {want:?} of dimension {split}) are not dfft's ({first:?}); dfft's plans need FFTW's block sizes (not yet in fft-core)"
+                    "FFTW's {side:?} blocks (process {pe}: {want:?} of dimension {split}) are not dfft's ({first:?})"
                 )));
             }
         }

@@ -5,7 +5,7 @@
 
 use crate::dist::{self, DimRequest, Dist, Side, FORWARD, MPI_FLAGS, SCRAMBLED_IN, SCRAMBLED_OUT};
 use crate::dist::{TRANSPOSED_IN, TRANSPOSED_OUT};
-use fft_core::{AxisKind, PlanKind, R2rKind};
+use fft_core::{AxisKind, OneD, PlanKind, R2rKind};
 
 /// `FFTW_DESTROY_INPUT`.
 pub const DESTROY_INPUT: u32 = 1 << 0;
@@ -67,6 +67,16 @@ pub struct Lowered {
     pub axes: Option<Vec<AxisKind>>,
     /// Whether the dfft plan's output is transposed (axes 0 and 1 swapped, split along 1).
     pub transposed_out: bool,
+    /// Whether the dfft frame has FFTW's first two dimensions swapped (a transposed side
+    /// taken as the dfft plan's input).
+    pub swapped: bool,
+    /// A distributed 1-D transform (FFTW's six-step algorithm): dfft's columns and scrambled
+    /// ends.
+    pub one_d: Option<OneD>,
+    /// Block sizes of the dfft plan's input and output splits, per axis of `shape`: FFTW's
+    /// blocks on the distributed axes, FFTW's default `⌈n/P⌉` for the one dfft splits in
+    /// between (so that FFTW's allocation holds dfft's intermediate blocks too).
+    pub blocks: [Vec<Option<usize>>; 2],
     /// Whether FFTW's transform is the dfft plan's forward transform (else its backward one).
     pub forward: bool,
     /// Whether the transform may overwrite its input (FFTW's `FFTW_DESTROY_INPUT`, the
@@ -214,6 +224,7 @@ impl Problem {
             axes.push(AxisKind::Identity);
             lowered.axes = Some(axes);
         }
+        lowered.blocks = lowered.dfft_blocks(&dist, self.flags, procs);
         lowered.dist = dist;
         Ok(Some(lowered))
     }
@@ -235,31 +246,30 @@ impl Problem {
             }
             v
         };
-        let base = |kind, shape, axes, forward| Lowered {
+        let base = |kind, swapped, axes, forward| Lowered {
             kind,
-            shape,
+            shape: swap(self.n.clone(), swapped),
             axes,
             transposed_out: t_in != t_out,
+            swapped,
             forward,
             destroy_input: false,
+            one_d: None,
+            blocks: [vec![], vec![]],
             dist: Dist { dims: vec![] },
         };
         Ok(match &self.transform {
             Transform::Dft { sign } => {
                 let forward = dft_direction(*sign)?;
-                base(
-                    PlanKind::C2c,
-                    swap(self.n.clone(), if forward { t_in } else { t_out }),
-                    None,
-                    forward,
-                )
+                let swapped = if forward { t_in } else { t_out };
+                base(PlanKind::C2c, swapped, None, forward)
             }
             Transform::R2r(kinds) => {
                 let mut axes = r2r_axes(kinds)?;
                 if t_in {
                     axes.swap(0, 1);
                 }
-                base(PlanKind::R2r, swap(self.n.clone(), t_in), Some(axes), true)
+                base(PlanKind::R2r, t_in, Some(axes), true)
             }
             Transform::R2c if t_in => {
                 return Err(Refusal::Invalid(
@@ -273,19 +283,22 @@ impl Problem {
             }
             Transform::R2c => Lowered {
                 transposed_out: t_out,
-                ..base(PlanKind::R2c, self.n.clone(), None, true)
+                ..base(PlanKind::R2c, false, None, true)
             },
             Transform::C2r => Lowered {
                 transposed_out: t_in,
-                ..base(PlanKind::R2c, self.n.clone(), None, false)
+                ..base(PlanKind::R2c, false, None, false)
             },
         })
     }
 
     /// Rank 1. Where FFTW keeps the whole array on process 0 (one process, a prime size), a
     /// 1 × n plan; where it transposes the tuples (`howmany ≥ P` without MPI flags: blocks of
-    /// n, default or not), the n × howmany slab plan that transforms axis 0 only. FFTW's
-    /// six-step algorithm for fewer tuples waits for dfft's distributed 1-D FFT.
+    /// n, default or not), the n × howmany slab plan that transforms axis 0 only; otherwise
+    /// dfft's distributed 1-D FFT with FFTW's factorization `n = rows · cols` and scrambled
+    /// orders. FFTW's backward plan takes its forward's scrambled output, as dfft's backward
+    /// transform does, so a `+1` plan is the backward transform of the same dfft plan with
+    /// FFTW's scrambled input and output trading places.
     fn lower_1d(&self, dist: &Dist, procs: usize) -> Result<Lowered, Refusal> {
         let n = self.n[0];
         let whole = dist.dims[0].block == [n, n];
@@ -299,6 +312,7 @@ impl Problem {
                 ))
             }
         };
+        let mut one_d = None;
         let (shape, axes) = if whole {
             (vec![1, n], vec![AxisKind::Identity, axis])
         } else if bigvec {
@@ -310,19 +324,74 @@ impl Problem {
                 self.howmany
             )));
         } else {
-            return Err(Refusal::Unsupported(format!(
-                "a distributed 1-d transform of {n} needs dfft's distributed 1-d FFT (not yet in fft-core)"
-            )));
+            let Some(radix) = dist::radix(n, procs, FORWARD) else {
+                return Err(Refusal::Invalid(format!(
+                    "no six-step factorization of {n} on {procs} processes"
+                )));
+            };
+            let (s_in, s_out) = (
+                self.flags & SCRAMBLED_IN != 0,
+                self.flags & SCRAMBLED_OUT != 0,
+            );
+            one_d = Some(OneD {
+                columns: Some(radix.r),
+                scrambled_in: if forward { s_in } else { s_out },
+                scrambled_out: if forward { s_out } else { s_in },
+            });
+            (vec![n], vec![axis])
         };
         Ok(Lowered {
             kind,
             shape,
             axes: Some(axes),
             transposed_out: false,
+            swapped: false,
             forward,
             destroy_input: false,
+            one_d,
+            blocks: [vec![], vec![]],
             dist: Dist { dims: vec![] },
         })
+    }
+}
+
+impl Lowered {
+    /// The block sizes of the dfft plan's input and output splits (see [`Lowered::blocks`]).
+    /// FFTW's dimension `k` is the dfft plan's axis `k`, or `1 - k` for `k < 2` when the
+    /// frame is swapped; the dfft plan's input is FFTW's input for a forward plan, else its
+    /// output. A distributed 1-D transform's blocks are in points of its axis.
+    fn dfft_blocks(&self, dist: &Dist, flags: u32, procs: usize) -> [Vec<Option<usize>>; 2] {
+        let d = self.shape.len();
+        if self.shape[0] == 1 && dist.dims.len() == 1 {
+            // FFTW's whole 1-d array on process 0: dfft's balanced split of one row.
+            return [vec![], vec![]];
+        }
+        let sides = if self.forward {
+            [Side::In, Side::Out]
+        } else {
+            [Side::Out, Side::In]
+        };
+        let transposed = |side| match side {
+            Side::In => flags & TRANSPOSED_IN != 0,
+            Side::Out => flags & TRANSPOSED_OUT != 0,
+        };
+        let axis_of = |k: usize| if self.swapped && k < 2 { 1 - k } else { k };
+        let mut blocks = [vec![None; d], vec![None; d]];
+        for (role, side) in sides.into_iter().enumerate() {
+            let k = usize::from(transposed(side) && dist.dims.len() > 1);
+            blocks[role][axis_of(k)] = Some(dist.dims[k].block[side.index()]);
+        }
+        if blocks[1][0].is_some() && self.one_d.is_none() && d > 1 {
+            // The output returns to axis 0: dfft splits axis 1 in between, in FFTW's default
+            // blocks of its extent there (complex for a 2-d r2c's last axis; the tuples of
+            // the big-vector plan n × howmany).
+            let n = match dist.dims.len() {
+                1 => self.shape[1],
+                _ => dist.dims[axis_of(1)].n,
+            };
+            blocks[1][1] = Some(dist::default_block(n, procs));
+        }
+        blocks
     }
 }
 

@@ -156,8 +156,8 @@ struct Request {
 }
 
 impl Request {
-    /// The source and destination layouts (`None` for `howmany = 0`), or why there are none.
-    /// FFTW's blocks must be dfft's balanced split for now.
+    /// The source and destination layouts (`None` for `howmany = 0`) in FFTW's blocks, or
+    /// why there are none.
     fn layouts(&self) -> Result<Option<(Layout, Layout)>, Refusal> {
         let [n0, n1] = self.n;
         let b0 = self.block[0].unwrap_or(dist::default_block(n0, self.procs));
@@ -186,8 +186,12 @@ impl Request {
         } else {
             &swapped
         };
-        let from = Layout::new(&shape, grid.clone(), vec![0], in_order.clone()).map_err(bad)?;
-        let to = Layout::new(&shape, grid, vec![1], out_order.clone()).map_err(bad)?;
+        let from = Layout::new(&shape, grid.clone(), vec![0], in_order.clone())
+            .and_then(|l| l.with_blocks(vec![Some(b0)]))
+            .map_err(bad)?;
+        let to = Layout::new(&shape, grid, vec![1], out_order.clone())
+            .and_then(|l| l.with_blocks(vec![Some(b1)]))
+            .map_err(bad)?;
         let fftw = dist::resolve(
             &[
                 dist::DimRequest {
@@ -208,7 +212,7 @@ impl Request {
                 let have = layout.global_range(pe, axis);
                 if have != want && !(have.is_empty() && want.is_empty()) {
                     return Err(Refusal::Unsupported(format!(
-                        "FFTW's blocks of {} (process {pe}: {want:?}) are not dfft's ({have:?}); dfft's layouts need FFTW's block sizes (not yet in redist)",
+                        "FFTW's blocks of {} (process {pe}: {want:?}) are not dfft's ({have:?})",
                         shape[axis]
                     )));
                 }

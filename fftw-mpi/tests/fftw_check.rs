@@ -40,10 +40,10 @@ fn check(args: &[&str]) -> bool {
 }
 
 #[test]
-fn fftw_check_pl_passes() {
+fn fftw_check_pl_passes_on_1_to_4_processes() {
     if !check(&[
         "--ranks",
-        "1 2",
+        "1 2 3 4",
         "--count",
         "2",
         "--precision",
@@ -55,14 +55,14 @@ fn fftw_check_pl_passes() {
     }
     check(&[
         "--ranks",
-        "2",
+        "2 3",
         "--count",
-        "1",
+        "2",
         "--precision",
         "double",
         "--nthreads",
         "2",
         "--seed",
-        "12",
+        "13",
     ]);
 }

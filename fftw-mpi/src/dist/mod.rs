@@ -39,7 +39,8 @@ pub enum Side {
 }
 
 impl Side {
-    fn index(self) -> usize {
+    /// 0 for the input, 1 for the output (the index of [`DimRequest::block`]).
+    pub fn index(self) -> usize {
         match self {
             Side::In => 0,
             Side::Out => 1,
