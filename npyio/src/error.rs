@@ -238,6 +238,32 @@ pub enum NpyError {
         kind: &'static str,
     },
 
+    /// A file read whole (a machine profile, a list of problems) that is larger than the cap
+    /// of what is read that way.
+    #[error(
+        "{}is larger than {cap} bytes ({size} bytes): not a file dfft reads whole",
+        at(.path)
+    )]
+    TooLarge {
+        /// The file concerned.
+        path: PathBuf,
+        /// Its size in bytes (at least `cap + 1` when it grew while being read).
+        size: u64,
+        /// The most bytes read.
+        cap: u64,
+    },
+
+    /// A `.npy` input that holds an HDF5 file.
+    #[error(
+        "{}is an HDF5 file, not .npy: read one of its datasets as FILE.h5:/dataset (HDF5 \
+         files are recognized by the extension .h5 or .hdf5)",
+        at(.path)
+    )]
+    Hdf5NotNpy {
+        /// The file concerned.
+        path: PathBuf,
+    },
+
     /// The process's launcher (`mpirun`, `srun`) is gone: the job failed, and its output is
     /// not published.
     #[error("{}not published: the launcher of this job is gone", at(.path))]
@@ -324,6 +350,8 @@ macro_rules! match_path {
             | NpyError::CountTooLarge { path: $p, .. }
             | NpyError::InvalidPath { path: $p, .. }
             | NpyError::NotRegularFile { path: $p, .. }
+            | NpyError::TooLarge { path: $p, .. }
+            | NpyError::Hdf5NotNpy { path: $p }
             | NpyError::LauncherGone { path: $p }
             | NpyError::Mpi { path: $p, .. }
             | NpyError::IncompleteTransfer { path: $p, .. } => $with,

@@ -1,6 +1,7 @@
 //! Process-level guards for programs that write files with this crate: on SIGINT, SIGTERM or
-//! SIGHUP remove the temporary files being written and exit, and stop a rank whose launcher
-//! is gone. Opt-in: a library never installs them by itself; a program's `main` calls
+//! SIGHUP remove the temporary files being written and exit, stop a rank whose launcher is
+//! gone, and hold an output back for a moment after a SIGCONT (the first sign of a launcher
+//! ending the job: [`wait_after_continue`]). Opt-in: a library never installs them by itself; a program's `main` calls
 //! [`install`] once, after MPI is initialized.
 //!
 //! Why the watchdog: when `mpirun` (or `orted`, `slurmstepd`) is killed with SIGKILL, it
@@ -12,7 +13,7 @@
 
 use std::io::Write;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// How often the watchdog checks the parent process.
@@ -22,6 +23,62 @@ pub const ORPHAN_POLL: Duration = Duration::from_millis(100);
 const SIGNALS: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// When the last SIGCONT arrived (`CLOCK_MONOTONIC`, nanoseconds; 0: never).
+static CONTINUED_AT: AtomicU64 = AtomicU64::new(0);
+
+/// How long after a SIGCONT an output is held back (nanoseconds), [`set_continue_hold`].
+static CONTINUE_HOLD: AtomicU64 = AtomicU64::new(DEFAULT_CONTINUE_HOLD.as_nanos() as u64);
+
+/// OpenMPI's default `odls_base_sigkill_timeout` (1 s, the wait between its SIGCONT and its
+/// SIGTERM) and a second of margin.
+pub const DEFAULT_CONTINUE_HOLD: Duration = Duration::from_secs(2);
+
+/// `CLOCK_MONOTONIC` in nanoseconds (async-signal-safe).
+fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we own; it is async-signal-safe.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    (t.tv_sec as u64).saturating_mul(1_000_000_000) + t.tv_nsec as u64
+}
+
+/// The SIGCONT handler: records when. Async-signal-safe.
+extern "C" fn on_continue(_signal: c_int) {
+    CONTINUED_AT.store(monotonic_ns().max(1), Ordering::Release);
+}
+
+/// How long an output is held back after a SIGCONT ([`DEFAULT_CONTINUE_HOLD`] unless set):
+/// the launcher's wait between SIGCONT and SIGTERM when it ends a job, and a margin. A
+/// program reads the launcher's setting (OpenMPI's `odls_base_sigkill_timeout`) and sets it.
+pub fn set_continue_hold(hold: Duration) {
+    CONTINUE_HOLD.store(hold.as_nanos() as u64, Ordering::Release);
+}
+
+/// Waits, if a SIGCONT arrived less than the hold ago, until the hold has passed.
+///
+/// Why: OpenMPI's `mpirun` ends a job on SIGINT or SIGTERM by sending each rank SIGCONT (in
+/// case it is stopped), then, `odls_base_sigkill_timeout` later (1 s), SIGTERM. Ranks about to
+/// publish their output would publish it in that second, for a job the user interrupted.
+/// [`crate::Staged::finish`] calls this before the ranks vote: if SIGTERM comes, the handler
+/// removes the temporary file and the process exits; if not (a job resumed after a stop),
+/// the output is published a moment later. Without [`install`] no SIGCONT is recorded.
+pub fn wait_after_continue() {
+    loop {
+        let at = CONTINUED_AT.load(Ordering::Acquire);
+        if at == 0 {
+            return;
+        }
+        let until = at.saturating_add(CONTINUE_HOLD.load(Ordering::Acquire));
+        let now = monotonic_ns();
+        if now >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos(until - now));
+    }
+}
 
 /// The launcher's pid when the watchdog is on, else 0.
 static LAUNCHER: AtomicI32 = AtomicI32::new(0);
@@ -59,6 +116,15 @@ pub fn install(program: &'static str, launched: bool) {
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(signal, &action, std::ptr::null_mut());
         }
+    }
+    // SAFETY: as above; `on_continue` stores one atomic. SA_RESTART: the calls a SIGCONT
+    // interrupts (MPI's polling, file I/O) go on instead of failing with EINTR.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_continue as extern "C" fn(c_int) as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGCONT, &action, std::ptr::null_mut());
     }
     if launched {
         // SAFETY: getppid has no preconditions.

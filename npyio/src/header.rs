@@ -386,6 +386,13 @@ struct Preamble {
 fn parse_preamble(bytes: &[u8]) -> Result<Preamble, NpyError> {
     let have = bytes.len().min(MAGIC.len());
     if bytes[..have] != MAGIC[..have] {
+        // HDF5's signature (its superblock at offset 0, as h5py and dfft write it): say what
+        // the file is rather than only what it is not.
+        if bytes.starts_with(b"\x89HDF") {
+            return Err(NpyError::Hdf5NotNpy {
+                path: PathBuf::new(),
+            });
+        }
         return Err(NpyError::BadMagic {
             path: PathBuf::new(),
         });

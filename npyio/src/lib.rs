@@ -51,4 +51,6 @@ pub mod staging;
 pub use error::NpyError;
 pub use header::{encode_header, parse_header, read_header, Dtype, NpyHeader};
 pub use parallel::{read_block, write_block, NpyElement};
-pub use staging::{check_output_target, open_input, remove_staged_files, Staged};
+pub use staging::{
+    check_output_target, open_input, read_capped, remove_staged_files, replace_file, Staged,
+};

@@ -96,8 +96,52 @@ pub(crate) fn open_input_as(path: &Path, label: &Path) -> Result<File, NpyError>
     Ok(file)
 }
 
+/// Reads a whole file that is small by nature (a machine profile, a list of problems), with
+/// [`open_input`]'s rule (regular files only, opened without blocking) and at most `cap`
+/// bytes: a FIFO, a device (a link to `/dev/zero`) or a file larger than `cap` is refused
+/// with its path instead of blocking or reading until memory runs out. Local, no MPI.
+pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, NpyError> {
+    use std::io::Read;
+    let file = open_input(path)?;
+    let too_large = |size: u64| NpyError::TooLarge {
+        path: path.to_path_buf(),
+        size,
+        cap,
+    };
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size > cap {
+        return Err(too_large(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // One byte more than the cap tells a file that grew while it was read.
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|source| NpyError::Io {
+            path: path.to_path_buf(),
+            action: "failed to read".to_owned(),
+            source,
+        })?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Whether this process may create files in `dir` (`access(2)` with `W_OK | X_OK`: the
+/// permissions, and a read-only mount even for root).
+fn writable_dir(dir: &Path) -> std::io::Result<()> {
+    let c = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: access(2) on a NUL-terminated path we own.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// Checks that `target` may be written: it is absent or a regular file (a symbolic link is
-/// followed). Returns the path the output will be published at: `target`, or the file a link
+/// followed), in a directory this process may create files in. Returns the path the output will be published at: `target`, or the file a link
 /// names (so the link is kept). Local, no MPI; [`write_block`](crate::write_block) makes the
 /// same check itself, and callers can use this one to refuse a bad target before any work.
 pub fn check_output_target(target: &Path) -> Result<PathBuf, NpyError> {
@@ -112,16 +156,17 @@ pub fn check_output_target(target: &Path) -> Result<PathBuf, NpyError> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
+    let unwritable = |source| NpyError::Io {
+        path: target.to_path_buf(),
+        action: format!("cannot write into {}", dir.display()),
+        source,
+    };
     match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => {}
+        Ok(meta) if meta.is_dir() => writable_dir(dir).map_err(unwritable)?,
         other => {
-            return Err(NpyError::Io {
-                path: target.to_path_buf(),
-                action: format!("cannot write into {}", dir.display()),
-                source: other
-                    .err()
-                    .unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::ENOTDIR)),
-            })
+            return Err(unwritable(other.err().unwrap_or_else(|| {
+                std::io::Error::from_raw_os_error(libc::ENOTDIR)
+            })))
         }
     }
     match std::fs::metadata(target) {
@@ -131,11 +176,20 @@ pub fn check_output_target(target: &Path) -> Result<PathBuf, NpyError> {
                 kind,
             }),
             None if target.is_symlink() => {
-                std::fs::canonicalize(target).map_err(|source| NpyError::Io {
+                let resolved = std::fs::canonicalize(target).map_err(|source| NpyError::Io {
                     path: target.to_path_buf(),
                     action: "failed to resolve the symbolic link".to_owned(),
                     source,
-                })
+                })?;
+                // The file is replaced in the directory the link points into.
+                if let Some(dir) = resolved.parent() {
+                    writable_dir(dir).map_err(|source| NpyError::Io {
+                        path: target.to_path_buf(),
+                        action: format!("cannot write into {}", dir.display()),
+                        source,
+                    })?;
+                }
+                Ok(resolved)
             }
             None => Ok(target.to_path_buf()),
         },
@@ -427,6 +481,56 @@ impl Staged {
         agree(comm, reserved)
     }
 
+    /// Rank 0 copies the target's current contents, if it exists, into the temporary file
+    /// (keeping the target's permission bits), for writers that change part of a file: an
+    /// HDF5 writer adding a dataset to a file of others. The target itself is never opened
+    /// for writing: it stays as it was until [`Staged::finish`] renames the copy over it.
+    /// Collective; every rank returns the same outcome: the bytes copied (0: no target, or
+    /// an empty one).
+    pub fn copy_target<C: Communicator>(&self, comm: &C) -> Result<u64, NpyError> {
+        let copied = if comm.rank() == 0 {
+            self.copy_target_here()
+        } else {
+            Ok(0)
+        };
+        let copied = agree(comm, copied)?;
+        let bytes = broadcast_from(comm, 0, &copied.to_le_bytes());
+        Ok(u64::from_le_bytes(bytes.try_into().unwrap_or_default()))
+    }
+
+    /// Rank 0's part of [`Staged::copy_target`].
+    fn copy_target_here(&self) -> Result<u64, NpyError> {
+        use std::os::unix::fs::PermissionsExt;
+        let io_err = |action: String| {
+            let path = self.target.clone();
+            move |source| NpyError::Io {
+                path,
+                action,
+                source,
+            }
+        };
+        let mut source = match open_input(&self.target) {
+            Ok(file) => file,
+            Err(NpyError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(0)
+            }
+            Err(e) => return Err(e),
+        };
+        let meta = source
+            .metadata()
+            .map_err(io_err("failed to stat".to_owned()))?;
+        // (std::io::copy uses copy_file_range, which clones on XFS and Btrfs.)
+        let copied = std::io::copy(&mut source, &mut &self.file).map_err(io_err(format!(
+            "failed to copy it into the temporary file {}",
+            self.tmp.display()
+        )))?;
+        let mode = std::fs::Permissions::from_mode(meta.permissions().mode() & 0o7777);
+        self.file
+            .set_permissions(mode)
+            .map_err(io_err("failed to copy its permissions".to_owned()))?;
+        Ok(copied)
+    }
+
     /// Agrees on `outcome` over all ranks; if every rank succeeded, rank 0 renames the file
     /// over the target, else removes it. Collective; every rank returns the same outcome, and
     /// only after the temporary file is gone.
@@ -448,14 +552,29 @@ impl Staged {
         // was killed must not publish.
         let outcome = outcome
             .and_then(|()| {
-                if comm.rank() == 0 {
-                    self.file.sync_all().map_err(io_err(format!(
-                        "failed to fsync the temporary file {}",
-                        self.tmp.display()
-                    )))
-                } else {
-                    Ok(())
+                if comm.rank() != 0 {
+                    return Ok(());
                 }
+                // Space reserved past the end (`reserve_keeping_size`) is released: cutting a
+                // file to its own length frees the blocks beyond it.
+                let len = self.file.metadata().map_err(io_err(format!(
+                    "failed to stat the temporary file {}",
+                    self.tmp.display()
+                )))?;
+                self.file.set_len(len.len()).map_err(io_err(format!(
+                    "failed to release the space reserved past the end of {}",
+                    self.tmp.display()
+                )))?;
+                self.file.sync_all().map_err(io_err(format!(
+                    "failed to fsync the temporary file {}",
+                    self.tmp.display()
+                )))
+            })
+            .map(|()| {
+                // Right after SIGINT or SIGTERM OpenMPI's mpirun sends the ranks SIGCONT,
+                // and SIGTERM only a second later: hold the vote back until that SIGTERM
+                // would have come, so an interrupted job does not publish.
+                crate::guard::wait_after_continue();
             })
             .and_then(|()| {
                 if crate::guard::launcher_gone() {
@@ -536,6 +655,31 @@ fn create_temporary(target: &Path, len: u64) -> Result<Created, NpyError> {
         });
     }
     Ok((tmp, dir.join(&name), file, slot))
+}
+
+/// Writes `bytes` as the file `target` all-or-nothing, on this process alone: a temporary
+/// file beside it (short name, its space reserved first, removed by the signal handlers of
+/// [`crate::guard`]), synced and renamed over `target`. `target` must be absent or a regular
+/// file (a symbolic link keeps the link), as [`check_output_target`] says. For small files
+/// written by one rank, such as an XDMF description beside an HDF5 file. Local, no MPI.
+pub fn replace_file(target: &Path, bytes: &[u8]) -> Result<(), NpyError> {
+    use std::io::Write;
+    let (tmp, resolved, file, slot) = create_temporary(target, bytes.len() as u64)?;
+    let written = (&file)
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|source| NpyError::Io {
+            path: target.to_path_buf(),
+            action: format!("failed to write the temporary file {}", tmp.display()),
+            source,
+        });
+    drop(file);
+    let published = written.and_then(|()| publish(&tmp, &resolved));
+    if published.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    deregister(slot);
+    published
 }
 
 /// Renames the (synced) temporary file to `target` and syncs the directory; removes the

@@ -570,7 +570,10 @@ pub(crate) fn broadcast_from<C: Communicator, T: Equivalence + Copy + Default>(
     } else {
         vec![T::default(); len as usize]
     };
-    root_process.broadcast_into(&mut buf[..]);
+    // (An empty slice's dangling pointer is OpenMPI's MPI_IN_PLACE: never broadcast one.)
+    if !buf.is_empty() {
+        root_process.broadcast_into(&mut buf[..]);
+    }
     buf
 }
 
