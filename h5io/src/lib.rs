@@ -39,6 +39,12 @@
 //! only after every rank succeeded; HDF5 opens the file through `/proc/self/fd/N`.
 //! [`write_xdmf`] writes an XDMF description beside a file so ParaView opens its real fields.
 
+mod target;
+mod xdmf;
+
+pub use target::{check_target, Action};
+pub use xdmf::{write_xdmf, xdmf_path};
+
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 
@@ -94,6 +100,36 @@ pub enum H5Error {
         path: PathBuf,
         /// What differs, with both values.
         what: String,
+    },
+    /// A dataset name that names no dataset (empty, the root group, `.` or `..`).
+    #[error("{path}: dataset name '{dataset}' {reason}")]
+    DatasetName {
+        /// The file.
+        path: PathBuf,
+        /// The name given.
+        dataset: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An object of the file stands in the way of a dataset to write: a group of that name,
+    /// or a dataset where a group of its path should be.
+    #[error("{path}: {name} {what}")]
+    Conflict {
+        /// The file.
+        path: PathBuf,
+        /// The object in the way.
+        name: String,
+        /// What it is and why that is refused.
+        what: String,
+    },
+    /// An existing target that HDF5 cannot open: it is not replaced.
+    #[error("{path}: exists and is not an HDF5 file ({source}): it is left as it is; remove it or choose another name")]
+    NotHdf5 {
+        /// The file.
+        path: PathBuf,
+        /// HDF5's error.
+        #[source]
+        source: hdf5::Error,
     },
     /// A dataset of a type this crate does not read.
     #[error("{path}: dataset {dataset} holds {found}; expected float32, float64, or the complex compound {{r, i}} of either")]
@@ -193,7 +229,10 @@ fn broadcast_bytes<C: Communicator>(comm: &C, root: i32, mut bytes: Vec<u8>) -> 
     let mut len = bytes.len() as u64;
     root.broadcast_into(&mut len);
     bytes.resize(len as usize, 0);
-    root.broadcast_into(&mut bytes[..]);
+    // (An empty slice's dangling pointer is OpenMPI's MPI_IN_PLACE: never broadcast one.)
+    if !bytes.is_empty() {
+        root.broadcast_into(&mut bytes[..]);
+    }
     bytes
 }
 
@@ -244,30 +283,44 @@ fn check_same_fields<C: Communicator, T>(
     })
 }
 
-/// A file access list that opens with MPI-IO over `comm`.
+/// How [`open_file`] opens.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    Create,
+    ReadWrite,
+    Read,
+}
+
+/// Opens the file `name` (an MPI name of `path`) with MPI-IO over `comm`.
 fn open_file<C: Communicator>(
     comm: &C,
     name: &CStr,
-    create: bool,
+    how: Open,
     path: &Path,
 ) -> Result<hdf5::File, H5Error> {
     let name = name.to_string_lossy().into_owned();
     let mut builder = hdf5::FileBuilder::new();
     builder.with_fapl(|p| p.mpio(comm.as_raw(), None));
-    let opened = if create {
-        builder.create(&name)
-    } else {
-        builder.open(&name)
+    let opened = match how {
+        Open::Create => builder.create(&name),
+        Open::ReadWrite => builder.open_rw(&name),
+        Open::Read => builder.open(&name),
     };
-    opened.map_err(|source| H5Error::Hdf5 {
-        path: path.to_path_buf(),
-        what: if create {
-            "cannot create"
-        } else {
-            "cannot open"
-        }
-        .to_string(),
-        source,
+    opened.map_err(|source| match how {
+        Open::ReadWrite => H5Error::NotHdf5 {
+            path: path.to_path_buf(),
+            source,
+        },
+        _ => H5Error::Hdf5 {
+            path: path.to_path_buf(),
+            what: if how == Open::Create {
+                "cannot create"
+            } else {
+                "cannot open"
+            }
+            .to_string(),
+            source,
+        },
     })
 }
 
@@ -418,20 +471,27 @@ fn parent_group<'a>(file: &hdf5::File, dataset: &'a str) -> hdf5::Result<(hdf5::
     Ok((group, name))
 }
 
-/// Writes `fields` (the same list on every rank; each rank its own blocks) into a new HDF5
-/// file at `path`, all-or-nothing. Collective over `comm`; every rank returns the same
-/// outcome. The ranks agree on their arguments before any file is made: a list that differs
-/// from rank 0's (number of fields, dataset names, global shapes, attributes:
+/// Writes `fields` (the same list on every rank; each rank its own blocks) into the HDF5 file
+/// at `path`, all-or-nothing: each field's dataset is added, or replaces an existing dataset
+/// of that name, and everything else in the file (other datasets, groups, attributes) is
+/// kept byte for byte. The file is changed as a copy beside it (`npyio::Staged`) renamed over
+/// it only once every rank succeeded, so a failed or interrupted write leaves it exactly as
+/// it was. A name that is a group, or whose path runs through a dataset, and an existing
+/// target that is not an HDF5 file are refused ([`check_target`] says so before any work).
+/// Collective over `comm`; every rank returns the same outcome: what was done to each field.
+/// The ranks agree on their arguments before any file is made: a list that differs from rank
+/// 0's (number of fields, dataset names, global shapes, attributes:
 /// [`H5Error::InconsistentFields`]) or a block or buffer that does not fit on any rank
 /// ([`H5Error::Block`]) fails there and is [`H5Error::Remote`] on the others.
 pub fn write_fields<C: Communicator, T: H5Element>(
     comm: &C,
     path: &Path,
     fields: &[FieldWrite<'_, T>],
-) -> Result<(), H5Error> {
+) -> Result<Vec<Action>, H5Error> {
     let same = check_same_fields(comm, path, fields);
     let checked = same.and_then(|()| {
         fields.iter().try_for_each(|f| {
+            target::components(path, f.dataset)?;
             check_block(
                 path,
                 f.dataset,
@@ -445,65 +505,13 @@ pub fn write_fields<C: Communicator, T: H5Element>(
     });
     agree(comm, checked)?;
     let staged = Staged::create(comm, path, 0)?;
-    let written = agree(comm, staged.mpi_name().map_err(H5Error::from)).and_then(|name| {
-        let file = agree(comm, open_file(comm, &name, true, path))?;
-        // HDF5 truncates the file it creates: the space is reserved now, past its end.
-        let bytes: u64 = fields
-            .iter()
-            .map(|f| {
-                f.global_shape.iter().product::<usize>() as u64 * std::mem::size_of::<T>() as u64
-            })
-            .sum();
-        let reserved = staged
-            .reserve_keeping_size(comm, bytes + (1 << 20))
-            .map_err(H5Error::from);
-        let mut outcome = reserved;
-        for f in fields {
-            if outcome.is_err() {
-                break;
-            }
-            let hdf = |what: String| {
-                let path = path.to_path_buf();
-                move |source| H5Error::Hdf5 { path, what, source }
-            };
-            // Metadata calls are collective: every rank makes them with the same values.
-            let made = parent_group(&file, f.dataset)
-                .and_then(|(group, name)| {
-                    let ds = group
-                        .new_dataset::<T>()
-                        .shape(f.global_shape.to_vec())
-                        .create(name)?;
-                    for (key, value) in f.attributes {
-                        let v: hdf5::types::VarLenUnicode = value.parse().unwrap_or_default();
-                        ds.new_attr::<hdf5::types::VarLenUnicode>()
-                            .create(*key)?
-                            .write_scalar(&v)?;
-                    }
-                    Ok(ds)
-                })
-                .map_err(hdf(format!("cannot create dataset {}", f.dataset)));
-            outcome = agree(comm, made).and_then(|ds| {
-                let moved = transfer(
-                    &ds,
-                    f.starts,
-                    f.counts,
-                    f.data.as_ptr().cast_mut(),
-                    true,
-                    path,
-                    f.dataset,
-                );
-                agree(comm, moved)
-            });
-        }
-        let closed = file.close().map_err(|source| H5Error::Hdf5 {
-            path: path.to_path_buf(),
-            what: "cannot close".to_string(),
-            source,
-        });
-        outcome.and(agree(comm, closed))
-    });
+    let written = agree(comm, staged.copy_target(comm).map_err(H5Error::from))
+        .and_then(|copied| write_into(comm, &staged, path, fields, copied));
     match written {
-        Ok(()) => staged.finish(comm, Ok(())).map_err(H5Error::from),
+        Ok(actions) => staged
+            .finish(comm, Ok(()))
+            .map(|()| actions)
+            .map_err(H5Error::from),
         Err(e) => {
             // Every rank failed alike: the vote fails and the temporary file goes.
             let _ = staged.finish(
@@ -516,6 +524,152 @@ pub fn write_fields<C: Communicator, T: H5Element>(
             Err(e)
         }
     }
+}
+
+/// [`write_fields`] into the staged file, which holds a copy of the target's `copied` bytes
+/// (0: a new file). Collective; what was done to each field.
+fn write_into<C: Communicator, T: H5Element>(
+    comm: &C,
+    staged: &Staged,
+    path: &Path,
+    fields: &[FieldWrite<'_, T>],
+    copied: u64,
+) -> Result<Vec<Action>, H5Error> {
+    let name = agree(comm, staged.mpi_name().map_err(H5Error::from))?;
+    let how = if copied > 0 {
+        Open::ReadWrite
+    } else {
+        Open::Create
+    };
+    let file = agree(comm, open_file(comm, &name, how, path))?;
+    // HDF5 truncates a file it creates: the space is reserved now, past its end (the data,
+    // the copy's length, and room for the metadata), and released when the file is done.
+    let data: u64 = fields
+        .iter()
+        .map(|f| f.global_shape.iter().product::<usize>() as u64 * std::mem::size_of::<T>() as u64)
+        .sum();
+    let metadata = (64 << 10) + (8 << 10) * fields.len() as u64;
+    let mut outcome = staged
+        .reserve_keeping_size(comm, copied + data + metadata)
+        .map_err(H5Error::from);
+    let mut actions = Vec::with_capacity(fields.len());
+    for f in fields {
+        if outcome.is_err() {
+            break;
+        }
+        // Whether the ranks' blocks cover the whole dataset (then one of the same shape and
+        // type is overwritten in place instead of unlinked: the file does not grow).
+        let covered = {
+            use mpi::collective::SystemOperation;
+            use mpi::traits::CommunicatorCollectives;
+            let mine = f.counts.iter().product::<usize>() as u64;
+            let mut total = 0u64;
+            comm.all_reduce_into(&mine, &mut total, SystemOperation::sum());
+            total == f.global_shape.iter().product::<usize>() as u64
+        };
+        // Metadata calls are collective: every rank makes them with the same values (and
+        // sees the same file, so takes the same decisions).
+        outcome = agree(comm, make_dataset(&file, path, f, covered)).and_then(|(ds, replaced)| {
+            actions.push(match (copied, replaced) {
+                (0, _) => Action::Created,
+                (_, false) => Action::Added,
+                (_, true) => Action::Replaced,
+            });
+            let moved = transfer(
+                &ds,
+                f.starts,
+                f.counts,
+                f.data.as_ptr().cast_mut(),
+                true,
+                path,
+                f.dataset,
+            );
+            agree(comm, moved)
+        });
+    }
+    let closed = file.close().map_err(|source| H5Error::Hdf5 {
+        path: path.to_path_buf(),
+        what: "cannot close".to_string(),
+        source,
+    });
+    let closed = agree(comm, closed);
+    outcome.and(closed).map(|()| actions)
+}
+
+/// Creates `f`'s dataset (its groups as needed), replacing an existing dataset of that name,
+/// with its attributes; the dataset and whether one was replaced. An existing dataset of the
+/// same shape and type, stored contiguously without filters, whose every element the ranks
+/// write (`covered`) is overwritten in place, its attributes replaced; any other is unlinked
+/// and a new one made (HDF5 does not reuse the old one's space: `h5repack` compacts).
+fn make_dataset<T: H5Element>(
+    file: &hdf5::File,
+    path: &Path,
+    f: &FieldWrite<'_, T>,
+    covered: bool,
+) -> Result<(hdf5::Dataset, bool), H5Error> {
+    let replaced = target::existing_dataset(file, path, f.dataset)?;
+    let hdf = |what: String| {
+        let path = path.to_path_buf();
+        move |source| H5Error::Hdf5 { path, what, source }
+    };
+    let (group, name) = parent_group(file, f.dataset)
+        .map_err(hdf(format!("cannot create the groups of {}", f.dataset)))?;
+    let mut reused = None;
+    if replaced {
+        let old = group.dataset(name).map_err(hdf(format!(
+            "cannot open the dataset {} it replaces",
+            f.dataset
+        )))?;
+        if covered && same_storage::<T>(&old, f.global_shape) {
+            reused = Some(old);
+        } else {
+            drop(old);
+            group.unlink(name).map_err(hdf(format!(
+                "cannot remove the dataset {} it replaces",
+                f.dataset
+            )))?;
+        }
+    }
+    let made = (|| {
+        let ds = match reused {
+            Some(ds) => {
+                for key in ds.attr_names()? {
+                    ds.delete_attr(&key)?;
+                }
+                ds
+            }
+            None => group
+                .new_dataset::<T>()
+                .shape(f.global_shape.to_vec())
+                .create(name)?,
+        };
+        for (key, value) in f.attributes {
+            let v: hdf5::types::VarLenUnicode = value.parse().unwrap_or_default();
+            ds.new_attr::<hdf5::types::VarLenUnicode>()
+                .create(*key)?
+                .write_scalar(&v)?;
+        }
+        Ok(ds)
+    })()
+    .map_err(hdf(format!("cannot create dataset {}", f.dataset)))?;
+    Ok((made, replaced))
+}
+
+/// Whether `ds` holds `shape` elements of `T` in one contiguous, allocated, unfiltered,
+/// fixed-size block: what a new dataset of `T` would be, so it can be overwritten in place.
+fn same_storage<T: H5Element>(ds: &hdf5::Dataset, shape: &[usize]) -> bool {
+    let same_type = match (ds.dtype(), hdf5::Datatype::from_type::<T>()) {
+        (Ok(a), Ok(b)) => {
+            matches!((a.to_descriptor(), b.to_descriptor()), (Ok(x), Ok(y)) if x == y)
+        }
+        _ => false,
+    };
+    same_type
+        && ds.shape() == shape
+        && ds.layout() == hdf5::dataset::Layout::Contiguous
+        && ds.offset().is_some()
+        && !ds.is_resizable()
+        && ds.dcpl().is_ok_and(|p| p.filters().is_empty())
 }
 
 /// The shape and element type of `dataset` in the file at `path` (local: no MPI; every rank
@@ -553,7 +707,7 @@ pub fn field_info(path: &Path, dataset: &str) -> Result<FieldInfo, H5Error> {
                     return Err(H5Error::UnsupportedType {
                         path: path.to_path_buf(),
                         dataset: dataset.to_string(),
-                        found: format!("{descriptor:?}"),
+                        found: target::type_name(&descriptor),
                     })
                 }
             }
@@ -562,7 +716,7 @@ pub fn field_info(path: &Path, dataset: &str) -> Result<FieldInfo, H5Error> {
             return Err(H5Error::UnsupportedType {
                 path: path.to_path_buf(),
                 dataset: dataset.to_string(),
-                found: format!("{descriptor:?}"),
+                found: target::type_name(&descriptor),
             })
         }
     };
@@ -629,7 +783,7 @@ pub fn read_field<C: Communicator, T: H5Element>(
         comm,
         npyio::staging::mpi_name(&input, path).map_err(H5Error::from),
     )?;
-    let file = agree(comm, open_file(comm, &name, false, path))?;
+    let file = agree(comm, open_file(comm, &name, Open::Read, path))?;
     let ds = agree(
         comm,
         file.dataset(dataset).map_err(|source| H5Error::Hdf5 {
@@ -646,54 +800,4 @@ pub fn read_field<C: Communicator, T: H5Element>(
         source,
     });
     agree(comm, moved.and(closed))
-}
-
-/// Writes `<file stem>.xmf` beside the HDF5 file `h5` (atomically: a temporary name, then a
-/// rename), describing `fields` (dataset, shape, dtype) on a regular grid of spacing 1 so
-/// ParaView opens them; complex fields have no XDMF number type and are left out. Local (call
-/// it on one rank).
-pub fn write_xdmf(h5: &Path, fields: &[(&str, &[usize], Dtype)]) -> std::io::Result<PathBuf> {
-    let xmf = h5.with_extension("xmf");
-    let file_name = h5
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut text = String::from("<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n");
-    for (dataset, shape, dtype) in fields {
-        let precision = match dtype {
-            Dtype::F32 => 4,
-            Dtype::F64 => 8,
-            _ => continue,
-        };
-        let dims = shape
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let name = dataset.trim_start_matches('/').replace('/', "_");
-        let ones = vec!["1"; shape.len()].join(" ");
-        let zeros = vec!["0"; shape.len()].join(" ");
-        let rank = shape.len();
-        let (topology, geometry) = if rank == 2 {
-            ("2DCoRectMesh", "ORIGIN_DXDY")
-        } else {
-            ("3DCoRectMesh", "ORIGIN_DXDYDZ")
-        };
-        text.push_str(&format!(
-            "    <Grid Name=\"{name}\" GridType=\"Uniform\">\n      \
-             <Topology TopologyType=\"{topology}\" Dimensions=\"{dims}\"/>\n      \
-             <Geometry GeometryType=\"{geometry}\">\n        \
-             <DataItem Dimensions=\"{rank}\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{zeros}</DataItem>\n        \
-             <DataItem Dimensions=\"{rank}\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{ones}</DataItem>\n      \
-             </Geometry>\n      \
-             <Attribute Name=\"{name}\" AttributeType=\"Scalar\" Center=\"Node\">\n        \
-             <DataItem Dimensions=\"{dims}\" NumberType=\"Float\" Precision=\"{precision}\" Format=\"HDF\">{file_name}:{dataset}</DataItem>\n      \
-             </Attribute>\n    </Grid>\n"
-        ));
-    }
-    text.push_str("  </Domain>\n</Xdmf>\n");
-    let tmp = xmf.with_extension(format!("xmf.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, &xmf)?;
-    Ok(xmf)
 }

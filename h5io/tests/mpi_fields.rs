@@ -1,7 +1,8 @@
 //! Distributed fields in one parallel HDF5 file under real mpirun (1 to 4 ranks): written
 //! by blocks of an uneven split, read back under another split, checked by h5py (values,
 //! complex as numpy complex, attributes), the XDMF file parsed by Python's xml; a write that
-//! fails on one rank leaves no file.
+//! fails on one rank leaves no file; a write into a file a user keeps adds or replaces its
+//! dataset and keeps the rest byte for byte (h5py compares), and refuses a group's name.
 
 use std::path::Path;
 
@@ -175,7 +176,7 @@ fn fields_body() {
     };
     if size > 1 {
         let e = agreed(
-            h5io::write_fields(&world, &bad, &[field(&mine_shape, &u)]),
+            h5io::write_fields(&world, &bad, &[field(&mine_shape, &u)]).map(drop),
             "a global shape of its own",
         );
         let want = "field 0 is dataset /u of shape [8, 5, 3] with attributes [] here and dataset \
@@ -183,7 +184,10 @@ fn fields_body() {
         assert!(e.to_string().contains(want), "rank {rank}: {e}");
         let two = [field(&shape, &u), field(&shape, &u)];
         let fields = if rank == last { &two[..] } else { &two[..1] };
-        let e = agreed(h5io::write_fields(&world, &bad, fields), "a field more");
+        let e = agreed(
+            h5io::write_fields(&world, &bad, fields).map(drop),
+            "a field more",
+        );
         assert!(
             e.to_string().contains("2 fields here, 1 on rank 0"),
             "rank {rank}: {e}"
@@ -192,7 +196,7 @@ fn fields_body() {
     let short = &u[..u.len() - usize::from(rank == last && !u.is_empty())];
     if !u.is_empty() || rank != last {
         let e = agreed(
-            h5io::write_fields(&world, &bad, &[field(&shape, short)]),
+            h5io::write_fields(&world, &bad, &[field(&shape, short)]).map(drop),
             "a short buffer",
         );
         assert!(e.to_string().contains("but the block"), "rank {rank}: {e}");
@@ -214,6 +218,7 @@ fn fields_body() {
     assert!(e.to_string().contains("missing.h5"), "rank {rank}: {e}");
     world.barrier();
     assert!(!bad.exists());
+    keeps_the_rest_of_a_file(&world, &dir, &field(&shape, &u));
 
     if rank == 0 {
         let xmf = h5io::write_xdmf(&real_path, &[("/p", &shape, npyio::Dtype::F64)]).unwrap();
@@ -235,7 +240,7 @@ items = [d for d in root.iter("DataItem") if d.get("Format") == "HDF"]
 assert len(items) == 1 and items[0].get("Dimensions") == "7 5 3", [i.attrib for i in items]
 assert items[0].text.strip() == "real.h5:/p", items[0].text
 names = sorted(os.listdir(os.path.dirname(sys.argv[1])))
-assert names == ["fields.h5", "real.h5", "real.xmf"], names
+assert names == ["fields.h5", "keep.h5", "real.h5", "real.xmf", "text.h5"], names
 print("h5py ok")
 "#,
             &[&path, &real_path, &xmf],
@@ -244,4 +249,96 @@ print("h5py ok")
         std::fs::remove_dir_all(&dir).unwrap();
     }
     mpi_harness::mark_passed(BODY, rank, size);
+}
+
+/// h5py's digest of every object of `file` but `/u`: paths, kinds, dtypes, shapes, a hash of
+/// the data and the attributes (names, dtypes, a hash of the values).
+const DIGEST: &str = r#"
+import sys, h5py, hashlib, numpy as np
+def attrs(o):
+    return " ".join("%s:%s:%s" % (k, np.asarray(o.attrs[k]).dtype.str,
+        hashlib.sha256(np.asarray(o.attrs[k]).tobytes()).hexdigest()[:16]) for k in sorted(o.attrs))
+lines = []
+def visit(name, o):
+    if name == "u":
+        return
+    data = hashlib.sha256(np.asarray(o[()]).tobytes()).hexdigest()[:16] if isinstance(o, h5py.Dataset) else "group"
+    lines.append("/%s %s [%s]" % (name, data, attrs(o)))
+with h5py.File(sys.argv[1], "r") as f:
+    f.visititems(visit)
+    lines.append("/ [%s]" % attrs(f))
+print("\n".join(sorted(lines)))
+"#;
+
+/// Writes `/u` into a file h5py made with other datasets, a group and attributes: added, then
+/// replaced, the rest byte for byte as it was; a group's name and a file that is not HDF5 are
+/// refused on every rank and leave the files as they were.
+fn keeps_the_rest_of_a_file(
+    world: &mpi::topology::SimpleCommunicator,
+    dir: &Path,
+    field: &h5io::FieldWrite<'_, Complex<f64>>,
+) {
+    let rank = world.rank();
+    let keep = dir.join("keep.h5");
+    let text = dir.join("text.h5");
+    let mut before = String::new();
+    if rank == 0 {
+        python(
+            r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f.attrs["title"] = "kept"
+    f.create_dataset("notes", data=np.arange(10, dtype=np.int16))
+    f.create_group("g").attrs["step"] = np.int32(3)
+    f["g"].create_dataset("v", data=np.ones((2, 3)))
+"#,
+            &[&keep],
+        );
+        std::fs::write(&text, "not an HDF5 file\n").unwrap();
+        before = python(DIGEST, &[&keep]);
+    }
+    world.barrier();
+    let write = |dataset: &'static str, path: &Path| {
+        let f = h5io::FieldWrite { dataset, ..*field };
+        h5io::write_fields(world, path, &[f])
+    };
+    assert_eq!(write("/u", &keep).unwrap(), [h5io::Action::Added]);
+    assert_eq!(write("/u", &keep).unwrap(), [h5io::Action::Replaced]);
+    let kept = (rank == 0).then(|| std::fs::read(&keep).unwrap());
+    for (dataset, path, needle) in [
+        ("/g", &keep, "/g is a group, not a dataset"),
+        ("/notes/u", &keep, "/notes is a dataset, not a group"),
+        ("/", &keep, "is the file's root group"),
+        ("/u", &text, "exists and is not an HDF5 file"),
+    ] {
+        let e = write(dataset, path).expect_err("refused");
+        assert!(
+            e.to_string().contains(needle),
+            "rank {rank}: {dataset}: {e}"
+        );
+    }
+    world.barrier();
+    if rank == 0 {
+        assert!(
+            std::fs::read(&keep).unwrap() == kept.unwrap(),
+            "a refusal changed keep.h5"
+        );
+        assert_eq!(std::fs::read(&text).unwrap(), b"not an HDF5 file\n");
+        assert_eq!(
+            python(DIGEST, &[&keep]),
+            before,
+            "the rest of keep.h5 changed"
+        );
+        let out = python(
+            r#"
+import sys, h5py, numpy as np
+u = h5py.File(sys.argv[1], "r")["u"][...]
+want = np.arange(7 * 5 * 3).reshape(7, 5, 3)
+assert np.array_equal(u, want - 1j * want)
+print("u ok")
+"#,
+            &[&keep],
+        );
+        assert!(out.contains("u ok"), "{out}");
+    }
 }

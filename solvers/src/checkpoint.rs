@@ -101,7 +101,9 @@ pub fn write(ns: &NavierStokes, path: &Path) -> Result<()> {
         data: &block,
         attributes: &attributes,
     };
-    h5io::write_fields(space.communicator(), path, &[field]).map_err(|e| failed(path, e))
+    h5io::write_fields(space.communicator(), path, &[field])
+        .map(drop)
+        .map_err(|e| failed(path, e))
 }
 
 /// Reads a checkpoint's `û` into `ns` and returns the state it records (collective; every
