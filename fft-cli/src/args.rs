@@ -45,10 +45,10 @@ pub struct RunArgs {
     #[arg(long, default_value = "auto")]
     pub grid: fft_core::GridChoice,
     /// Timed forward+backward pairs.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=crate::args::MAX_COUNT))]
     pub iters: u64,
     /// Untimed forward+backward pairs before timing.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=crate::args::MAX_COUNT))]
     pub warmup: u64,
     /// Exchange method: alltoallv or pairwise.
     #[arg(long, default_value = "alltoallv")]
@@ -144,8 +144,13 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
     }
 }
 
-/// The most threads per rank `--threads` accepts.
-pub const MAX_THREADS: usize = 1024;
+/// The most threads per rank `--threads` accepts (the bindings' limit too).
+pub const MAX_THREADS: usize = fft_core::MAX_THREADS;
+
+/// The most repetitions a count flag (`--iters`, `--warmup`, `--repeat`, `--inner`) takes:
+/// a million pairs of the smallest transform already take seconds, and every timed one
+/// keeps its time (8 bytes).
+pub const MAX_COUNT: u64 = 1_000_000;
 
 /// Parses `--batch`: at least one field.
 pub fn parse_batch(s: &str) -> Result<usize, String> {
@@ -193,36 +198,88 @@ pub fn parse_shape(s: &str) -> Result<ShapeArg, String> {
 
 impl Cli {
     /// Usage checks clap cannot express: `dfft run` needs `--shape` or `--input` (and `--shape`
-    /// with `--kind c2r`); an r2r type list must give one type per axis of `--shape`.
+    /// with `--kind c2r`); an r2r type list must give one type per axis of `--shape` (DCT-I
+    /// at least 2 points); `--in-place` does not run c2r; a grid of rank r needs r < d; an
+    /// HDF5 file needs `:/dataset`.
     pub fn check(self) -> Result<Self, clap::Error> {
-        if let Command::Run(run) = &self.command {
-            let usage = |kind, text: String| {
-                Err(<Cli as clap::CommandFactory>::command().error(kind, text))
-            };
-            if run.shape.is_none() && run.input.is_none() {
-                return usage(
-                    clap::error::ErrorKind::MissingRequiredArgument,
-                    "the argument '--shape <SHAPE>' is required unless --input gives the array"
-                        .to_string(),
-                );
-            }
-            if run.shape.is_none() && run.kind == crate::kind::Kind::C2r {
-                return usage(
-                    clap::error::ErrorKind::MissingRequiredArgument,
-                    "the argument '--shape <SHAPE>' is required with --kind c2r (the real \
-                     output's shape: the half spectrum does not tell an even last axis from \
-                     an odd one)"
-                        .to_string(),
-                );
-            }
-            if let Some(shape) = &run.shape {
-                if let Err(e) = run.kind.check_axes(&shape.0) {
-                    return usage(clap::error::ErrorKind::ValueValidation, e.to_string());
+        let usage =
+            |kind, text: String| Err(<Cli as clap::CommandFactory>::command().error(kind, text));
+        let invalid = clap::error::ErrorKind::ValueValidation;
+        match &self.command {
+            Command::Run(run) => {
+                if let Some(text) = run.usage_problem() {
+                    let kind = if text.starts_with("the argument") {
+                        clap::error::ErrorKind::MissingRequiredArgument
+                    } else {
+                        invalid
+                    };
+                    return usage(kind, text);
                 }
             }
+            Command::BenchRedist(b) => {
+                if let Some(text) = grid_problem(&b.grid, b.shape.0.len()) {
+                    return usage(invalid, text);
+                }
+            }
+            _ => {}
         }
         Ok(self)
     }
+}
+
+impl RunArgs {
+    /// What makes these arguments unusable, from the command line alone.
+    fn usage_problem(&self) -> Option<String> {
+        if self.shape.is_none() && self.input.is_none() {
+            return Some(
+                "the argument '--shape <SHAPE>' is required unless --input gives the array"
+                    .to_string(),
+            );
+        }
+        if self.shape.is_none() && self.kind == crate::kind::Kind::C2r {
+            return Some(
+                "the argument '--shape <SHAPE>' is required with --kind c2r (the real output's \
+                 shape: the half spectrum does not tell an even last axis from an odd one)"
+                    .to_string(),
+            );
+        }
+        if self.in_place && self.kind == crate::kind::Kind::C2r {
+            return Some(
+                "--in-place runs c2c, r2c and r2r plans; a c2r run's input is the half \
+                 spectrum: use --kind r2c --in-place (its backward is the c2r, in place)"
+                    .to_string(),
+            );
+        }
+        for (flag, arg) in [
+            ("--input", &self.input),
+            ("--output", &self.output),
+            ("--roundtrip-output", &self.roundtrip_output),
+        ] {
+            if let Some(text) = arg
+                .as_deref()
+                .and_then(|a| crate::files::FileRef::usage_problem(flag, a))
+            {
+                return Some(text);
+            }
+        }
+        let shape = &self.shape.as_ref()?.0;
+        if let Err(e) = self.kind.check_axes(shape) {
+            return Some(e.to_string());
+        }
+        grid_problem(&self.grid, shape.len())
+    }
+}
+
+/// Why `grid` cannot distribute a `d`-dimensional array (a grid of rank r needs 1 <= r < d).
+fn grid_problem(grid: &fft_core::GridChoice, d: usize) -> Option<String> {
+    let r = match grid {
+        fft_core::GridChoice::Rank(r) => *r,
+        fft_core::GridChoice::Dims(dims) => dims.len(),
+        _ => return None,
+    };
+    (r == 0 || r >= d).then(|| {
+        format!("a grid of rank {r} cannot distribute a {d}-dimensional array (need 1 <= r < d)")
+    })
 }
 
 /// A clap usage error as one line: `dfft: error: <clap's message> (see --help)`. clap's

@@ -47,13 +47,13 @@ pub struct BenchRedistArgs {
     #[arg(long, default_value = "1")]
     pub grid: GridChoice,
     /// Samples; the minimum (and the median) over them is reported.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=crate::args::MAX_COUNT))]
     pub repeat: u64,
     /// Two-sweep sequences per sample; a sample's time is their mean.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::args::MAX_COUNT))]
     pub inner: u64,
     /// Untimed two-sweep sequences before timing (after the checked one).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=crate::args::MAX_COUNT))]
     pub warmup: u64,
     /// Exchange method: alltoallv or pairwise.
     #[arg(long, default_value = "alltoallv")]

@@ -236,6 +236,7 @@ impl Context<'_> {
         self.mode()
             .forward_of_input(&mut plan, &input, &mut back, &mut output)?;
         self.perturb_for_tests::<P>(&references, &mut output);
+        let overflowed = self.nonfinite_output(&plan, &back, &output);
         let reference_errors = self.reference_errors(&plan, &references, &back, &output);
         phases.done("first forward and its check");
         let timing = self.time_pairs(&mut plan, &input, &mut back, &mut output, &mut phases)?;
@@ -251,11 +252,14 @@ impl Context<'_> {
         // written, but the run cannot be verified and fails.
         let (roundtrip_error, reference_error, mut verdict) =
             self.verdict(nonfinite, &roundtrip_errors, &reference_errors);
+        if nonfinite == 0 && (overflowed > 0 || !roundtrip_error.is_finite()) {
+            verdict = Err(self.overflow(&input, overflowed > 0));
+        }
         let out_layout = plan.output_layout().clone();
         let written = if verdict.is_ok() {
             write_output(self.world, self.args, &out_layout, plan.batch(), &output)
         } else {
-            Ok(false)
+            Ok(None)
         };
         if let (Some(path), true) = (&self.args.roundtrip_output, verdict.is_ok()) {
             let layout = plan.input_layout().clone();
@@ -275,7 +279,7 @@ impl Context<'_> {
         if nonfinite > 0 {
             verdict = Err(RunError::NonFinite {
                 count: nonfinite,
-                written: if matches!(written, Ok(true)) {
+                written: if matches!(written, Ok(Some(_))) {
                     " and --output was written"
                 } else {
                     ""
@@ -287,7 +291,7 @@ impl Context<'_> {
             timing,
             memory,
             (roundtrip_error, reference_error),
-            matches!(written, Ok(true)),
+            written.as_ref().ok().copied().flatten(),
         );
         self.print(&report);
         written?;
@@ -378,6 +382,44 @@ impl Context<'_> {
             if let Some(v) = output.first_mut() {
                 *v = P::Out::from_c64(v.to_c64() + delta * r.magnitude);
             }
+        }
+    }
+
+    /// Non-finite values of the forward output, summed over ranks (of a finite input: an
+    /// overflow).
+    fn nonfinite_output<P: RunPlan>(&self, plan: &P, back: &[P::In], output: &[P::Out]) -> u64 {
+        let forward = if self.args.in_place {
+            plan.as_output(back)
+        } else {
+            output
+        };
+        let local = forward.iter().filter(|v| !v.is_finite()).count() as u64;
+        sum_over_ranks(self.world, local)
+    }
+
+    /// The error of a finite input whose forward output (`forward`) or round trip overflowed.
+    fn overflow<S: Sample>(&self, input: &[S], forward: bool) -> RunError {
+        let local = max_or_nan(input.iter().map(|v| v.to_c64().norm()));
+        let largest = max_over_ranks(self.world, local);
+        let n: f64 = self.setup.shape.iter().map(|&n| n as f64).product();
+        RunError::Overflow {
+            what: if forward {
+                "the forward output"
+            } else {
+                "the round trip (backward of forward)"
+            },
+            largest,
+            n,
+            precision: self.args.precision,
+            max: match self.args.precision {
+                crate::kind::Precision::F64 => f64::MAX,
+                crate::kind::Precision::F32 => f32::MAX as f64,
+            },
+            written: if self.args.output.is_some() {
+                "; --output was not written"
+            } else {
+                ""
+            },
         }
     }
 
@@ -583,14 +625,14 @@ impl Context<'_> {
         (roundtrip.1, reference.map(|r| r.1), verdict)
     }
 
-    /// The run's report; `written`: whether `--output` now exists (a failed run names none).
+    /// The run's report; `written`: what `--output` now is (a failed run names none).
     fn report<P: RunPlan>(
         &self,
         plan: &P,
         timing: Timing,
         memory: MemoryUse,
         (roundtrip_error, reference_error): (f64, Option<f64>),
-        written: bool,
+        written: Option<crate::files::Written>,
     ) -> RunReport {
         let (args, batch) = (self.args, plan.batch());
         let pair_times = &timing.pair_times;
@@ -641,8 +683,9 @@ impl Context<'_> {
             output: args
                 .output
                 .as_ref()
-                .filter(|_| written)
+                .filter(|_| written.is_some())
                 .map(|p| p.display().to_string()),
+            output_action: written,
         }
     }
 

@@ -38,13 +38,79 @@ impl FileRef {
         FileRef::Npy(arg.to_path_buf())
     }
 
-    /// The file on disk.
-    pub fn file(&self) -> &Path {
+    /// Why `arg` (`--input` or `--output`, named `flag`) cannot name an array, decided from
+    /// the text alone (a usage error): a file named `.h5`/`.hdf5` without `:/dataset`, which
+    /// would otherwise be read or written as `.npy`.
+    pub fn usage_problem(flag: &str, arg: &Path) -> Option<String> {
+        let FileRef::Npy(path) = FileRef::parse(arg) else {
+            return None;
+        };
+        let ext = path.extension()?.to_string_lossy().to_ascii_lowercase();
+        matches!(ext.as_str(), "h5" | "hdf5").then(|| {
+            format!(
+                "{flag} {}: an HDF5 file needs a dataset name: {}:/name (a .npy file is \
+                 named .npy)",
+                path.display(),
+                path.display()
+            )
+        })
+    }
+}
+
+/// What writing `--output` did: a new `.npy` file or one replaced, or what HDF5 did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// A `.npy` file where there was none.
+    NewNpy,
+    /// A `.npy` file replaced.
+    ReplacedNpy,
+    /// A dataset of an HDF5 file.
+    H5(h5io::Action),
+}
+
+impl Written {
+    /// How the output line says it.
+    pub fn describe(self) -> &'static str {
         match self {
-            FileRef::Npy(p) => p,
-            FileRef::H5 { file, .. } => file,
+            Written::NewNpy => "new file",
+            Written::ReplacedNpy => "the existing file replaced",
+            Written::H5(action) => action.describe(),
         }
     }
+
+    /// One word for the JSON report: `created`, `replaced` or `added`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Written::NewNpy | Written::H5(h5io::Action::Created) => "created",
+            Written::ReplacedNpy | Written::H5(h5io::Action::Replaced) => "replaced",
+            Written::H5(h5io::Action::Added) => "added",
+        }
+    }
+}
+
+/// Checks, before any work, that `r` can be written (local; the caller agrees over the
+/// ranks): a `.npy` target is absent or a regular file in a writable directory; an HDF5
+/// target also is an HDF5 file if it exists, its dataset name names a dataset that is not a
+/// group, and, for a real 2-D or 3-D field (`xdmf`), the `.xmf` beside it can be written.
+pub fn check_output(r: &FileRef, xdmf: bool) -> Result<(), RunError> {
+    match r {
+        FileRef::Npy(p) => {
+            npyio::check_output_target(p)?;
+        }
+        FileRef::H5 { file, dataset } => {
+            h5io::check_target(file, &[dataset])?;
+            if xdmf {
+                npyio::check_output_target(&h5io::xdmf_path(file))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether an output of `dtype` and `shape` gets an XDMF description beside an HDF5 file:
+/// real 2-D and 3-D fields (ParaView's regular grids).
+pub fn gets_xdmf(dtype: npyio::Dtype, shape: &[usize]) -> bool {
+    matches!(dtype, npyio::Dtype::F32 | npyio::Dtype::F64) && matches!(shape.len(), 2 | 3)
 }
 
 /// The array's dtype and shape (a `.npy` header, or an HDF5 dataset's as one). Local.
@@ -81,8 +147,9 @@ pub fn read_block<T: npyio::NpyElement + h5io::H5Element>(
 }
 
 /// Writes the array of `shape`, this rank's block `[starts, starts + counts)` (collective,
-/// all-or-nothing); an HDF5 dataset gets `attributes`, and rank 0 writes an XDMF file beside
-/// an HDF5 file of a real 2-D or 3-D field.
+/// all-or-nothing); an HDF5 dataset gets `attributes` (and replaces a dataset of that name,
+/// keeping the rest of the file), and rank 0 writes an XDMF file beside an HDF5 file of a
+/// real 2-D or 3-D field. What was written.
 pub fn write_block<T: npyio::NpyElement + h5io::H5Element>(
     world: &SimpleCommunicator,
     r: &FileRef,
@@ -91,9 +158,18 @@ pub fn write_block<T: npyio::NpyElement + h5io::H5Element>(
     counts: &[usize],
     data: &[T],
     attributes: &[(&str, String)],
-) -> Result<(), RunError> {
+) -> Result<Written, RunError> {
     match r {
-        FileRef::Npy(p) => Ok(npyio::write_block(world, p, shape, starts, counts, data)?),
+        FileRef::Npy(p) => {
+            // (Informational: rank 0's view just before the write.)
+            let existed = p.exists();
+            npyio::write_block(world, p, shape, starts, counts, data)?;
+            Ok(if existed {
+                Written::ReplacedNpy
+            } else {
+                Written::NewNpy
+            })
+        }
         FileRef::H5 { file, dataset } => {
             let field = h5io::FieldWrite {
                 dataset,
@@ -103,10 +179,8 @@ pub fn write_block<T: npyio::NpyElement + h5io::H5Element>(
                 data,
                 attributes,
             };
-            h5io::write_fields(world, file, &[field])?;
-            let real = matches!(T::FIELD_DTYPE, npyio::Dtype::F32 | npyio::Dtype::F64);
-            if real && matches!(shape.len(), 2 | 3) && mpi::topology::Communicator::rank(world) == 0
-            {
+            let actions = h5io::write_fields(world, file, &[field])?;
+            if gets_xdmf(T::FIELD_DTYPE, shape) && mpi::topology::Communicator::rank(world) == 0 {
                 // Best effort: the data file is complete; a missing description is not fatal.
                 if let Err(e) = h5io::write_xdmf(file, &[(dataset, shape, T::FIELD_DTYPE)]) {
                     eprintln!(
@@ -115,7 +189,7 @@ pub fn write_block<T: npyio::NpyElement + h5io::H5Element>(
                     );
                 }
             }
-            Ok(())
+            Ok(Written::H5(actions[0]))
         }
     }
 }

@@ -125,6 +125,18 @@ impl Kind {
                 types: types.len(),
                 shape: shape.to_vec(),
             }),
+            Kind::R2r(types) => match types
+                .iter()
+                .zip(shape)
+                .position(|(&t, &n)| t == fft_core::R2rKind::Dct1 && n < 2)
+            {
+                Some(axis) => Err(KindError::Dct1TooShort {
+                    kind: self.to_string(),
+                    axis,
+                    n: shape[axis],
+                }),
+                None => Ok(()),
+            },
             _ => Ok(()),
         }
     }
@@ -163,6 +175,9 @@ pub enum KindError {
         types: usize,
         shape: Vec<usize>,
     },
+    /// A DCT-I along an axis of one point (its basis needs two).
+    #[error("--kind {kind}: DCT-I needs at least 2 points, axis {axis} has {n}")]
+    Dct1TooShort { kind: String, axis: usize, n: usize },
 }
 
 impl FromStr for Kind {

@@ -102,7 +102,7 @@ fn field_types() -> Map<String, Value> {
     }
 }
 
-fn kind_of(v: &Value) -> &'static str {
+pub fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -189,16 +189,107 @@ pub fn overlay(
     profile
         .validate()
         .map_err(|e| e.to_string().replace("bad machine profile: ", ""))?;
+    plausible(&profile)?;
     Ok((profile, defaulted))
 }
 
-/// Reads the profile file at `path` strictly (see [`parse`]).
+/// The largest profile file read (a profile is a few kilobytes).
+pub const PROFILE_CAP: u64 = 1 << 20;
+
+/// The ranges a profile's values must lie in for the model's predictions to be finite times
+/// (every shape dfft can hold: up to 2^64 elements of 16 bytes): (field, least, most, what).
+/// Wider than any machine: a message latency up to 10 s, one byte per second at the slowest.
+const PLAUSIBLE: [(&str, f64, f64, &str); 11] = [
+    ("ts_intra_s", 0.0, 10.0, "seconds"),
+    ("ts_inter_s", 0.0, 10.0, "seconds"),
+    ("exchange_overhead_s", 0.0, 10.0, "seconds"),
+    ("tw_intra_s_per_byte", 0.0, 1.0, "seconds per byte"),
+    ("tw_inter_s_per_byte", 0.0, 1.0, "seconds per byte"),
+    ("tw_node_s_per_byte", 0.0, 1.0, "seconds per byte"),
+    (
+        "fft_s_per_element_log2",
+        0.0,
+        1.0,
+        "seconds per element·log2(n)",
+    ),
+    ("copy_bytes_per_s", 1.0, 1e15, "bytes per second"),
+    ("stream_bytes_per_s", 1.0, 1e15, "bytes per second"),
+    ("uplink_taper", 1.0, 1e6, ""),
+    ("intra_inter_overlap", 0.0, 1.0, ""),
+];
+
+/// Checks that every value of `profile` lies in its plausible range ([`PLAUSIBLE`]), so no
+/// prediction overflows to an infinite or NaN time.
+pub fn plausible(profile: &MachineProfile) -> Result<(), String> {
+    let Ok(Value::Object(fields)) = serde_json::to_value(profile) else {
+        return Ok(());
+    };
+    for (name, least, most, unit) in PLAUSIBLE {
+        let Some(v) = fields.get(name).and_then(Value::as_f64) else {
+            continue;
+        };
+        if !(least..=most).contains(&v) {
+            return Err(format!(
+                "{name} = {v:e} is outside {least:e}..={most:e}{}{unit}: no machine is that \
+                 fast or slow, and the model's times would overflow",
+                if unit.is_empty() { "" } else { " " }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A command-line value in `least..=most` (finite): the model flags' parsers.
+fn parse_in(text: &str, least: f64, most: f64, unit: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if (least..=most).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected {unit} from {least:e} to {most:e} (a finite number)"
+        )),
+    }
+}
+
+/// `--ts`, `--ts-inter`, `--exchange-overhead`: seconds, 0 to 10.
+pub fn parse_latency(text: &str) -> Result<f64, String> {
+    parse_in(text, 0.0, 10.0, "seconds")
+}
+
+/// `--tw`, `--tw-inter`, `--tw-node`: seconds per byte, 0 to 1.
+pub fn parse_inverse_bandwidth(text: &str) -> Result<f64, String> {
+    parse_in(text, 0.0, 1.0, "seconds per byte")
+}
+
+/// `--fft-rate`: seconds per element·log2(n), 0 to 1.
+pub fn parse_fft_rate(text: &str) -> Result<f64, String> {
+    parse_in(text, 0.0, 1.0, "seconds per element·log2(n)")
+}
+
+/// `--copy-bw`, `--stream-bw`: bytes per second, 1 to 1e15.
+pub fn parse_bandwidth(text: &str) -> Result<f64, String> {
+    parse_in(text, 1.0, 1e15, "bytes per second")
+}
+
+/// `--uplink-taper`: 1 to 1e6.
+pub fn parse_taper(text: &str) -> Result<f64, String> {
+    parse_in(text, 1.0, 1e6, "a taper")
+}
+
+/// `--overlap`: a fraction, 0 to 1.
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    parse_in(text, 0.0, 1.0, "a fraction")
+}
+
+/// Reads the profile file at `path` strictly (see [`parse`]): a regular file of at most
+/// [`PROFILE_CAP`] bytes (`npyio::read_capped`: a FIFO, a device or a huge file is refused at
+/// once), holding UTF-8 JSON.
 pub fn read(path: &Path, origin: Origin) -> Result<LoadedProfile, FftError> {
     let bad = |reason: String| FftError::BadMachineProfile {
         reason: format!("{}: {reason}", path.display()),
     };
-    let text = crate::profile_cache::read_capped(path, crate::profile_cache::MAX_PROFILE_BYTES)
-        .map_err(bad)?;
+    let bytes = npyio::read_capped(path, PROFILE_CAP).map_err(|e| FftError::BadMachineProfile {
+        reason: e.to_string(),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8 text: {e}")))?;
     let (profile, defaulted) = parse(&text).map_err(bad)?;
     Ok(LoadedProfile {
         profile,

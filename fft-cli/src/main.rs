@@ -22,6 +22,7 @@ mod fault {
         None
     }
 }
+mod agreement;
 mod calibrate_fit;
 mod kind;
 mod logging;
@@ -123,16 +124,29 @@ fn run_under_mpi(cli: &args::Cli) -> i32 {
     // INT/TERM/HUP remove the temporary output and exit non-zero; a rank whose launcher died
     // stops instead of finishing and publishing.
     npyio::guard::install("dfft", args::launcher_rank().is_some());
+    // OpenMPI's wait between the SIGCONT and the SIGTERM that end a job, if set (mpirun
+    // passes its MCA parameters on): outputs are held back that long and a second more.
+    if let Some(secs) = std::env::var("OMPI_MCA_odls_base_sigkill_timeout")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        npyio::guard::set_continue_hold(std::time::Duration::from_secs(secs.min(600) + 1));
+    }
     let world = universe.world();
     fatal::set_rank(world.rank());
-    let requested = match &cli.command {
-        args::Command::Run(a) => a.threads,
-        args::Command::BenchRedist(a) => a.threads,
-        args::Command::Redist(a) => a.threads,
-        _ => None,
-    };
-    let env = std::env::var("RAYON_NUM_THREADS").ok();
-    threads::configure(threads::choose(&world, requested, env.as_deref()));
+    // Before anything collective: every later decision assumes the same arguments everywhere.
+    if let Err(e) = agreement::same_arguments(&world) {
+        if world.rank() == 0 {
+            eprintln!("dfft: error: {e} (see --help)");
+        }
+        return 2;
+    }
+    if let Err(e) = start_threads(&world, cli) {
+        if world.rank() == 0 {
+            eprintln!("dfft: error: {e}");
+        }
+        return 1;
+    }
     let result = match &cli.command {
         args::Command::Run(run_args) => run::run(&world, run_args).map_err(|e| e.to_string()),
         args::Command::Plan(_) => unreachable!("dfft plan returned before MPI started"),
@@ -156,4 +170,19 @@ fn run_under_mpi(cli: &args::Cli) -> i32 {
         }
     }
     // `universe` drops here: MPI_Finalize on every rank.
+}
+
+/// Sizes this rank's thread pool (`--threads`, `RAYON_NUM_THREADS` or the default), the
+/// ranks agreeing on the outcome: a pool that cannot start on any rank is an error on every
+/// rank. Collective.
+fn start_threads(world: &mpi::topology::SimpleCommunicator, cli: &args::Cli) -> Result<(), String> {
+    let requested = match &cli.command {
+        args::Command::Run(a) => a.threads,
+        args::Command::BenchRedist(a) => a.threads,
+        args::Command::Redist(a) => a.threads,
+        _ => None,
+    };
+    let env = std::env::var("RAYON_NUM_THREADS").ok();
+    let started = threads::configure(threads::choose(world, requested, env.as_deref()));
+    agreement::agree(world, started)
 }

@@ -64,23 +64,28 @@ fn parse_pss(rollup: &str) -> Option<u64> {
 /// ```
 pub struct PssSampler {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<u64>,
+    /// `None` where no thread could be started (the peak is then taken at the end only).
+    thread: Option<JoinHandle<u64>>,
 }
 
 impl PssSampler {
-    /// Starts sampling.
+    /// Starts sampling. A thread that cannot start (an address space too small for its
+    /// stack) leaves the sampling to [`PssSampler::finish`]'s single reading.
     pub fn start() -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let first = pss_bytes();
-        let thread = std::thread::spawn(move || {
-            let mut peak = first;
-            while !flag.load(Ordering::Acquire) {
-                peak = peak.max(pss_bytes());
-                std::thread::sleep(SAMPLE_INTERVAL);
-            }
-            peak
-        });
+        let thread = std::thread::Builder::new()
+            .name("pss-sampler".into())
+            .spawn(move || {
+                let mut peak = first;
+                while !flag.load(Ordering::Acquire) {
+                    peak = peak.max(pss_bytes());
+                    std::thread::sleep(SAMPLE_INTERVAL);
+                }
+                peak
+            })
+            .ok();
         PssSampler { stop, thread }
     }
 
@@ -88,7 +93,7 @@ impl PssSampler {
     /// `/proc/self/smaps_rollup` cannot be read).
     pub fn finish(self) -> u64 {
         self.stop.store(true, Ordering::Release);
-        let sampled = self.thread.join().unwrap_or(0);
+        let sampled = self.thread.map_or(0, |t| t.join().unwrap_or(0));
         sampled.max(pss_bytes())
     }
 }

@@ -14,7 +14,7 @@
 //!
 //! and the smallest over all ranks. Where none can be read there is no limit.
 
-use fft_core::memory::{format_bytes, parse_bytes};
+use fft_core::memory::format_bytes;
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
@@ -35,28 +35,91 @@ pub struct Limit {
 
 /// A `DFFT_MEMORY_LIMIT` that is not a byte count.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
-#[error("malformed {MEMORY_LIMIT_ENV} '{value}': expected bytes such as 8000000000, 512M or 8G, or 'none'")]
+#[error("malformed {MEMORY_LIMIT_ENV} '{value}': {reason}")]
 pub struct MalformedLimit {
     /// The text given (rank 0's, or "(on another rank)").
     pub value: String,
+    /// What is wrong with it.
+    pub reason: String,
 }
 
-/// Parses a `DFFT_MEMORY_LIMIT` value: `Ok(None)` turns the check off.
+/// What a limit looks like, for messages.
+const LIMIT_FORMS: &str = "expected bytes such as 8000000000, 512M, 1.5G or 8G (K, M, G, T, P, E: \
+                           powers of 1024), or 'none'";
+
+/// Parses a `DFFT_MEMORY_LIMIT` value: `Ok(None)` turns the check off (`none`, `off`, `0`).
+/// Refused: anything but a decimal number with an optional binary suffix, a value that
+/// rounds to 0 bytes (`0.5`), and one above `u64::MAX` bytes (16 EiB).
 pub fn parse_override(value: &str) -> Result<Option<Limit>, MalformedLimit> {
     let v = value.trim();
     if v.eq_ignore_ascii_case("none") || v.eq_ignore_ascii_case("off") {
         return Ok(None);
     }
-    match parse_bytes(v) {
-        Some(0) => Ok(None),
-        Some(bytes) => Ok(Some(Limit {
-            bytes,
-            source: format!("{MEMORY_LIMIT_ENV}={v}"),
-        })),
-        None => Err(MalformedLimit {
-            value: value.to_string(),
-        }),
+    let bad = |reason: String| MalformedLimit {
+        value: value.to_string(),
+        reason,
+    };
+    let bytes = exact_bytes(v).ok_or_else(|| bad(LIMIT_FORMS.to_string()))?;
+    if bytes == 0 {
+        return if v.bytes().all(|b| b == b'0') {
+            Ok(None)
+        } else {
+            Err(bad(
+                "it rounds to 0 bytes: give at least 1 byte, or 'none' (or 0) to turn the \
+                 check off"
+                    .to_string(),
+            ))
+        };
     }
+    let bytes = u64::try_from(bytes).map_err(|_| {
+        bad(format!(
+            "it is above the largest limit, {} bytes (16 EiB)",
+            u64::MAX
+        ))
+    })?;
+    Ok(Some(Limit {
+        bytes,
+        source: format!("{MEMORY_LIMIT_ENV}={v}"),
+    }))
+}
+
+/// `123`, `1.5G`, `512MiB`, `8gb` as bytes (rounded down), exactly in 128 bits; `None` for
+/// any other text (signs, exponents, several points, unknown suffixes).
+fn exact_bytes(text: &str) -> Option<u128> {
+    let t = text.to_ascii_uppercase();
+    let t = t
+        .strip_suffix("IB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(&t);
+    let (number, power) = match t.char_indices().last()? {
+        (i, c @ ('K' | 'M' | 'G' | 'T' | 'P' | 'E')) => (&t[..i], 1 + "KMGTPE".find(c)? as u32),
+        _ => (t, 0),
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty() || !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    // Digits beyond 40 cannot matter below 2^128 / 2^60 and would overflow the parse.
+    if whole.len() > 30 {
+        return Some(u128::MAX);
+    }
+    let scale = 1u128 << (10 * power);
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let fraction = &fraction[..fraction.len().min(30)];
+    let fraction_value: u128 = if fraction.is_empty() {
+        0
+    } else {
+        fraction.parse().ok()?
+    };
+    let denominator = 10u128.checked_pow(fraction.len() as u32)?;
+    whole
+        .checked_mul(scale)?
+        .checked_add(fraction_value.checked_mul(scale)? / denominator)
 }
 
 /// Reads `MemAvailable` (bytes) from the text of `/proc/meminfo`.
@@ -186,6 +249,7 @@ pub fn agreed(world: &SimpleCommunicator) -> Result<Option<Limit>, MalformedLimi
     if malformed != 0 {
         return Err(local.err().unwrap_or_else(|| MalformedLimit {
             value: "(on another rank)".to_string(),
+            reason: LIMIT_FORMS.to_string(),
         }));
     }
     let mut smallest = 0u64;
@@ -209,7 +273,9 @@ pub fn agreed(world: &SimpleCommunicator) -> Result<Option<Limit>, MalformedLimi
     let mut len = source.len() as u64;
     root.broadcast_into(&mut len);
     source.resize(len as usize, 0);
-    root.broadcast_into(&mut source[..]);
+    if !source.is_empty() {
+        root.broadcast_into(&mut source[..]);
+    }
     let mut source = String::from_utf8_lossy(&source).into_owned();
     if owner != 0 {
         source.push_str(&format!(" on rank {owner}"));
@@ -248,11 +314,33 @@ mod tests {
         // The largest byte count is a limit, not a malformed value.
         let max = parse_override("18446744073709551615").unwrap().unwrap();
         assert_eq!(max.bytes, u64::MAX);
-        assert_eq!(
-            parse_override("99999999T").unwrap().unwrap().bytes,
-            u64::MAX
-        );
-        assert!(parse_override("lots").is_err());
+        assert_eq!(parse_override("1.5G").unwrap().unwrap().bytes, 3 << 29);
+        assert_eq!(parse_override("512MiB").unwrap().unwrap().bytes, 512 << 20);
+        // Not limits: a fraction of a byte, more than 16 EiB, other forms.
+        for bad in [
+            "0.5",
+            "18446744073709551616",
+            "99999999T",
+            "1e30",
+            "-1",
+            "8Q",
+            "lots",
+            ".",
+        ] {
+            let e = parse_override(bad).unwrap_err();
+            assert!(e
+                .to_string()
+                .starts_with(&format!("malformed DFFT_MEMORY_LIMIT '{bad}': ")));
+        }
+        assert!(parse_override("0.5")
+            .unwrap_err()
+            .reason
+            .contains("rounds to 0 bytes"));
+        assert!(parse_override("99999999T")
+            .unwrap_err()
+            .reason
+            .contains("above the largest"));
+        assert_eq!(parse_override("000"), Ok(None));
     }
 
     #[test]

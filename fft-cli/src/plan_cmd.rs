@@ -43,42 +43,42 @@ pub struct PlanArgs {
     #[arg(long)]
     pub machine: Option<PathBuf>,
     /// Message latency in seconds, inside and between nodes (overrides the profile).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_latency)]
     pub ts: Option<f64>,
     /// Inverse bandwidth in seconds per byte, inside and between nodes (overrides the profile).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_inverse_bandwidth)]
     pub tw: Option<f64>,
     /// Latency between nodes only, seconds.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_latency)]
     pub ts_inter: Option<f64>,
     /// Inverse bandwidth of one rank's messages between nodes, seconds per byte.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_inverse_bandwidth)]
     pub tw_inter: Option<f64>,
     /// Inverse injection bandwidth of one node (all its ranks together), seconds per byte;
     /// 0: not limiting.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_inverse_bandwidth)]
     pub tw_node: Option<f64>,
     /// Nodes under one first-level switch (non-blocking among them).
     #[arg(long)]
     pub switch_nodes: Option<usize>,
     /// How much thinner a switch's uplinks are than its nodes' links together (≥ 1).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_taper)]
     pub uplink_taper: Option<f64>,
     /// Fraction (0..1) of the shorter of the intra- and inter-node transfers hidden behind
     /// the longer.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_fraction)]
     pub overlap: Option<f64>,
     /// Fixed cost of one exchange (collective call), seconds.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_latency)]
     pub exchange_overhead: Option<f64>,
     /// Local 1-D FFT cost, seconds per element·log2(n) on one core.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_fft_rate)]
     pub fft_rate: Option<f64>,
     /// Element-granular (transposing) copy rate of one core, bytes per second.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_bandwidth)]
     pub copy_bw: Option<f64>,
     /// Copy rate of one core for long contiguous runs, bytes per second.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::machine::parse_bandwidth)]
     pub stream_bw: Option<f64>,
     /// Inverse memory bandwidth of one node (all its ranks together), seconds per byte;
     /// 0: not limiting.
@@ -454,19 +454,77 @@ pub fn plan(args: &PlanArgs) -> Result<(), FftError> {
     Ok(())
 }
 
+/// The longest `--batch` line read (a problem is a few hundred bytes; a profile a few
+/// thousand).
+const BATCH_LINE_CAP: usize = 1 << 20;
+
+/// The keys a `--batch` line may hold.
+const BATCH_KEYS: [&str; 7] = [
+    "shape",
+    "ranks",
+    "kind",
+    "grid",
+    "machine",
+    "element_bytes",
+    "transposed_out",
+];
+
+/// The next line of `input` without its newline, at most `cap` bytes: `Ok(None)` at the end,
+/// `Ok(Some(Err(n)))` for a longer line (its `n` bytes, at least `cap + 1`, are skipped
+/// without being kept), so no line can take more memory than the cap.
+fn next_line(
+    input: &mut impl BufRead,
+    cap: usize,
+) -> std::io::Result<Option<Result<String, usize>>> {
+    let mut line = Vec::new();
+    let mut skipped = 0usize;
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(if line.is_empty() && skipped == 0 {
+                None
+            } else if skipped > 0 {
+                Some(Err(skipped))
+            } else {
+                Some(Ok(String::from_utf8_lossy(&line).into_owned()))
+            });
+        }
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1),
+            None => (chunk, chunk.len()),
+        };
+        let ends = done > part.len();
+        if skipped == 0 && line.len() + part.len() <= cap {
+            line.extend_from_slice(part);
+        } else {
+            skipped = skipped.max(line.len()) + part.len();
+            line.clear();
+        }
+        input.consume(done);
+        if ends {
+            return Ok(Some(if skipped > 0 {
+                Err(skipped)
+            } else {
+                Ok(String::from_utf8_lossy(&line).into_owned())
+            }));
+        }
+    }
+}
+
 /// `dfft plan --batch`: one answer per JSON line of stdin.
 fn batch(args: &PlanArgs, base: &MachineProfile) -> Result<(), FftError> {
     let stdin = std::io::stdin();
+    let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let answer = match answer_one(&line, args, base) {
-            Ok(v) => v,
-            Err(e) => json!({ "error": e }),
+    while let Ok(Some(line)) = next_line(&mut input, BATCH_LINE_CAP) {
+        let answer = match line {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => answer_one(&line, args, base),
+            Err(n) => Err(format!(
+                "the line is longer than {BATCH_LINE_CAP} bytes ({n} bytes): not a problem"
+            )),
         };
+        let answer = answer.unwrap_or_else(|e| json!({ "error": e }));
         if !emit(&mut out, &format!("{answer}\n")) {
             break;
         }
@@ -477,6 +535,21 @@ fn batch(args: &PlanArgs, base: &MachineProfile) -> Result<(), FftError> {
 /// One `--batch` request: the chosen candidate of the problem it describes.
 fn answer_one(line: &str, args: &PlanArgs, base: &MachineProfile) -> Result<Value, String> {
     let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let Some(fields) = v.as_object() else {
+        return Err(format!(
+            "expected a JSON object such as {{\"shape\": [64, 64, 64], \"ranks\": 8}}, got {}",
+            crate::machine::kind_of(&v)
+        ));
+    };
+    if let Some(key) = fields.keys().find(|k| !BATCH_KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "unknown key '{key}' (the keys are {})",
+            BATCH_KEYS.join(", ")
+        ));
+    }
+    if !fields.contains_key("shape") {
+        return Err("shape: missing (a list of axis lengths, e.g. [64, 64, 64])".to_string());
+    }
     let shape: Vec<usize> =
         serde_json::from_value(v["shape"].clone()).map_err(|e| format!("shape: {e}"))?;
     let ranks = v["ranks"]

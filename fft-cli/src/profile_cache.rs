@@ -15,7 +15,6 @@ use fft_core::FftError;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The environment variable naming the directory of cached profiles.
@@ -23,7 +22,7 @@ pub const CACHE_ENV: &str = "DFFT_CACHE_DIR";
 
 /// Profiles larger than this are refused: a calibration with all its samples is a few tens
 /// of KiB.
-pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
+pub const MAX_PROFILE_BYTES: u64 = crate::machine::PROFILE_CAP;
 
 /// What identifies a machine in its cache file's name and contents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,27 +85,12 @@ pub fn cache_path() -> Option<PathBuf> {
     cache_dir().map(|d| d.join(MachineKey::this_machine().file_name()))
 }
 
-/// Reads a file dfft was pointed at: a regular file (after symbolic links) of at most
-/// `cap` bytes, as UTF-8 text.
+/// Reads a file dfft was pointed at as UTF-8 text, through `npyio::read_capped` (the one
+/// reader for files read whole: a regular file, after symbolic links, of at most `cap`
+/// bytes).
 pub fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    if meta.len() > cap {
-        return Err(format!(
-            "{} bytes, more than the {cap} a profile may have",
-            meta.len()
-        ));
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(cap + 1).read_to_string(&mut text))
-        .map_err(|e| e.to_string())?;
-    if text.len() as u64 > cap {
-        return Err(format!("more than the {cap} bytes a profile may have"));
-    }
-    Ok(text)
+    let bytes = npyio::read_capped(path, cap).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))
 }
 
 /// What the cache holds for this machine.

@@ -69,10 +69,10 @@ pub struct RedistArgs {
     #[arg(long, default_value_t = DEFAULT_PACKET, value_parser = clap::value_parser!(usize))]
     pub packet: usize,
     /// Timed redistributions.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=crate::args::MAX_COUNT))]
     pub iters: u64,
     /// Untimed redistributions before timing.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=crate::args::MAX_COUNT))]
     pub warmup: u64,
     /// Element type.
     #[arg(long, value_enum, default_value = "f64")]

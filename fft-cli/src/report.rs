@@ -96,6 +96,19 @@ pub struct RunReport {
     pub plan_work_bytes: u64,
     pub input: Option<String>,
     pub output: Option<String>,
+    /// What writing the output did (a new file, a file or dataset replaced, a dataset added).
+    #[serde(skip)]
+    pub output_action: Option<crate::files::Written>,
+}
+
+/// Seconds for a table: six decimals in the usual range, else three significant digits with
+/// an exponent (a prediction of 1e30 s prints as `1.000e30`, not as 31 digits).
+pub fn seconds(x: f64) -> String {
+    if x == 0.0 || (1e-6..1e5).contains(&x.abs()) {
+        format!("{x:.6}")
+    } else {
+        format!("{x:.3e}")
+    }
 }
 
 impl RunReport {
@@ -118,6 +131,7 @@ impl RunReport {
             "warmup": self.warmup,
             "input": self.input,
             "output": self.output,
+            "output_action": self.output_action.map(|w| w.word()),
         });
         let result = json!({
             "grid": self.grid,
@@ -166,13 +180,16 @@ impl RunReport {
             if self.in_place { ", in place" } else { "" }
         ));
         s.push_str(&format!(
-            "  forward+backward   min {:.6} s   median {:.6} s   ({} timed, {} warm-up)\n",
-            self.min_s, self.median_s, self.iters, self.warmup
+            "  forward+backward   min {} s   median {} s   ({} timed, {} warm-up)\n",
+            seconds(self.min_s),
+            seconds(self.median_s),
+            self.iters,
+            self.warmup
         ));
         if let Some(p) = self.predicted_s {
             s.push_str(&format!(
-                "  model              predicted {:.6} s for grid {:?} ({}), measured/predicted {:.2}\n",
-                p,
+                "  model              predicted {} s for grid {:?} ({}), measured/predicted {:.2}\n",
+                seconds(p),
                 self.grid,
                 if self.grid_choice == "auto" {
                     "chosen by the model"
@@ -190,8 +207,11 @@ impl RunReport {
             ));
         }
         s.push_str(&format!(
-            "  per pair           fft {:.6} s   pack {:.6} s   comm {:.6} s   unpack {:.6} s\n",
-            self.stages.fft_s, self.stages.pack_s, self.stages.comm_s, self.stages.unpack_s
+            "  per pair           fft {} s   pack {} s   comm {} s   unpack {} s\n",
+            seconds(self.stages.fft_s),
+            seconds(self.stages.pack_s),
+            seconds(self.stages.comm_s),
+            seconds(self.stages.unpack_s)
         ));
         s.push_str(&format!(
             "  verification       round trip {}   reference {}\n",
@@ -207,8 +227,22 @@ impl RunReport {
             self.alloc
         ));
         if let Some(out) = &self.output {
-            s.push_str(&format!("  output             {out}\n"));
+            let action = self.output_action.map_or("", |w| w.describe());
+            s.push_str(&format!("  output             {out} ({action})\n"));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn seconds_keep_their_digits_in_range() {
+        use super::seconds;
+        assert_eq!(seconds(0.5), "0.500000");
+        assert_eq!(seconds(0.0), "0.000000");
+        assert_eq!(seconds(1e300), "1.000e300");
+        assert_eq!(seconds(2.5e-9), "2.500e-9");
+        assert_eq!(seconds(f64::INFINITY), "inf");
     }
 }

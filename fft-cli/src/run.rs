@@ -119,6 +119,18 @@ pub enum RunError {
     /// verified.
     #[error("the input has {count} non-finite values (NaN or Inf): the transforms ran{written} but their results cannot be verified")]
     NonFinite { count: u64, written: &'static str },
+    /// The input is finite but the transforms overflowed to Inf or NaN: the data are too
+    /// large for the precision, not the transforms wrong.
+    #[error("the transforms overflowed: the input is finite but {what} holds Inf or NaN values (the input's largest magnitude is {largest:.3e}; a transform of {n} values sums up to {n} of them and {precision} holds at most {max:.3e}): scale the data down{written}")]
+    Overflow {
+        what: &'static str,
+        largest: f64,
+        n: f64,
+        precision: Precision,
+        max: f64,
+        /// Empty, or why nothing was written.
+        written: &'static str,
+    },
     /// Verification failed.
     #[error("verification failed: {what} error {error:.3e} exceeds {limit:.0e}{field}")]
     Verification {
@@ -231,24 +243,25 @@ pub(crate) fn read_input<S: Sample>(
     Ok(())
 }
 
-/// Writes `--output` (if given): the forward output as a C-order .npy file of `S`'s dtype.
-/// Whether a file was written.
+/// Writes `--output` (if given): the forward output as a C-order .npy file or HDF5 dataset
+/// of `S`'s dtype. What was written, if anything.
 pub(crate) fn write_output<S: Sample>(
     world: &SimpleCommunicator,
     args: &RunArgs,
     layout: &Layout,
     batch: usize,
     data: &[S],
-) -> Result<bool, RunError> {
+) -> Result<Option<files::Written>, RunError> {
     let Some(path) = &args.output else {
-        return Ok(false);
+        return Ok(None);
     };
-    write_array(world, args, (path, "forward output"), layout, batch, data)?;
-    Ok(true)
+    let written = write_array(world, args, (path, "forward output"), layout, batch, data)?;
+    Ok(Some(written))
 }
 
 /// Writes `data` (this rank's blocks of `layout`, `batch` fields) to `path` as a C-order
-/// file of `S`'s dtype, every rank its own block; `direction` says what it holds.
+/// file of `S`'s dtype, every rank its own block; `direction` says what it holds. What was
+/// written.
 pub(crate) fn write_array<S: Sample>(
     world: &SimpleCommunicator,
     args: &RunArgs,
@@ -256,7 +269,7 @@ pub(crate) fn write_array<S: Sample>(
     layout: &Layout,
     batch: usize,
     data: &[S],
-) -> Result<(), RunError> {
+) -> Result<files::Written, RunError> {
     let target = FileRef::parse(path);
     let rank = world.rank() as usize;
     let shape = file_shape(layout.global_shape(), batch);
@@ -284,8 +297,8 @@ pub(crate) fn write_array<S: Sample>(
         ),
     ];
     // The file is C order; a transposed output block is put in C order first.
-    if layout.memory_order().is_natural() {
-        files::write_block(world, &target, &shape, &starts, &counts, data, &attributes)?;
+    let written = if layout.memory_order().is_natural() {
+        files::write_block(world, &target, &shape, &starts, &counts, data, &attributes)?
     } else {
         let natural = layout.with_memory_order(MemoryOrder::natural(layout.ndim()))?;
         let mut block = vec![S::default(); data.len()];
@@ -298,50 +311,70 @@ pub(crate) fn write_array<S: Sample>(
             &counts,
             &block,
             &attributes,
-        )?;
-    }
-    Ok(())
+        )?
+    };
+    Ok(written)
 }
 
 /// Reads the `--input` header on every rank and agrees on the outcome; checks the dtype and
 /// shape against `--kind`, `--precision`, `--batch` and `--shape`. Global arguments only.
 fn setup(world: &SimpleCommunicator, args: &RunArgs) -> Result<Setup, RunError> {
-    check_output_target(world, args)?;
-    match read_header_agreed(world, args)? {
+    let setup = match read_header_agreed(world, args)? {
         Some((path, header)) => {
             let shape = check_input(args, &path, &header)?;
-            Ok(Setup {
+            Setup {
                 shape,
                 header: Some(header),
-            })
+            }
         }
         None => {
             let shape = args.shape.as_ref().ok_or(RunError::MissingShape)?.0.clone();
             args.kind.check_axes(&shape)?;
-            Ok(Setup {
+            Setup {
                 shape,
                 header: None,
-            })
+            }
         }
-    }
+    };
+    check_output_target(world, args, &setup.shape)?;
+    Ok(setup)
 }
 
-/// An --output that cannot be written (a device, a FIFO, a directory, a missing directory)
-/// is refused before any work, on every rank alike.
-fn check_output_target(world: &SimpleCommunicator, args: &RunArgs) -> Result<(), RunError> {
-    let Some(path) = &args.output else {
-        return Ok(());
-    };
-    let checked = npyio::check_output_target(FileRef::parse(path).file());
-    let failed = sum_over_ranks(world, checked.is_err() as u64);
-    match checked {
-        Err(e) => Err(e.into()),
-        Ok(_) if failed > 0 => Err(RunError::OutputUnusable {
-            path: path.display().to_string(),
-            ranks: failed,
-        }),
-        Ok(_) => Ok(()),
+/// An --output (or --roundtrip-output) that cannot be written (a device, a FIFO, a
+/// directory, a missing or read-only directory; for HDF5 also a file that is not HDF5, a
+/// dataset name that is a group, an `.xmf` path that cannot be written) is refused before any
+/// work, on every rank alike.
+fn check_output_target(
+    world: &SimpleCommunicator,
+    args: &RunArgs,
+    shape: &[usize],
+) -> Result<(), RunError> {
+    let real = matches!(args.kind, Kind::C2r | Kind::R2r(_));
+    let dims = shape.len() + usize::from(args.batch > 1);
+    // The round trip has the input's dtype: real for r2c and r2r.
+    let roundtrip_real = matches!(args.kind, Kind::R2c | Kind::R2r(_));
+    let targets = [
+        (&args.output, real),
+        (&args.roundtrip_output, roundtrip_real),
+    ];
+    for (path, real) in targets {
+        let Some(path) = path else {
+            continue;
+        };
+        let checked = files::check_output(&FileRef::parse(path), real && matches!(dims, 2 | 3));
+        let failed = sum_over_ranks(world, checked.is_err() as u64);
+        match checked {
+            Err(e) => return Err(e),
+            Ok(_) if failed > 0 => {
+                return Err(RunError::OutputUnusable {
+                    path: path.display().to_string(),
+                    ranks: failed,
+                })
+            }
+            Ok(_) => {}
+        }
     }
+    Ok(())
 }
 
 /// Every rank reads the `--input` header; all agree on the outcome before anything

@@ -71,11 +71,22 @@ pub fn choose(world: &SimpleCommunicator, requested: Option<usize>, env: Option<
     }
 }
 
-/// Sizes rayon's global pool to `threads` (before anything else uses it).
-pub fn configure(threads: usize) {
-    // An error means the pool exists already (it was used before this call); it then keeps
-    // its size, which the reports print as they read it from rayon.
-    let _ = rayon::ThreadPoolBuilder::new()
+/// Sizes rayon's global pool to `threads` (before anything else uses it). A pool whose
+/// threads cannot start (an address space or process limit too small for them) is an error
+/// naming the count: rayon would otherwise panic at its first use.
+pub fn configure(threads: usize) -> Result<(), String> {
+    let built = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
+        .thread_name(|i| format!("dfft-{i}"))
         .build_global();
+    match built {
+        Ok(()) => Ok(()),
+        // The pool exists already (it was used before this call): it keeps its size, which
+        // the reports print as they read it from rayon.
+        Err(e) if e.to_string().contains("already") => Ok(()),
+        Err(e) => Err(format!(
+            "cannot start {threads} threads: {e} (lower --threads or RAYON_NUM_THREADS, or \
+             raise the address-space and process limits: ulimit -v, ulimit -u)"
+        )),
+    }
 }

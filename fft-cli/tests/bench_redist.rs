@@ -84,9 +84,11 @@ fn bench_redist_every_grid_rank_on_1_to_6_ranks() {
 
 #[test]
 fn bench_redist_rejects_bad_grids_once() {
+    // A grid of rank r >= d is decided by the command line: a usage error.
     let (code, stdout, stderr) = dfft(2, &["bench-redist", "--shape", "8,8", "--grid", "2"], &[]);
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert_eq!(stderr.matches("dfft: error:").count(), 1, "{stderr}");
+    assert!(stderr.contains("(see --help)"), "{stderr}");
     let (code, _, stderr) = dfft(
         4,
         &["bench-redist", "--shape", "8,8,8", "--grid", "3x2"],

@@ -76,9 +76,14 @@ struct Tmpfs(PathBuf);
 
 impl Tmpfs {
     fn mount(dir: &Path, size: &str) -> Result<Tmpfs, String> {
+        Self::mount_with(dir, &format!("size={size}"))
+    }
+
+    /// A tmpfs mounted with `options` (`size=1m`, `ro`, ...).
+    fn mount_with(dir: &Path, options: &str) -> Result<Tmpfs, String> {
         std::fs::create_dir_all(dir).unwrap();
         let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
             .arg(dir)
             .output()
             .map_err(|e| format!("cannot run mount: {e}"))?;
@@ -95,6 +100,43 @@ impl Drop for Tmpfs {
         let _ = Command::new("umount").arg(&self.0).status();
         let _ = std::fs::remove_dir(&self.0);
     }
+}
+
+/// A read-only directory is refused before any transform (a run that would take minutes
+/// fails in seconds), for `.npy` and HDF5 outputs alike.
+#[test]
+fn a_read_only_output_directory_is_refused_before_the_work() {
+    let dir = scratch_dir("ro");
+    let ro = dir.join("ro");
+    let _fs = match Tmpfs::mount_with(&ro, "ro,size=1m") {
+        Ok(fs) => fs,
+        Err(why) => {
+            eprintln!("SKIPPED: cannot mount a read-only tmpfs (needs root): {why}");
+            return;
+        }
+    };
+    let npy = ro.join("x.npy").display().to_string();
+    let h5 = format!("{}:/u", ro.join("x.h5").display());
+    for output in [npy, h5] {
+        let start = Instant::now();
+        let out = dfft(
+            2,
+            &[
+                "run", "--shape", "64,64,64", "--iters", "100000", "--output", &output,
+            ],
+        );
+        assert_eq!(out.code, 1, "{output}: {}", out.stderr);
+        assert_eq!(
+            out.stderr.matches("Read-only file system").count(),
+            1,
+            "{output}: {}",
+            out.stderr
+        );
+        let secs = start.elapsed().as_secs_f64();
+        assert!(secs < 20.0, "{output}: refused after {secs:.1} s");
+    }
+    drop(_fs);
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A full disk: the run fails with the file system's message, exits 1, leaves no file, and
@@ -156,7 +198,38 @@ fn a_full_disk_fails_the_run_and_leaves_no_file() {
     assert_eq!(json(&out)["output"], target.to_str().unwrap());
     let header = npyio::read_header(&target).unwrap();
     assert_eq!(header.shape, vec![16, 16, 16]);
-    assert_eq!(files_in(&small), vec!["x.npy".to_string()]);
+    // A 16 KiB HDF5 output fits too, and keeps no reservation past its end.
+    let small_h5 = small.join("y.h5");
+    let out = dfft(
+        2,
+        &[
+            "run",
+            "--shape",
+            "16,8,8",
+            "--iters",
+            "1",
+            "--json",
+            "--output",
+            &format!("{}:/f", small_h5.display()),
+        ],
+    );
+    assert_eq!(
+        out.code, 0,
+        "a 16 KiB HDF5 output on the tmpfs\n{}",
+        out.stderr
+    );
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&small_h5).unwrap();
+    assert!(
+        meta.blocks() * 512 <= meta.len() + 16 * 1024,
+        "{} bytes allocated for a file of {}",
+        meta.blocks() * 512,
+        meta.len()
+    );
+    assert_eq!(
+        files_in(&small),
+        vec!["x.npy".to_string(), "y.h5".to_string()]
+    );
     drop(_fs);
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -356,6 +429,64 @@ fn a_signal_during_the_write_removes_the_temporary_file() {
         std::thread::sleep(Duration::from_millis(300));
         assert!(files_in(&dir).is_empty(), "{what}: {:?}", files_in(&dir));
         eprintln!("{what}: exit {status}, nothing left");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// SIGINT or SIGTERM to `mpirun` while the output is being written: OpenMPI sends the ranks
+/// SIGCONT at once and SIGTERM only a second later, time enough to publish; the ranks hold
+/// the rename back after a SIGCONT until that SIGTERM would have come. Nothing is published:
+/// no `.npy` file, and an existing HDF5 file keeps its bytes; no temporary is left.
+#[test]
+fn a_signal_to_mpirun_during_the_write_publishes_nothing() {
+    let dir = scratch_dir("mpirun-signal");
+    let h5 = dir.join("kept.h5");
+    let fixture = Command::new("/usr/bin/python3")
+        .args([
+            "-c",
+            "import sys, h5py, numpy as np; h5py.File(sys.argv[1], 'w')['a'] = np.arange(5.0)",
+        ])
+        .arg(&h5)
+        .status()
+        .expect("python3 with h5py (scripts/setup)");
+    assert!(fixture.success());
+    let kept = std::fs::read(&h5).unwrap();
+    let npy = dir.join("out.npy");
+    let h5_target = PathBuf::from(format!("{}:/w", h5.display()));
+    for (sig, target) in [(libc::SIGINT, &npy), (libc::SIGTERM, &h5_target)] {
+        let what = format!(
+            "signal {sig} to mpirun during the write of {}",
+            target.display()
+        );
+        let mut signalled = None;
+        for _ in 0..5 {
+            let mut child = start_writer(2, target, "1");
+            let start = Instant::now();
+            while temporaries(&dir).is_empty() && start.elapsed() < TIMEOUT {
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            if temporaries(&dir).is_empty() {
+                let _ = wait_or_kill(&mut child, TIMEOUT, &what);
+                let _ = std::fs::remove_file(&npy);
+                continue;
+            }
+            signal(child.id(), sig);
+            signalled = Some(wait_or_kill(&mut child, TIMEOUT, &what));
+            break;
+        }
+        let status = signalled.unwrap_or_else(|| panic!("{what}: never caught the write"));
+        assert!(!status.success(), "{what}: {status}");
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(!npy.exists(), "{what}: the output was published");
+        assert!(
+            std::fs::read(&h5).unwrap() == kept,
+            "{what}: kept.h5 changed"
+        );
+        assert!(temporaries(&dir).is_empty(), "{what}: {:?}", files_in(&dir));
+        eprintln!("{what}: exit {status}, nothing published");
     }
     std::fs::remove_dir_all(&dir).ok();
 }

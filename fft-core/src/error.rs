@@ -130,9 +130,10 @@ pub enum FftError {
         /// What differs, with both values.
         reason: String,
     },
-    /// The ranks lowered different plans: a bug in dfft (decisions that should depend on
-    /// global data only did not), reported instead of a hang.
-    #[error("the ranks lowered different plans (fingerprints {least:#x} to {most:#x}): a bug in dfft, please report it")]
+    /// The ranks lowered different plans, reported instead of a hang: a caller that passed
+    /// different arguments on different ranks, or a bug in dfft (decisions that should depend
+    /// on global data only did not).
+    #[error("the ranks made different plans (fingerprints {least:#x} to {most:#x}): the plan's arguments (shape, options, batch) differ between ranks; every rank must pass the same (if they did, this is a bug in dfft: please report it)")]
     DivergentPlan {
         /// The smallest fingerprint of any rank.
         least: u64,

@@ -104,6 +104,10 @@ pub mod stages;
 pub mod view;
 
 pub use any_plan::{AnyPlan, PlanKind, Precision, Transform};
+
+/// The most threads per rank the callers accept (`dfft --threads`, Python's `threads=`):
+/// more threads than any node has cores only add start-up time and memory.
+pub const MAX_THREADS: usize = 1024;
 pub use error::{FftError, Result};
 pub use grids::{SpectralAxis, SpectralGrid};
 pub use halo::{Boundary, HaloArray, HaloPlan};
