@@ -10,6 +10,7 @@ use crate::status::{
 use fft_core::{with_any_plan, Transform};
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::Communicator;
+use mpi::traits::Root;
 use std::ffi::{c_int, c_void};
 use std::mem::{align_of, size_of};
 
@@ -167,20 +168,42 @@ impl DfftPlan {
         with_any_plan!(&self.transform, p => typed(p, forward, src, dst))
     }
 
-    /// The largest code any rank's check returned (`DFFT_SUCCESS` when all passed), and
-    /// whether any rank calls in place and any out of place.
-    fn agree(&self, code: c_int, mode: Mode) -> (c_int, bool, bool) {
+    /// The largest code any rank's check returned (`DFFT_SUCCESS` when all passed), the
+    /// lowest rank whose check failed, and whether any rank calls in place and any out of
+    /// place. Collective: one allreduce.
+    fn agree(&self, code: c_int, mode: Mode) -> (c_int, c_int, bool, bool) {
         let comm = self.transform.grid().communicator();
+        let (rank, size) = (comm.rank(), comm.size());
+        let failed = if code == DFFT_SUCCESS { size } else { rank };
+        // Minima as maxima of the negated values, so that one reduction does it all.
         let mine = [
             code,
+            -failed,
             c_int::from(mode == Mode::InPlace),
             c_int::from(mode == Mode::OutOfPlace),
         ];
         let mut all = mine;
-        if comm.size() > 1 {
+        if size > 1 {
             comm.all_reduce_into(&mine[..], &mut all[..], SystemOperation::max());
         }
-        (all[0], all[1] != 0, all[2] != 0)
+        (all[0], -all[1], all[2] != 0, all[3] != 0)
+    }
+
+    /// The message of rank `from`'s failed check, on every rank (collective: two broadcasts).
+    fn message_of(&self, from: c_int, local: &Outcome<Mode>) -> String {
+        let comm = self.transform.grid().communicator();
+        let root = comm.process_at_rank(from);
+        let mut text = match local {
+            Err(f) if comm.rank() == from => f.message.clone().into_bytes(),
+            _ => Vec::new(),
+        };
+        let mut len = text.len() as u64;
+        root.broadcast_into(&mut len);
+        text.resize(len as usize, 0);
+        if !text.is_empty() {
+            root.broadcast_into(&mut text[..]);
+        }
+        String::from_utf8_lossy(&text).into_owned()
     }
 
     /// Runs one direction on the caller's pointers.
@@ -191,12 +214,14 @@ impl DfftPlan {
             Ok(mode) => (DFFT_SUCCESS, *mode),
             Err(f) => (f.code, Mode::Either),
         };
-        let (worst, in_place, out_of_place) = self.agree(code, mode);
-        local?;
+        let (worst, first, in_place, out_of_place) = self.agree(code, mode);
         if worst != DFFT_SUCCESS {
+            let message = self.message_of(first, &local);
+            let rank = self.transform.grid().communicator().rank();
+            local.map_err(|f| Failure::new(f.code, format!("rank {rank}: {}", f.message)))?;
             return Err(Failure::new(
                 DFFT_ERROR_OTHER_RANK,
-                format!("another rank's buffers were rejected (its code {worst}); nothing was transformed"),
+                format!("another rank's buffers were rejected: rank {first}: {message} (code {worst}); nothing was transformed"),
             ));
         }
         if in_place && out_of_place {

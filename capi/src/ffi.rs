@@ -1,5 +1,6 @@
 //! The C entry points that make, query and destroy plans.
 
+use crate::agree::plan_agreed;
 use crate::comm::borrow;
 use crate::plan::{dfft_r2r_kind, DfftPlan, Kind, RawRequest};
 use crate::status::{guard, Failure, Outcome, DFFT_SUCCESS};
@@ -58,7 +59,7 @@ unsafe fn construct(
         fortran: false,
     };
     // SAFETY: the caller's contract, passed on.
-    unsafe { make_plan(plan, || raw.read(kind, single)?.plan(&borrow(comm)?)) }
+    unsafe { make_plan(plan, || plan_agreed(raw.read(kind, single), borrow(comm))) }
 }
 
 // The constructors are written out one by one: cbindgen reads items, not macro expansions.

@@ -3,6 +3,7 @@
 //! order, fastest axis first (the reverse of C's), so that a Fortran array `u(n(1), ...,
 //! n(d))` is the C-order global array seen column-major. Grid dimensions are reversed alike.
 
+use crate::agree::plan_agreed;
 use crate::comm::borrow_fortran;
 use crate::ffi::{grid, local_block_fortran, make_plan};
 use crate::plan::{dfft_r2r_kind, DfftPlan, Kind, RawRequest};
@@ -35,7 +36,7 @@ macro_rules! fortran_constructors {
         ) -> c_int {
             let raw = RawRequest { d, n, howmany, kinds: std::ptr::null(), grid_rank, grid_dims, flags, fortran: true };
             // SAFETY: the caller's contract, passed on.
-            unsafe { make_plan(plan, || raw.read($kind, $single)?.plan(&borrow_fortran(comm)?)) }
+            unsafe { make_plan(plan, || plan_agreed(raw.read($kind, $single), borrow_fortran(comm))) }
         }
     };
 }
@@ -76,7 +77,7 @@ macro_rules! fortran_r2r {
             // SAFETY: the caller's contract, passed on.
             unsafe {
                 make_plan(plan, || {
-                    raw.read(Kind::R2r, $single)?.plan(&borrow_fortran(comm)?)
+                    plan_agreed(raw.read(Kind::R2r, $single), borrow_fortran(comm))
                 })
             }
         }

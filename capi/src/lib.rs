@@ -19,6 +19,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod agree;
 mod blocks;
 mod comm;
 mod exec;

@@ -151,9 +151,13 @@ pub(crate) fn machine_profile(machine: Option<&Bound<'_, PyAny>>) -> PyResult<Ma
         return Ok(MachineProfile::default());
     };
     let (text, origin) = if let Ok(path) = m.extract::<std::path::PathBuf>() {
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        // The command line's rule for every file read whole: a regular file under a cap (a
+        // FIFO or a link to /dev/zero is refused at once).
+        let bytes = npyio::read_capped(&path, 1 << 20)
+            .map_err(|e| DfftError::new_err(format!("cannot read machine profile: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
             DfftError::new_err(format!(
-                "cannot read machine profile {}: {e}",
+                "cannot read machine profile {}: not UTF-8 text: {e}",
                 path.display()
             ))
         })?;

@@ -66,17 +66,46 @@ impl Expect<'_> {
         })?;
         let dtype = untyped.dtype();
         if !dtype.is_equiv_to(&numpy::dtype::<T>(py)) {
-            let got = dtype
-                .getattr("name")
-                .and_then(|n| n.extract::<String>())
-                .unwrap_or_else(|_| "?".into());
-            return Err(self.fail(format!("has dtype {got}, expected {}", dtype_name::<T>(py))));
+            let text = |attr: &str| {
+                dtype
+                    .getattr(attr)
+                    .and_then(|n| n.extract::<String>())
+                    .unwrap_or_else(|_| "?".into())
+            };
+            let (name, want) = (text("name"), dtype_name::<T>(py));
+            // The same name in the other byte order: say which ('>f8 (big-endian float64)').
+            let got = if name == want && text("byteorder") == ">" {
+                format!("{} (big-endian {name})", text("str"))
+            } else {
+                name
+            };
+            return Err(self.fail(format!(
+                "has dtype {got}, expected {want}{}",
+                if got.contains("big-endian") {
+                    format!(" in native byte order: pass a.astype(numpy.{want})")
+                } else {
+                    String::new()
+                }
+            )));
         }
         if untyped.shape() != self.shape {
             return Err(self.fail(format!(
                 "has shape {}, expected {} (this rank's block)",
                 shape_str(untyped.shape()),
                 shape_str(self.shape)
+            )));
+        }
+        let aligned = obj
+            .getattr("flags")
+            .and_then(|f| f.getattr("aligned"))
+            .and_then(|a| a.extract::<bool>())
+            .unwrap_or(false);
+        if !aligned {
+            return Err(self.fail(format!(
+                "is not aligned: its data start at {:#x}, not a multiple of {} bytes (its \
+                 element size); pass a copy, e.g. numpy.require(a, requirements='CA')",
+                data_address(untyped),
+                untyped.dtype().itemsize()
             )));
         }
         if !untyped.is_c_contiguous() {
@@ -134,7 +163,21 @@ impl<'py, I: Element, O: Element> Checked<'py, I, O> {
         let checked = want
             .0
             .input::<I>(input)
-            .and_then(|i| want.1.output::<O>(output).map(|o| (i, o)));
+            .and_then(|i| want.1.output::<O>(output).map(|o| (i, o)))
+            .and_then(|(i, mut o)| {
+                // What `slices` will need, checked now so that a failure is part of this
+                // rank's verdict (agreed) instead of an error raised on this rank alone.
+                let probe = i
+                    .as_slice()
+                    .map(drop)
+                    .map_err(|e| want.0.fail(format!("cannot be read as a slice: {e}")))
+                    .and_then(|()| {
+                        o.as_slice_mut()
+                            .map(drop)
+                            .map_err(|e| want.1.fail(format!("cannot be written as a slice: {e}")))
+                    });
+                probe.map(|()| (i, o))
+            });
         Self {
             local: checked.as_ref().map(|_| ()).map_err(|e| e.clone()),
             borrowed: checked.ok(),

@@ -63,6 +63,63 @@ pub fn thread_level() -> c_int {
     level
 }
 
+/// MPI objects (communicators, and plans and runners holding them) kept by a Python object
+/// that any Python thread may use: Rust cannot see that moving them between threads is sound.
+pub(crate) struct MpiOwned<T>(T);
+
+// SAFETY: the wrapped MPI handles are plain values that MPI allows any thread to use when
+// it was initialized with MPI_THREAD_SERIALIZED or higher (mpi4py's default is
+// MPI_THREAD_MULTIPLE), one call at a time: PyO3's borrow checking of the owning object
+// gives each call exclusive access (a concurrent call raises RuntimeError), and every
+// collective entry point first checks `thread_allowed` for lower levels.
+unsafe impl<T> Send for MpiOwned<T> {}
+// SAFETY: as above; shared references only read the plan's plain data (layouts, sizes).
+unsafe impl<T> Sync for MpiOwned<T> {}
+
+impl<T> MpiOwned<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self(value)
+    }
+
+    pub(crate) fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for MpiOwned<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for MpiOwned<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+/// Whether this thread may make MPI calls: any thread from `MPI_THREAD_SERIALIZED` on (plans
+/// work from any Python thread, one call at a time); below that only the thread that
+/// initialized MPI. This rank's verdict, for agreeing before anything collective.
+pub fn thread_allowed(rank: i32) -> Result<(), String> {
+    if thread_level() >= serialized_level() {
+        return Ok(());
+    }
+    let mut main: c_int = 0;
+    // SAFETY: MPI is initialized (the plan exists); the call only writes `main`.
+    unsafe { ffi::MPI_Is_thread_main(&mut main) };
+    if main != 0 {
+        return Ok(());
+    }
+    Err(format!(
+        "rank {rank}: called from a thread other than the one that initialized MPI, whose \
+         thread level is below MPI_THREAD_SERIALIZED: call dfft from that thread, or \
+         initialize MPI with mpi4py.rc.thread_level = 'serialized' or 'multiple' (mpi4py's \
+         default)"
+    ))
+}
+
 /// `MPI_THREAD_SERIALIZED`: what running MPI calls from a rayon worker thread needs.
 pub fn serialized_level() -> c_int {
     // SAFETY: a constant of the MPI library.
@@ -129,16 +186,19 @@ pub fn agree(comm: &SimpleCommunicator, local: Result<(), String>) -> Result<(),
     let mut len = message.len() as u64;
     root.broadcast_into(&mut len);
     message.resize(len as usize, 0);
-    root.broadcast_into(&mut message[..]);
+    // (An empty slice's dangling pointer is OpenMPI's MPI_IN_PLACE: never broadcast one.)
+    if !message.is_empty() {
+        root.broadcast_into(&mut message[..]);
+    }
     Err(String::from_utf8_lossy(&message).into_owned())
 }
 
 /// Agrees on a constructor's arguments once the communicator is duplicated: `local` is this
 /// rank's check of its arguments, `args` their text. Every rank fails when any rank's check
-/// failed or its arguments differ from rank 0's (a rank that failed raises its own error, the
-/// others a `DfftError` with the lowest failing rank's message) instead of the others going
-/// on into the plan's collective set-up. Collective: one broadcast of rank 0's text and one
-/// `MPI_Allreduce`.
+/// failed or its arguments differ from rank 0's (a rank that failed raises an exception of its
+/// own error's type, the others a `DfftError`) instead of the others going on into the plan's
+/// collective set-up; every rank's message is the same: the lowest failing rank's, naming it.
+/// Collective: one broadcast of rank 0's text and one `MPI_Allreduce`.
 pub fn agree_on_arguments<T>(
     comm: &SimpleCommunicator,
     local: PyResult<T>,
@@ -149,19 +209,28 @@ pub fn agree_on_arguments<T>(
     let mut len = text.len() as u64;
     root.broadcast_into(&mut len);
     text.resize(len as usize, 0);
-    root.broadcast_into(&mut text[..]);
+    if !text.is_empty() {
+        root.broadcast_into(&mut text[..]);
+    }
     let rank = comm.rank();
+    // The exception's own text, without its type's name.
+    let message_of = |e: &PyErr| Python::attach(|py| e.value(py).to_string());
     let mine = match &local {
-        Err(e) => Err(format!("rank {rank}: {e}")),
+        Err(e) => Err(format!("rank {rank}: {}", message_of(e))),
         Ok(_) if text != args.as_bytes() => Err(format!(
             "rank {rank}: the arguments differ from rank 0's: {args} (rank 0: {})",
             String::from_utf8_lossy(&text)
         )),
         Ok(_) => Ok(()),
     };
+    // Every rank raises the same message (the lowest failing rank's, naming it); a rank whose
+    // own check failed keeps its exception's type.
     match agree(comm, mine) {
         Ok(()) => local,
-        Err(message) => Err(local.err().unwrap_or_else(|| DfftError::new_err(message))),
+        Err(message) => Err(match local.err() {
+            Some(e) => Python::attach(|py| PyErr::from_type(e.get_type(py), message)),
+            None => DfftError::new_err(message),
+        }),
     }
 }
 

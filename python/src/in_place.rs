@@ -236,9 +236,17 @@ pub(crate) fn run_in_place<'py, P: Transform>(
             .map_err(|e| format!("{what} cannot be written: {e}")),
         Err(e) => Err(e.clone()),
     };
-    let local = borrowed.as_ref().map(|_| ()).map_err(|e| e.clone());
+    // The slice is taken now so that a failure is part of this rank's agreed verdict.
+    let mut local =
+        crate::comm::thread_allowed(rank).and(borrowed.as_ref().map(|_| ()).map_err(|e| e.clone()));
     let slice = match borrowed.as_mut() {
-        Ok(Some(b)) => Some(b.as_slice_mut().map_err(|e| value_error(e.to_string()))?),
+        Ok(Some(b)) if local.is_ok() => match b.as_slice_mut() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                local = Err(format!("{what} cannot be written as a slice: {e}"));
+                None
+            }
+        },
         _ => None,
     };
     let state = AssertSend((ctx.comm, ctx.pool, plan, slice));

@@ -6,7 +6,10 @@ use crate::args::{
 };
 use crate::arrays::{aligned_zeros, shape_str};
 use crate::blocks::Blocks;
-use crate::comm::{agree_on_arguments, collective, from_mpi4py, serialized_level, thread_level};
+use crate::comm::{
+    agree, agree_on_arguments, collective, from_mpi4py, serialized_level, thread_allowed,
+    thread_level, MpiOwned,
+};
 use crate::errors::{fft_error, value_error, DfftError};
 use crate::in_place::{run_in_place, zeros as zeros_in_place, InPlaceShapes};
 use crate::spectral::{self, AxisWaves};
@@ -60,9 +63,9 @@ use std::str::FromStr;
 ///
 /// Free the plan with ``destroy()`` (collective) or a ``with`` block: a plan that Python
 /// merely drops keeps its MPI objects (see ``destroy``).
-#[pyclass(module = "dfft", name = "PFFT", unsendable)]
+#[pyclass(module = "dfft", name = "PFFT")]
 pub struct Pfft {
-    live: Option<Live>,
+    live: Option<MpiOwned<Live>>,
     /// The arrays' memory that `alloc` made.
     blocks: Blocks,
     mpi4py_comm: Py<PyAny>,
@@ -99,7 +102,8 @@ struct Live {
 
 impl Drop for Pfft {
     fn drop(&mut self) {
-        if let Some(Live { plan, comm, pool }) = self.live.take() {
+        if let Some(live) = self.live.take() {
+            let Live { plan, comm, pool } = live.into_inner();
             // Freeing the plan's MPI objects (shared-memory windows, communicators) is
             // collective, and Python drops objects at moments that differ between ranks (its
             // cycle collector runs when each process's allocations say so) or after
@@ -117,14 +121,22 @@ const DESTROYED: &str = "this PFFT was destroyed (destroy() or the end of its wi
 impl Pfft {
     fn live_mut(&mut self) -> PyResult<&mut Live> {
         self.live
-            .as_mut()
+            .as_deref_mut()
             .ok_or_else(|| value_error(DESTROYED.to_string()))
     }
 
     fn live(&self) -> PyResult<&Live> {
         self.live
-            .as_ref()
+            .as_deref()
             .ok_or_else(|| value_error(DESTROYED.to_string()))
+    }
+
+    /// Agrees that this thread may call MPI (see [`thread_allowed`]) before a collective step
+    /// that has no argument checks of its own. Collective.
+    fn agree_on_thread(&self) -> PyResult<()> {
+        let live = self.live()?;
+        agree(&live.comm, thread_allowed(self.rank as i32))
+            .map_err(|m| pyo3::exceptions::PyRuntimeError::new_err(m))
     }
 
     fn layout(&self, spectral: bool) -> &Layout {
@@ -211,8 +223,11 @@ impl Pfft {
             if batch == 0 {
                 return Err(DfftError::new_err("batch must be at least 1, got 0"));
             }
-            if threads == Some(0) {
-                return Err(DfftError::new_err("threads must be at least 1, got 0"));
+            if let Some(t) = threads.filter(|t| !(1..=fft_core::MAX_THREADS).contains(t)) {
+                return Err(DfftError::new_err(format!(
+                    "threads must be 1 to {}, got {t}",
+                    fft_core::MAX_THREADS
+                )));
             }
             let mut options = FftOptions::default()
                 .grid(grid_choice(grid)?)
@@ -249,19 +264,24 @@ impl Pfft {
         // default is MPI_THREAD_MULTIPLE); below that the global pool serves whatever its size.
         let global = rayon::current_num_threads();
         let pool = if threads != global && thread_level() >= serialized_level() {
-            Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .thread_name(|i| format!("dfft-{i}"))
-                    .build()
-                    .map_err(|e| {
-                        pyo3::exceptions::PyRuntimeError::new_err(format!(
-                            "cannot start {threads} threads: {e}"
-                        ))
-                    })?,
-            )
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("dfft-{i}"))
+                .build()
+                .map(Some)
+                .map_err(|e| {
+                    format!(
+                        "rank {}: cannot start {threads} threads: {e}",
+                        comm_dup.rank()
+                    )
+                })
         } else {
-            None
+            Ok(None)
+        };
+        // A pool that cannot start on one rank must not leave the others in the planning.
+        let pool = match agree(&comm_dup, pool.as_ref().map(drop).map_err(Clone::clone)) {
+            Ok(()) => pool.expect("agreed"),
+            Err(m) => return Err(pyo3::exceptions::PyRuntimeError::new_err(m)),
         };
         let threads = if pool.is_some() { threads } else { global };
         let precision = if single {
@@ -293,11 +313,11 @@ impl Pfft {
         let size = comm_dup.size() as usize;
         let mut me = Self {
             blocks: Blocks::default(),
-            live: Some(Live {
+            live: Some(MpiOwned::new(Live {
                 plan,
                 comm: comm_dup,
                 pool,
-            }),
+            })),
             mpi4py_comm: comm.clone().unbind(),
             single,
             rank,
@@ -409,6 +429,7 @@ impl Pfft {
     ) -> PyResult<Vec<f64>> {
         let n_in: usize = self.input_shape.iter().product();
         let n_out: usize = self.output_shape.iter().product();
+        self.agree_on_thread()?;
         let blocks = self.blocks.clone();
         let live = self.live_mut()?;
         let ctx = Context {
@@ -623,8 +644,12 @@ impl Pfft {
     /// drops objects at moments that differ between ranks, or after MPI is finalized, so a plan
     /// it drops without ``destroy`` keeps them (freeing them then could deadlock). Idempotent;
     /// a destroyed plan raises ``ValueError`` when used.
-    fn destroy(&mut self, py: Python<'_>) {
-        if let Some(Live { plan, comm, pool }) = self.live.take() {
+    fn destroy(&mut self, py: Python<'_>) -> PyResult<()> {
+        if self.live.is_some() {
+            self.agree_on_thread()?;
+        }
+        if let Some(live) = self.live.take() {
+            let Live { plan, comm, pool } = live.into_inner();
             drop(pool);
             let state = AssertSend((plan, comm, &self.blocks));
             py.detach(move || {
@@ -635,6 +660,7 @@ impl Pfft {
                 });
             });
         }
+        Ok(())
     }
 
     /// Whether ``destroy`` has run.
@@ -649,9 +675,9 @@ impl Pfft {
 
     /// Destroys the plan at the end of a ``with`` block.
     #[pyo3(signature = (*_args))]
-    fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
-        self.destroy(py);
-        false
+    fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.destroy(py)?;
+        Ok(false)
     }
 
     /// A zeroed local array like ``zeros``, in memory the plan allocates: with all ranks on
@@ -669,6 +695,7 @@ impl Pfft {
         } else {
             self.input_shape.clone()
         };
+        self.agree_on_thread()?;
         let blocks = self.blocks.clone();
         let live = self.live_mut()?;
         fn lend<'py, P: Transform>(
@@ -894,7 +921,7 @@ impl Pfft {
         };
         let live = self
             .live
-            .as_mut()
+            .as_deref_mut()
             .ok_or_else(|| value_error(DESTROYED.into()))?;
         let ctx = Context {
             comm: &live.comm,

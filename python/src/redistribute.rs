@@ -2,7 +2,7 @@
 //! distributions, `redist`'s SPEC syntax), planned once and run many times.
 
 use crate::arrays::{new_array, Checked, Expect};
-use crate::comm::{agree, agree_on_arguments, collective, from_mpi4py};
+use crate::comm::{agree, agree_on_arguments, collective, from_mpi4py, thread_allowed, MpiOwned};
 use crate::errors::{redist_error, value_error, DfftError};
 use crate::transform::AssertSend;
 use mpi::collective::CommunicatorCollectives;
@@ -81,10 +81,10 @@ macro_rules! with_buffers {
 /// ``async``, ``pipelined`` or ``shared``; all give the same result.
 ///
 /// Free it with ``destroy()`` (collective) or a ``with`` block, as ``dfft.PFFT``.
-#[pyclass(module = "dfft", name = "Redistribution", unsendable)]
+#[pyclass(module = "dfft", name = "Redistribution")]
 pub struct Redistribution {
     /// The runner and its communicator; `None` once destroyed.
-    live: Option<(Runner, SimpleCommunicator)>,
+    live: Option<MpiOwned<(Runner, SimpleCommunicator)>>,
     rank: i32,
     schedule: Schedule,
     buffers: Buffers,
@@ -100,7 +100,6 @@ impl Redistribution {
     #[new]
     #[pyo3(signature = (comm, shape, from_spec, to_spec, dtype=None, schedule="alltoallv"))]
     fn new(
-        py: Python<'_>,
         comm: &Bound<'_, PyAny>,
         shape: Vec<usize>,
         from_spec: &str,
@@ -108,18 +107,21 @@ impl Redistribution {
         dtype: Option<&Bound<'_, PyAny>>,
         schedule: &str,
     ) -> PyResult<Self> {
-        let np = py.import("numpy")?;
-        let dtype: String = match dtype {
-            None => "float64".to_string(),
-            Some(d) => np
-                .getattr("dtype")?
-                .call1((d,))?
-                .getattr("name")?
-                .extract()?,
+        // A dtype numpy does not know is this rank's error, agreed with the others below.
+        let dtype: PyResult<String> = match dtype {
+            None => Ok("float64".to_string()),
+            Some(d) => crate::args::dtype_name_of(d),
         };
         let comm = from_mpi4py(comm)?;
         let ranks = comm.size() as usize;
+        let (dtype, dtype_error) = match dtype {
+            Ok(d) => (d, None),
+            Err(e) => (String::new(), Some(e)),
+        };
         let checked = (|| {
+            if let Some(e) = dtype_error {
+                return Err(e);
+            }
             let from = DistArray::parse_spec(from_spec, &shape).map_err(redist_error)?;
             let to = DistArray::parse_spec(to_spec, &shape).map_err(redist_error)?;
             let schedule = Schedule::from_str(schedule).map_err(redist_error)?;
@@ -137,7 +139,7 @@ impl Redistribution {
         let rank = comm.rank() as usize;
         let (src_shape, dst_shape) = (from.local_shape(rank), to.local_shape(rank));
         Ok(Self {
-            live: Some((runner, comm)),
+            live: Some(MpiOwned::new((runner, comm))),
             rank: rank as i32,
             schedule,
             buffers,
@@ -219,7 +221,7 @@ impl Redistribution {
             shape: &dst_shape,
             rank,
         };
-        let (runner, comm) = self
+        let (runner, comm) = &mut **self
             .live
             .as_mut()
             .ok_or_else(|| value_error(DESTROYED.to_string()))?;
@@ -230,7 +232,7 @@ impl Redistribution {
                 None => new_array_like(py, send, &dst_shape).into_any(),
             };
             let mut checked = Checked::new((&want_src, &want_dst), src, &target);
-            let local = checked.local.clone();
+            let local = thread_allowed(rank).and(checked.local.clone());
             let slices = checked.slices()?;
             let state = AssertSend((comm, runner, send, recv, slices));
             let outcome = py.detach(move || {
@@ -260,11 +262,13 @@ impl Redistribution {
     fn time_rust(&mut self, py: Python<'_>, repeat: usize) -> PyResult<Vec<f64>> {
         let n_src: usize = self.src_shape.iter().product();
         let n_dst: usize = self.dst_shape.iter().product();
-        let (runner, comm) = self
+        let (runner, comm) = &mut **self
             .live
             .as_mut()
             .ok_or_else(|| value_error(DESTROYED.to_string()))?;
         let comm = &*comm;
+        agree(comm, thread_allowed(self.rank))
+            .map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
         with_buffers!(&mut self.buffers, send, recv => {
             let state = AssertSend((comm, runner, send, recv));
             py.detach(move || {
@@ -277,14 +281,20 @@ impl Redistribution {
 
     /// Frees the redistribution's MPI objects now; collective, idempotent (see
     /// ``PFFT.destroy``).
-    fn destroy(&mut self, py: Python<'_>) {
-        if let Some((runner, comm)) = self.live.take() {
+    fn destroy(&mut self, py: Python<'_>) -> PyResult<()> {
+        if let Some(live) = &self.live {
+            agree(&live.1, thread_allowed(self.rank))
+                .map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
+        }
+        if let Some(live) = self.live.take() {
+            let (runner, comm) = live.into_inner();
             let state = AssertSend((runner, comm));
             py.detach(move || {
                 let (runner, comm) = state.into_inner();
                 collective(&comm, move || drop(runner));
             });
         }
+        Ok(())
     }
 
     /// Whether ``destroy`` has run.
@@ -299,9 +309,9 @@ impl Redistribution {
 
     /// Destroys the redistribution at the end of a ``with`` block.
     #[pyo3(signature = (*_args))]
-    fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
-        self.destroy(py);
-        false
+    fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.destroy(py)?;
+        Ok(false)
     }
 
     fn __repr__(&self) -> String {

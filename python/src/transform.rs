@@ -82,7 +82,7 @@ where
         None => new_array::<O>(py, shapes.1).into_any(),
     };
     let mut checked = Checked::<I, O>::new((&want_in, &want_out), input, &target);
-    let local = checked.local.clone();
+    let local = crate::comm::thread_allowed(rank).and(checked.local.clone());
     let slices = checked.slices()?;
     let comm = ctx.comm;
     // Which of the plan's blocks the arrays are (`None` for other memory), once blocks exist.

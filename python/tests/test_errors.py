@@ -187,3 +187,114 @@ def test_a_panic_on_one_rank_becomes_a_python_exception():
     assert "a panic for the tests on rank 0" in str(e.value)
     with dfft.PFFT(comm, (8, 6, 10)) as plan:
         plan.forward(plan.zeros())
+
+
+@pytest.fixture
+def watchdog():
+    """Ends this process with a traceback if the test blocks for a minute (a rank waiting
+    in a collective call the others never make), instead of holding the whole launch."""
+    import faulthandler
+
+    faulthandler.dump_traceback_later(60, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+def misaligned(like):
+    """An array of ``like``'s shape and dtype whose data start 4 bytes past an element
+    boundary (C-contiguous, writable, but not aligned)."""
+    n, itemsize = like.size, like.dtype.itemsize
+    raw = np.frombuffer(bytearray(n * itemsize + 4), like.dtype, n, 4)
+    return raw.reshape(like.shape)
+
+
+@pytest.mark.parametrize("call", ["forward", "forward out", "backward", "backward out"])
+def test_a_misaligned_array_on_one_rank_raises_everywhere(watchdog, call, plan):
+    """A misaligned array on the last rank only: every rank raises the same ValueError
+    naming that rank (the others used to wait forever in the transform)."""
+    last = rank == size - 1
+    a, b = plan.zeros(), plan.zeros(spectral=True)
+    if call == "forward":
+        run = lambda: plan.forward(misaligned(a) if last else a, b)
+    elif call == "forward out":
+        run = lambda: plan.forward(a, misaligned(b) if last else b)
+    elif call == "backward":
+        run = lambda: plan.backward(misaligned(b) if last else b, a)
+    else:
+        run = lambda: plan.backward(b, misaligned(a) if last else a)
+    with pytest.raises(ValueError) as e:
+        run()
+    message = same_everywhere(e)
+    assert f"rank {size - 1}:" in message and "not aligned" in message, message
+    plan.forward(a, b)  # the plan still works
+
+
+def test_a_misaligned_redistribution_block_raises_everywhere(watchdog):
+    r = dfft.Redistribution(comm, (6, 4), f"grid={size},dist=block,*", "grid=1,dist=block,*")
+    src = np.zeros(r.src_shape)
+    if rank == size - 1:
+        src = misaligned(src)
+    with pytest.raises(ValueError) as e:
+        r.execute(src)
+    message = same_everywhere(e)
+    assert f"rank {size - 1}: source block" in message and "not aligned" in message, message
+    r.destroy()
+
+
+def test_a_big_endian_array_names_its_byte_order(plan):
+    with pytest.raises(ValueError) as e:
+        plan.forward(plan.zeros().astype(">f8"))
+    message = same_everywhere(e)
+    assert "has dtype >f8 (big-endian float64), expected float64" in message, message
+
+
+@pytest.mark.parametrize("threads", [0, 1025, 100000])
+def test_thread_counts_outside_1_to_1024_are_refused(watchdog, threads):
+    with pytest.raises(dfft.DfftError) as e:
+        dfft.PFFT(comm, (8, 6, 10), threads=threads)
+    assert f"threads must be 1 to 1024, got {threads}" in same_everywhere(e)
+
+
+def test_too_many_threads_on_one_rank_only_raise_everywhere(watchdog):
+    if size == 1:
+        pytest.skip("SKIPPED: needs 2 or more ranks (one rank cannot disagree)")
+    with pytest.raises(dfft.DfftError) as e:
+        dfft.PFFT(comm, (8, 6, 10), threads=5000 if rank == size - 1 else 1)
+    assert f"rank {size - 1}: threads must be 1 to 1024, got 5000" in same_everywhere(e)
+
+
+def test_a_bad_dtype_on_one_rank_only_raises_everywhere(watchdog):
+    if size == 1:
+        pytest.skip("SKIPPED: needs 2 or more ranks (one rank cannot disagree)")
+    with pytest.raises(ValueError) as e:
+        dfft.Redistribution(comm, (6, 4), f"grid={size},dist=block,*", "grid=1,dist=block,*",
+                            dtype="no such dtype" if rank == size - 1 else np.float64)
+    assert f"rank {size - 1}" in same_everywhere(e)
+
+
+def test_plans_work_from_another_thread(watchdog):
+    """mpi4py initializes MPI_THREAD_MULTIPLE: a plan made on one thread runs on another
+    (one call at a time), and a Redistribution too; the results are the same."""
+    import threading
+
+    plan = dfft.PFFT(comm, (8, 6, 10))
+    x = np.ascontiguousarray(np.arange(480.0).reshape(8, 6, 10)[plan.local_slice()])
+    want = plan.forward(x).copy()
+    r = dfft.Redistribution(comm, (6, 4), f"grid={size},dist=block,*", "grid=1,dist=block,*")
+    got, errors = {}, []
+
+    def work():
+        try:
+            got["plan"] = plan.forward(x)
+            got["redistribution"] = r.execute(np.ones(r.src_shape))
+        except BaseException as e:  # noqa: B036 (a PanicException is a BaseException)
+            errors.append(e)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert not errors, repr(errors[0])
+    assert np.array_equal(got["plan"], want)
+    assert (got["redistribution"] == 1).all()
+    plan.destroy()
+    r.destroy()

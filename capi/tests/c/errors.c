@@ -86,6 +86,30 @@ int main(int argc, char **argv) {
   expect("explicit rank 3", dfft_plan_dft(3, n3, 1, MPI_COMM_WORLD, 3, three, 0, &plan), DFFT_ERROR_BAD_GRID,
          "grid_rank = 3");
 
+  /* Arguments wrong or different on one rank only: every rank returns (none waits in the
+   * collective set-up), the others with DFFT_ERROR_OTHER_RANK naming that rank; kinds that
+   * differ would otherwise make plans of different transforms. */
+  if (size > 1) {
+    int last = rank == size - 1;
+    snprintf(text, sizeof text, "rank %d", size - 1);
+    const ptrdiff_t one_zero[3] = {8, last ? 0 : 6, 5};
+    int code1 = dfft_plan_dft(3, one_zero, 1, MPI_COMM_WORLD, 0, NULL, 0, &plan);
+    if (last)
+      expect("n[1] = 0 on this rank only", code1, DFFT_ERROR_BAD_ARGUMENT, "n[1] = 0");
+    else
+      expect("n[1] = 0 on another rank", code1, DFFT_ERROR_OTHER_RANK, text);
+    const dfft_r2r_kind mine[3] = {DFFT_REDFT10, last ? DFFT_RODFT10 : DFFT_REDFT10, DFFT_REDFT10};
+    int code2 = dfft_plan_r2r(3, n3, 1, mine, MPI_COMM_WORLD, 0, NULL, 0, &plan);
+    if (last)
+      expect("r2r kinds differ here", code2, DFFT_ERROR_BAD_ARGUMENT, "differ from rank 0's");
+    else
+      expect("r2r kinds differ on another rank", code2, DFFT_ERROR_OTHER_RANK, text);
+    if (plan != NULL) {
+      failed++;
+      fprintf(stderr, "rank %d: a refused constructor left *plan non-NULL\n", rank);
+    }
+  }
+
   /* Communicators. */
   expect("MPI_COMM_NULL", dfft_plan_dft(3, n3, 1, MPI_COMM_NULL, 0, NULL, 0, &plan), DFFT_ERROR_MPI,
          "MPI_COMM_NULL");
@@ -119,7 +143,7 @@ int main(int argc, char **argv) {
   if (group_rank == 0)
     expect("misaligned", code, DFFT_ERROR_BAD_BUFFER, "not aligned");
   else
-    expect("other rank's misaligned buffer", code, DFFT_ERROR_OTHER_RANK, "another rank");
+    expect("other rank's misaligned buffer", code, DFFT_ERROR_OTHER_RANK, "rank 0: output");
   code = dfft_backward(plan, group_rank == 0 ? NULL : (void *)out, in);
   if (group_rank == 0)
     expect("NULL buffer", code, DFFT_ERROR_NULL_POINTER, "input");
