@@ -136,7 +136,10 @@ pub fn parse_or_exit<A: clap::Parser>(program: &str) -> A {
             let code = e.exit_code();
             if launcher_rank().unwrap_or(0) == 0 {
                 if e.use_stderr() {
-                    eprintln!("{program}: error: {}", one_line(&e.render().to_string()));
+                    eprintln!(
+                        "{program}: error: {} (see --help)",
+                        one_line(&e.render().to_string())
+                    );
                 } else {
                     let _ = e.print();
                 }

@@ -135,6 +135,17 @@ fn usage_and_runtime_errors_are_printed_once() {
     }
 }
 
+/// Too few points for the manufactured solution is a usage error (exit 2, "(see --help)"),
+/// decided from the command line before MPI starts.
+#[test]
+fn poisson_shape_too_small_is_a_usage_error() {
+    let out = run(2, env!("CARGO_BIN_EXE_poisson"), &["--shape", "6"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let message = "poisson: error: invalid value '6' for '--shape <SHAPE>': every axis length must be at least 7 (the manufactured solution has |k| = 3), got 6 (see --help)";
+    assert_eq!(stderr.matches(message).count(), 1, "{stderr}");
+}
+
 #[test]
 fn poisson_tolerance_must_be_a_finite_number_at_least_zero() {
     for value in ["NaN", "-1", "inf"] {

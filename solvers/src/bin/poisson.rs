@@ -13,7 +13,7 @@ use solvers::SolverError;
 #[command(name = "poisson", version, allow_negative_numbers = true)]
 struct Args {
     /// Grid points per axis: N (a cube) or N0,N1,N2; at least 7 per axis.
-    #[arg(long, default_value = "64", value_parser = parse_shape)]
+    #[arg(long, default_value = "64", value_parser = parse_poisson_shape)]
     shape: [usize; 3],
     /// Processor grid: auto, a grid rank (1, 2) or dimensions (4x2).
     #[arg(long, default_value = "auto")]
@@ -27,17 +27,22 @@ struct Args {
     json: bool,
 }
 
+/// `--shape` with at least `2·MAX_WAVENUMBER + 1` points per axis (a usage error otherwise).
+fn parse_poisson_shape(s: &str) -> Result<[usize; 3], String> {
+    let shape = parse_shape(s)?;
+    let min = 2 * ManufacturedSolution::MAX_WAVENUMBER + 1;
+    match shape.iter().find(|&&n| n < min) {
+        Some(n) => Err(format!(
+            "every axis length must be at least {min} (the manufactured solution has |k| = {}), got {n}",
+            ManufacturedSolution::MAX_WAVENUMBER
+        )),
+        None => Ok(shape),
+    }
+}
+
 fn main() {
     let args: Args = parse_or_exit("poisson");
     run_under_mpi("poisson", |world| {
-        let min = 2 * ManufacturedSolution::MAX_WAVENUMBER + 1;
-        if let Some(&n) = args.shape.iter().find(|&&n| n < min) {
-            return Err(SolverError::BadParameter {
-                name: "every axis length",
-                requirement: "at least 7 (the manufactured solution has |k| = 3)",
-                value: n as f64,
-            });
-        }
         let e = solve_manufactured(world, args.shape, args.grid.clone())?;
         let relative = e.max_error / e.max_solution;
         if world.rank() == 0 {
