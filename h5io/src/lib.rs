@@ -558,7 +558,7 @@ fn write_into<C: Communicator, T: H5Element>(
             break;
         }
         // Whether the ranks' blocks cover the whole dataset (then one of the same shape and
-        // type is overwritten in place instead of unlinked: the file does not grow).
+        // type is overwritten in place instead of unlinked: the file does not grow by it).
         let covered = {
             use mpi::collective::SystemOperation;
             use mpi::traits::CommunicatorCollectives;
