@@ -72,7 +72,7 @@ fn scratch_dir(name: &str) -> PathBuf {
 /// errors: exit 2, one line ending in "(see --help)", before MPI starts.
 #[test]
 fn bad_combinations_and_counts_are_usage_errors() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["run", "--shape", "8,6", "--in-place", "--kind", "c2r"],
             "--in-place runs c2c, r2c and r2r plans",
@@ -100,6 +100,10 @@ fn bad_combinations_and_counts_are_usage_errors() {
         (
             &["bench-redist", "--shape", "8,8,8", "--repeat", "4294967296"],
             "invalid value '4294967296' for '--repeat <REPEAT>'",
+        ),
+        (
+            &["run", "--shape", "8,6", "--roundtrip-output", "rt.h5"],
+            "--roundtrip-output rt.h5: an HDF5 file needs a dataset name",
         ),
     ];
     for (args, needle) in cases {
