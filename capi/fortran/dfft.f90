@@ -28,6 +28,7 @@ module dfft
   integer(c_int), parameter :: DFFT_NORMALIZE_ORTHO = 8
   integer(c_int), parameter :: DFFT_NO_SHARED_MEMORY = 16
   integer(c_int), parameter :: DFFT_IN_PLACE = 32
+  integer(c_int), parameter :: DFFT_DETERMINISTIC = 64
 
   ! Return codes.
   integer(c_int), parameter :: DFFT_SUCCESS = 0
@@ -54,6 +55,8 @@ module dfft
   integer(c_int), parameter :: DFFT_RODFT01 = 8
   integer(c_int), parameter :: DFFT_RODFT10 = 9
   integer(c_int), parameter :: DFFT_RODFT11 = 10
+  ! No transform along the axis (a partial transform).
+  integer(c_int), parameter :: DFFT_IDENTITY = 11
 
   interface
     ! Plans (collective). grid_rank 0 and no grid_dims: the model's choice; grid_rank r: a

@@ -45,6 +45,11 @@
 // The plan's work memory covers both ways of calling it.
 #define DFFT_IN_PLACE 32
 
+// Bit-for-bit reproducible results whatever the decomposition: the same bits on any number
+// of ranks, grid, threads and allocation (a fixed order of axes and the same 1-D kernel for
+// every line of a length; slower, see docs/spectral.md).
+#define DFFT_DETERMINISTIC 64
+
 // The call succeeded.
 #define DFFT_SUCCESS 0
 
@@ -83,6 +88,9 @@
 
 // A bug inside dfft (a Rust panic, caught at the API boundary). Please report it.
 #define DFFT_ERROR_INTERNAL 10
+
+// An opaque halo exchange made by `dfft_halo_plan` and released by `dfft_halo_destroy`.
+typedef struct dfft_halo dfft_halo;
 
 // An opaque distributed transform made by one of the `dfft_plan_*`/`dfftf_plan_*`
 // constructors and released by `dfft_destroy`.
@@ -125,6 +133,10 @@ typedef int dfft_r2r_kind;
 
 // DST-IV.
 #define DFFT_RODFT11 10
+
+// No transform along this axis (a partial transform; not an FFTW kind): the axis is left as
+// it is, and an axis distributed in the input needs no exchange.
+#define DFFT_IDENTITY 11
 
 #ifdef __cplusplus
 extern "C" {
@@ -283,6 +295,71 @@ int dfftf_plan_r2r(int d,
                    unsigned int flags,
                    dfft_plan **plan);
 
+// Plans a complex-to-complex FFT along the `naxes` axes listed in `axes` only (numpy's
+// `fftn(x, axes=...)`); the other axes are left as they are, and an untransformed axis
+// that is distributed needs no exchange (a slab plan transforming axes 1 .. d-1 exchanges
+// nothing). Normalizations count the transformed axes only. Otherwise as `dfft_plan_dft`.
+//
+// # Safety
+// `axes` points to `naxes` entries; otherwise as `dfft_plan_dft`.
+int dfft_plan_dft_axes(int d,
+                       const ptrdiff_t *n,
+                       ptrdiff_t howmany,
+                       int naxes,
+                       const int *axes,
+                       MPI_Comm comm,
+                       int grid_rank,
+                       const int *grid_dims,
+                       unsigned int flags,
+                       dfft_plan **plan);
+
+// `dfft_plan_dft_axes` in single precision.
+//
+// # Safety
+// As `dfft_plan_dft_axes`.
+int dfftf_plan_dft_axes(int d,
+                        const ptrdiff_t *n,
+                        ptrdiff_t howmany,
+                        int naxes,
+                        const int *axes,
+                        MPI_Comm comm,
+                        int grid_rank,
+                        const int *grid_dims,
+                        unsigned int flags,
+                        dfft_plan **plan);
+
+// Plans a real-to-complex FFT along the `naxes` axes listed in `axes` only: the largest
+// axis listed is the real one, halved to `n/2 + 1` complex values (numpy's
+// `rfftn(x, axes=sorted(axes))`). Otherwise as `dfft_plan_dft_r2c` and `dfft_plan_dft_axes`.
+//
+// # Safety
+// As `dfft_plan_dft_axes`.
+int dfft_plan_dft_r2c_axes(int d,
+                           const ptrdiff_t *n,
+                           ptrdiff_t howmany,
+                           int naxes,
+                           const int *axes,
+                           MPI_Comm comm,
+                           int grid_rank,
+                           const int *grid_dims,
+                           unsigned int flags,
+                           dfft_plan **plan);
+
+// `dfft_plan_dft_r2c_axes` in single precision.
+//
+// # Safety
+// As `dfft_plan_dft_axes`.
+int dfftf_plan_dft_r2c_axes(int d,
+                            const ptrdiff_t *n,
+                            ptrdiff_t howmany,
+                            int naxes,
+                            const int *axes,
+                            MPI_Comm comm,
+                            int grid_rank,
+                            const int *grid_dims,
+                            unsigned int flags,
+                            dfft_plan **plan);
+
 // This rank's element counts: `*in_count` elements of the forward input (real for r2c and
 // r2r plans, complex for c2c) and `*out_count` of the forward output, all `howmany` fields
 // included. Allocate at least these (or use `dfft_alloc_input`/`dfft_alloc_output`). Either
@@ -354,6 +431,43 @@ int dfft_set_memory_limit(uint64_t bytes);
 
 // The library's version, e.g. `"0.1.0"`.
 const char *dfft_version(void);
+
+// Plans the halo exchange of `plan`'s forward-input layout (all `howmany` fields):
+// `widths[a]` cells on both sides of axis `a` (C order; `d` entries, any size: cells come
+// from several ranks and wrap as often as needed). `periodic` nonzero: the array repeats
+// past the global boundary (`numpy.pad(x, w, mode="wrap")`); zero: every cell past it holds
+// `*fill`, one element of the plan's input type. Collective over the plan's ranks.
+//
+// # Safety
+// `plan` is a live plan, `widths` points to `d` entries, `fill` is NULL or points to one
+// element, `halo` is writable.
+int dfft_halo_plan(const dfft_plan *plan,
+                   const ptrdiff_t *widths,
+                   int periodic,
+                   const void *fill,
+                   dfft_halo **halo);
+
+// This rank's extended block: `*count` elements (all fields) and `extended_n` (`d`
+// entries, C order, one field): the input block's extents plus twice the widths.
+//
+// # Safety
+// `halo` is a live halo; `count` and `extended_n` are NULL or writable (`d` entries).
+int dfft_halo_local(const dfft_halo *halo, ptrdiff_t *count, ptrdiff_t *extended_n);
+
+// Fills `out` (`dfft_halo_local`'s count of elements: the extended block in C order, field
+// after field) with `in` (this rank's forward-input block, as `dfft_forward` takes it) and
+// the halo cells from the other ranks' `in`. Collective; allocates nothing. A NULL or
+// misaligned buffer on any rank fails on every rank.
+//
+// # Safety
+// `halo` is a live halo; `in` and `out` point to their blocks' elements.
+int dfft_halo_exchange(dfft_halo *halo, const void *input, void *out);
+
+// Releases a halo (collective over the plan's ranks). NULL is ignored.
+//
+// # Safety
+// `halo` is NULL or a live halo, not used afterwards.
+int dfft_halo_destroy(dfft_halo *halo);
 
 // The message of the most recent failure on the calling thread that returned `code`, with
 // the offending values; the fixed description of `code` when no failure on this thread

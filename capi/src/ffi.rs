@@ -287,6 +287,138 @@ pub unsafe extern "C" fn dfftf_plan_r2r(
     }
 }
 
+/// Reads a partial transform's arguments (`naxes` axes in `axes`) and makes the plan.
+///
+/// # Safety
+/// As the C constructors with axes.
+#[allow(clippy::too_many_arguments)]
+unsafe fn construct_axes(
+    kind: Kind,
+    single: bool,
+    (d, n, howmany): (c_int, *const isize, isize),
+    (naxes, axes): (c_int, *const c_int),
+    comm: MPI_Comm,
+    (grid_rank, grid_dims): (c_int, *const c_int),
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let raw = RawRequest {
+        d,
+        n,
+        howmany,
+        kinds: std::ptr::null(),
+        grid_rank,
+        grid_dims,
+        flags,
+        fortran: false,
+    };
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        make_plan(plan, || {
+            raw.read(kind, single)?
+                .only_axes(naxes, axes)?
+                .plan(&borrow(comm)?)
+        })
+    }
+}
+
+/// Plans a complex-to-complex FFT along the `naxes` axes listed in `axes` only (numpy's
+/// `fftn(x, axes=...)`); the other axes are left as they are, and an untransformed axis
+/// that is distributed needs no exchange (a slab plan transforming axes 1 .. d-1 exchanges
+/// nothing). Normalizations count the transformed axes only. Otherwise as `dfft_plan_dft`.
+///
+/// # Safety
+/// `axes` points to `naxes` entries; otherwise as `dfft_plan_dft`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dfft_plan_dft_axes(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    naxes: c_int,
+    axes: *const c_int,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
+    // SAFETY: the caller's contract, passed on.
+    unsafe { construct_axes(Kind::C2c, false, array, listed, comm, grid, flags, plan) }
+}
+
+/// `dfft_plan_dft_axes` in single precision.
+///
+/// # Safety
+/// As `dfft_plan_dft_axes`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dfftf_plan_dft_axes(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    naxes: c_int,
+    axes: *const c_int,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
+    // SAFETY: the caller's contract, passed on.
+    unsafe { construct_axes(Kind::C2c, true, array, listed, comm, grid, flags, plan) }
+}
+
+/// Plans a real-to-complex FFT along the `naxes` axes listed in `axes` only: the largest
+/// axis listed is the real one, halved to `n/2 + 1` complex values (numpy's
+/// `rfftn(x, axes=sorted(axes))`). Otherwise as `dfft_plan_dft_r2c` and `dfft_plan_dft_axes`.
+///
+/// # Safety
+/// As `dfft_plan_dft_axes`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dfft_plan_dft_r2c_axes(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    naxes: c_int,
+    axes: *const c_int,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
+    // SAFETY: the caller's contract, passed on.
+    unsafe { construct_axes(Kind::R2c, false, array, listed, comm, grid, flags, plan) }
+}
+
+/// `dfft_plan_dft_r2c_axes` in single precision.
+///
+/// # Safety
+/// As `dfft_plan_dft_axes`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dfftf_plan_dft_r2c_axes(
+    d: c_int,
+    n: *const isize,
+    howmany: isize,
+    naxes: c_int,
+    axes: *const c_int,
+    comm: MPI_Comm,
+    grid_rank: c_int,
+    grid_dims: *const c_int,
+    flags: c_uint,
+    plan: *mut *mut DfftPlan,
+) -> c_int {
+    let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
+    // SAFETY: the caller's contract, passed on.
+    unsafe { construct_axes(Kind::R2c, true, array, listed, comm, grid, flags, plan) }
+}
+
 /// The plan as `&`, or the NULL failure.
 ///
 /// # Safety

@@ -25,6 +25,7 @@ mod comm;
 mod exec;
 mod ffi;
 mod fortran;
+mod halo;
 mod plan;
 mod status;
 
@@ -32,13 +33,15 @@ pub use blocks::{dfft_alloc_input, dfft_alloc_output, dfft_free};
 pub use exec::{dfft_backward, dfft_forward};
 pub use ffi::{
     dfft_destroy, dfft_grid, dfft_local_in_place, dfft_local_input, dfft_local_output,
-    dfft_local_size, dfft_plan_dft, dfft_plan_dft_r2c, dfft_plan_r2r, dfft_set_memory_limit,
-    dfft_version, dfftf_plan_dft, dfftf_plan_dft_r2c, dfftf_plan_r2r,
+    dfft_local_size, dfft_plan_dft, dfft_plan_dft_axes, dfft_plan_dft_r2c, dfft_plan_dft_r2c_axes,
+    dfft_plan_r2r, dfft_set_memory_limit, dfft_version, dfftf_plan_dft, dfftf_plan_dft_axes,
+    dfftf_plan_dft_r2c, dfftf_plan_dft_r2c_axes, dfftf_plan_r2r,
 };
 pub use fortran::{
     dfft_f_error_message, dfft_f_grid, dfft_f_local_input, dfft_f_local_output, dfft_f_plan_dft,
     dfft_f_plan_dft_r2c, dfft_f_plan_r2r, dfftf_f_plan_dft, dfftf_f_plan_dft_r2c, dfftf_f_plan_r2r,
 };
+pub use halo::{dfft_halo_destroy, dfft_halo_exchange, dfft_halo_local, dfft_halo_plan, DfftHalo};
 pub use plan::*;
 pub use status::{
     dfft_error_message, guard_for_tests, DFFT_ERROR_BAD_ARGUMENT, DFFT_ERROR_BAD_BUFFER,

@@ -35,8 +35,13 @@ pub const DFFT_NO_SHARED_MEMORY: c_uint = 16;
 /// spectrum (`double _Complex`, output layout) starts at the buffer's start afterwards.
 /// The plan's work memory covers both ways of calling it.
 pub const DFFT_IN_PLACE: c_uint = 32;
+/// Bit-for-bit reproducible results whatever the decomposition: the same bits on any number
+/// of ranks, grid, threads and allocation (a fixed order of axes and the same 1-D kernel for
+/// every line of a length; slower, see docs/spectral.md).
+pub const DFFT_DETERMINISTIC: c_uint = 64;
 
 const KNOWN_FLAGS: c_uint = DFFT_TRANSPOSED_OUT
+    | DFFT_DETERMINISTIC
     | DFFT_IN_PLACE
     | DFFT_DESTROY_INPUT
     | DFFT_NORMALIZE_BACKWARD
@@ -70,6 +75,9 @@ pub const DFFT_RODFT01: dfft_r2r_kind = 8;
 pub const DFFT_RODFT10: dfft_r2r_kind = 9;
 /// DST-IV.
 pub const DFFT_RODFT11: dfft_r2r_kind = 10;
+/// No transform along this axis (a partial transform; not an FFTW kind): the axis is left as
+/// it is, and an axis distributed in the input needs no exchange.
+pub const DFFT_IDENTITY: dfft_r2r_kind = 11;
 
 /// An opaque distributed transform made by one of the `dfft_plan_*`/`dfftf_plan_*`
 /// constructors and released by `dfft_destroy`.
@@ -149,9 +157,13 @@ impl RawRequest {
                 .iter()
                 .enumerate()
                 .map(|(i, &code)| {
-                    R2rKind::from_fftw(code).map(AxisKind::R2r).ok_or_else(|| {
+                    let kind = match code {
+                        DFFT_IDENTITY => Some(AxisKind::Identity),
+                        _ => R2rKind::from_fftw(code).map(AxisKind::R2r),
+                    };
+                    kind.ok_or_else(|| {
                         Failure::argument(format!(
-                            "{} = {code}: not a real-to-real kind (DFFT_R2HC..DFFT_RODFT11, 0..10)",
+                            "{} = {code}: not a real-to-real kind (DFFT_R2HC..DFFT_RODFT11, 0..10, or DFFT_IDENTITY, 11)",
                             self.entry("kinds", i)
                         ))
                     })
@@ -260,11 +272,35 @@ fn options_from_flags(flags: c_uint) -> Outcome<FftOptions> {
         .transposed_out(flags & DFFT_TRANSPOSED_OUT != 0)
         .destroy_input(flags & DFFT_DESTROY_INPUT != 0)
         .in_place(flags & DFFT_IN_PLACE != 0)
+        .deterministic(flags & DFFT_DETERMINISTIC != 0)
         .shared_memory(flags & DFFT_NO_SHARED_MEMORY == 0)
         .normalization(normalization))
 }
 
 impl Request {
+    /// Transforms only the `naxes` axes listed in `axes` (C order), the others
+    /// [`AxisKind::Identity`].
+    ///
+    /// # Safety
+    /// `axes` points to `naxes` readable entries when `naxes` is positive.
+    pub(crate) unsafe fn only_axes(mut self, naxes: c_int, axes: *const c_int) -> Outcome<Self> {
+        let d = self.shape.len();
+        let count = usize::try_from(naxes)
+            .ok()
+            .filter(|&k| (1..=d).contains(&k))
+            .ok_or_else(|| Failure::argument(format!("naxes = {naxes}: must be 1 to d = {d}")))?;
+        // SAFETY: the caller's contract.
+        let given = unsafe { read_array(axes, count, "axes") }?;
+        let listed: Vec<usize> = given
+            .iter()
+            .map(|&a| usize::try_from(a).unwrap_or(usize::MAX))
+            .collect();
+        let kinds = AxisKind::partial(d, &listed, AxisKind::Fft)
+            .map_err(|e| Failure::argument(format!("axes = {given:?}: {e}")))?;
+        self.options = self.options.axes(kinds);
+        Ok(self)
+    }
+
     /// Makes the plan; collective over `comm`.
     pub(crate) fn plan(self, comm: &Borrowed) -> Outcome<DfftPlan> {
         let comm = &**comm;

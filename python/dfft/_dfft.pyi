@@ -9,7 +9,7 @@ from mpi4py import MPI
 _Kind = Literal["c2c", "r2c", "r2r"]
 _Normalization = Literal["none", "backward", "forward", "ortho"]
 _AxisKind = Literal[
-    "fft", "dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3", "dst4", "r2hc", "hc2r", "dht"
+    "fft", "identity", "dct1", "dct2", "dct3", "dct4", "dst1", "dst2", "dst3", "dst4", "r2hc", "hc2r", "dht"
 ]
 _Schedule = Literal["alltoallv", "caterpillar", "async", "pipelined", "shared"]
 
@@ -37,7 +37,20 @@ class PFFT:
         threads: Optional[int] = None,
         machine: Union[None, str, dict[str, Any]] = None,
         in_place: bool = False,
+        axes: Optional[Sequence[int]] = None,
+        deterministic: bool = False,
     ) -> None: ...
+    def exchange_halo(
+        self,
+        u: np.ndarray,
+        width: Union[int, Sequence[int]],
+        periodic: bool = True,
+        fill: Union[None, float, complex] = None,
+    ) -> np.ndarray:
+        """This rank's block of the forward input ``u`` extended by ``width`` cells on both
+        sides of every axis from the neighbours' blocks: ``numpy.pad(x, w, mode="wrap")``
+        sliced to this rank (``periodic=False``: ``mode="constant"`` with ``fill``). A new
+        array. Collective."""
     def forward(self, a: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Forward transform of ``a`` (``local_shape``, ``dtype``) into ``out``
         (``local_spectral_shape``, ``spectral_dtype``; allocated when None). Collective."""

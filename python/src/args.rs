@@ -120,10 +120,12 @@ pub(crate) fn axis_kinds(names: Option<Vec<String>>) -> PyResult<Option<Vec<Axis
                     let t = n.trim().to_ascii_lowercase();
                     if t == "fft" {
                         Ok(AxisKind::Fft)
+                    } else if t == "identity" {
+                        Ok(AxisKind::Identity)
                     } else {
                         R2rKind::from_str(&t).map(AxisKind::R2r).map_err(|_| {
                             DfftError::new_err(format!(
-                                "unknown axis kind '{n}' (expected 'fft' or one of dct1, dct2, \
+                                "unknown axis kind '{n}' (expected 'fft', 'identity' or one of dct1, dct2, \
                                  dct3, dct4, dst1, dst2, dst3, dst4, r2hc, hc2r, dht)"
                             ))
                         })
@@ -132,6 +134,52 @@ pub(crate) fn axis_kinds(names: Option<Vec<String>>) -> PyResult<Option<Vec<Axis
                 .collect()
         })
         .transpose()
+}
+
+/// The kinds per axis with `axes` (numpy's `axes=`, negative from the end) transformed and
+/// the others [`AxisKind::Identity`]: FFT axes, or `kinds`' along the listed axes.
+pub(crate) fn partial_kinds(
+    kind: Kind,
+    d: usize,
+    axes: Option<Vec<isize>>,
+    kinds: Option<Vec<AxisKind>>,
+) -> PyResult<Option<Vec<AxisKind>>> {
+    let Some(axes) = axes else {
+        return Ok(kinds);
+    };
+    let listed: Vec<usize> = axes
+        .iter()
+        .map(|&a| {
+            let b = if a < 0 { a + d as isize } else { a };
+            usize::try_from(b).map_err(|_| {
+                DfftError::new_err(format!(
+                    "axes {axes:?}: axis {a} is out of range for {d} axes"
+                ))
+            })
+        })
+        .collect::<PyResult<_>>()?;
+    let mask = AxisKind::partial(d, &listed, AxisKind::Fft).map_err(fft_error)?;
+    match kinds {
+        None if kind == Kind::R2r => Err(DfftError::new_err(
+            "kind 'r2r' with axes needs axes_kinds too (the real-to-real kind of each axis)",
+        )),
+        None => Ok(Some(mask)),
+        Some(k) if k.len() != d => Err(DfftError::new_err(format!(
+            "axes_kinds has {} entries for {d} axes",
+            k.len()
+        ))),
+        Some(k) => Ok(Some(
+            (k.into_iter().zip(mask))
+                .map(|(k, m)| {
+                    if m.is_transformed() {
+                        k
+                    } else {
+                        AxisKind::Identity
+                    }
+                })
+                .collect(),
+        )),
+    }
 }
 
 /// Python's `numpy.dtype(x).name`.

@@ -13,6 +13,7 @@ mod arrays;
 mod blocks;
 mod comm;
 mod errors;
+mod halo;
 mod in_place;
 mod plan;
 mod redistribute;

@@ -2,7 +2,7 @@
 
 use crate::args::{
     axis_kinds, default_threads, dtype_name_of, grid_choice, kind_and_precision, machine_profile,
-    padding_factors, Kind,
+    padding_factors, partial_kinds, Kind,
 };
 use crate::arrays::{aligned_zeros, shape_str};
 use crate::blocks::Blocks;
@@ -11,12 +11,13 @@ use crate::comm::{
     thread_level, MpiOwned,
 };
 use crate::errors::{fft_error, value_error, DfftError};
+use crate::halo::{exchange_halo, halo_widths, HaloRequest};
 use crate::in_place::{run_in_place, zeros as zeros_in_place, InPlaceShapes};
 use crate::spectral::{self, AxisWaves};
 use crate::transform::{run, time_runs, AssertSend, Context, Transform};
 use fft_core::model::{self, MachineProfile, Problem};
 use fft_core::{
-    with_any_plan, AnyPlan, AxisKind, FftOptions, Normalization, Precision, SpectralAxis,
+    with_any_plan, AnyPlan, AxisKind, Complex, FftOptions, Normalization, Precision, SpectralAxis,
     SpectralGrid,
 };
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -42,7 +43,12 @@ use std::str::FromStr;
 ///   ``complex128``/``complex64`` (c2c); default ``float64``, or ``complex128`` for c2c.
 /// * ``grid``: ``"auto"`` (the complexity model chooses), a grid rank (``1`` slabs, ``2``
 ///   pencils) or the grid's dimensions as a tuple.
-/// * ``axes_kinds``: per axis ``"fft"`` or a real-to-real kind (``"dct1"`` .. ``"dst4"``).
+/// * ``axes_kinds``: per axis ``"fft"``, ``"identity"`` (not transformed) or a real-to-real
+///   kind (``"dct1"`` .. ``"dst4"``, ``"r2hc"``, ``"hc2r"``, ``"dht"``).
+/// * ``axes``: the axes transformed (numpy's ``fftn(x, axes=...)``; negative counts from the
+///   end); the others are left as they are. With ``axes_kinds`` it marks the other axes
+///   ``"identity"``. An r2c plan halves the last axis listed in increasing order.
+/// * ``deterministic``: the same bits whatever the ranks, grid and threads (see the docs).
 /// * ``normalization``: ``"backward"`` (numpy's default: 1/N on backward), ``"forward"``
 ///   (1/N on forward: mpi4py-fft's and FluidFFT's), ``"ortho"`` or ``"none"``.
 /// * ``transposed_out``: leave the spectrum in the last pencil layout (its axes permuted, see
@@ -189,7 +195,7 @@ impl Pfft {
     #[new]
     #[pyo3(signature = (comm, shape, kind=None, dtype=None, grid=None, axes_kinds=None,
         normalization="backward", transposed_out=false, padding=None, batch=1, threads=None,
-        machine=None, in_place=false))]
+        machine=None, in_place=false, axes=None, deterministic=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -206,6 +212,8 @@ impl Pfft {
         threads: Option<usize>,
         machine: Option<&Bound<'_, PyAny>>,
         in_place: bool,
+        axes: Option<Vec<isize>>,
+        deterministic: bool,
     ) -> PyResult<Self> {
         // Checked on every rank, then agreed on once the communicator is duplicated: a rank
         // whose arguments are wrong or differ must not leave the others in the plan's set-up.
@@ -214,7 +222,7 @@ impl Pfft {
             let dtype = dtype.map(dtype_name_of).transpose()?;
             let (kind, single) = kind_and_precision(kind, dtype)?;
             let normalization = Normalization::from_str(normalization).map_err(fft_error)?;
-            let axes = axis_kinds(axes_kinds)?;
+            let axes = partial_kinds(kind, shape.len(), axes, axis_kinds(axes_kinds)?)?;
             if kind == Kind::R2r && axes.is_none() {
                 return Err(DfftError::new_err(
                     "kind 'r2r' needs axes_kinds, one real-to-real kind per axis (e.g. ['dct2'] * 3)",
@@ -235,6 +243,7 @@ impl Pfft {
                 .transposed_out(transposed_out)
                 .batch(batch)
                 .in_place(in_place)
+                .deterministic(deterministic)
                 .machine(machine.clone());
             if let Some(a) = &axes {
                 options = options.axes(a.clone());
@@ -354,6 +363,48 @@ impl Pfft {
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.call(py, a, out, true)
+    }
+
+    /// This rank's block of the forward input ``u`` (shape ``local_shape``, dtype ``dtype``)
+    /// extended by ``width`` cells on both sides of every axis (an int, or one per axis),
+    /// the extra cells from the neighbours' blocks: ``numpy.pad(x, w, mode="wrap")`` of the
+    /// global array ``x`` sliced to this rank's block widened by ``w`` (with
+    /// ``periodic=False``: ``mode="constant"`` with ``fill``, default 0). Widths may exceed
+    /// the neighbours' blocks and the axis (cells from several ranks). A new array (batch
+    /// first when ``batch > 1``); ``u`` is unchanged. Collective.
+    #[pyo3(signature = (u, width, periodic=true, fill=None))]
+    fn exchange_halo<'py>(
+        &mut self,
+        py: Python<'py>,
+        u: &Bound<'py, PyAny>,
+        width: &Bound<'py, PyAny>,
+        periodic: bool,
+        fill: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let widths = halo_widths(width, self.input_layout.ndim())?;
+        let fill = match (periodic, fill) {
+            (true, Some(_)) => return Err(DfftError::new_err(
+                "fill is the value past the boundary of a non-periodic halo: pass periodic=False",
+            )),
+            (true, None) => None,
+            (false, None) => Some(Complex::new(0.0, 0.0)),
+            (false, Some(v)) => Some(match v.extract::<f64>() {
+                Ok(re) => Complex::new(re, 0.0),
+                Err(_) => Complex::new(
+                    v.getattr("real")?.extract::<f64>()?,
+                    v.getattr("imag")?.extract::<f64>()?,
+                ),
+            }),
+        };
+        let (shape, rank) = (self.input_shape.clone(), self.rank);
+        let live = self.live_mut()?;
+        let request = HaloRequest {
+            widths: &widths,
+            fill,
+            shape: &shape,
+            rank,
+        };
+        with_any_plan!(&live.plan, p => exchange_halo(py, &live.comm, p, u, request))
     }
 
     /// The backward transform of ``b`` (shape ``local_spectral_shape``) into ``out`` (shape

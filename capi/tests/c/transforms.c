@@ -3,7 +3,9 @@
  * and r2r (FFTW's kind definitions) in double and single precision, batches (howmany),
  * transposed output, normalizations, destroyed inputs, in-place c2c, r2r and r2c (input == output
  * on a plan made with DFFT_IN_PLACE; r2c in FFTW's padded layout), explicit and model-chosen
- * grids, plan-allocated (shared-memory) blocks and caller-allocated ones.
+ * grids, plan-allocated (shared-memory) blocks and caller-allocated ones, partial transforms
+ * (DFFT_IDENTITY axes, dfft_plan_dft_axes, dfft_plan_dft_r2c_axes) and halo exchanges
+ * (dfft_halo_*: index-valued data against the wrapped or filled global index).
  *
  * Every rank computes the whole global transform naively (O(N * sum n_i)) from the same
  * deterministic input, then checks its own output block element by element through
@@ -35,6 +37,8 @@ struct test_case {
   unsigned flags;
   dfft_r2r_kind kinds[4];
   int plan_blocks; /* use dfft_alloc_input/output */
+  int naxes;       /* > 0: c2c/r2c along axes[0..naxes) only (r2c: axes include d - 1) */
+  int axes[4];
 };
 
 static double complex get(enum type t, const void *p, ptrdiff_t i) {
@@ -71,6 +75,10 @@ static double complex input_value(ptrdiff_t g, ptrdiff_t f, int real) {
 /* One naive 1-D transform of x (length n) into y: the forward DFT, else FFTW's r2r kind
  * (applied to the real and imaginary parts alike). */
 static void naive_1d(int kind, ptrdiff_t n, const double complex *x, double complex *y) {
+  if (kind == DFFT_IDENTITY) {
+    memcpy(y, x, n * sizeof *y);
+    return;
+  }
   for (ptrdiff_t k = 0; k < n; k++) {
     double complex s = 0;
     for (ptrdiff_t j = 0; j < n; j++) {
@@ -114,6 +122,7 @@ static void naive_1d(int kind, ptrdiff_t n, const double complex *x, double comp
 }
 
 static double logical_size(int kind, ptrdiff_t n) {
+  if (kind == DFFT_IDENTITY) return 1.0;
   if (kind == DFFT_REDFT00) return 2.0 * (n - 1);
   if (kind == DFFT_RODFT00) return 2.0 * (n + 1);
   if (kind == DFT || kind == DFFT_R2HC || kind == DFFT_HC2R || kind == DFFT_DHT) return (double)n;
@@ -195,10 +204,16 @@ static int run_case(const struct test_case *c, int rank, int size) {
   int code;
   switch (c->kind) {
     case C2C:
-      code = (c->single ? dfftf_plan_dft : dfft_plan_dft)(d, c->n, c->howmany, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
+      if (c->naxes)
+        code = (c->single ? dfftf_plan_dft_axes : dfft_plan_dft_axes)(d, c->n, c->howmany, c->naxes, c->axes, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
+      else
+        code = (c->single ? dfftf_plan_dft : dfft_plan_dft)(d, c->n, c->howmany, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
       break;
     case R2C:
-      code = (c->single ? dfftf_plan_dft_r2c : dfft_plan_dft_r2c)(d, c->n, c->howmany, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
+      if (c->naxes)
+        code = (c->single ? dfftf_plan_dft_r2c_axes : dfft_plan_dft_r2c_axes)(d, c->n, c->howmany, c->naxes, c->axes, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
+      else
+        code = (c->single ? dfftf_plan_dft_r2c : dfft_plan_dft_r2c)(d, c->n, c->howmany, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
       break;
     default:
       code = (c->single ? dfftf_plan_r2r : dfft_plan_r2r)(d, c->n, c->howmany, c->kinds, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
@@ -269,6 +284,11 @@ static int run_case(const struct test_case *c, int rank, int size) {
     total *= c->n[i];
     spectral[i] = c->n[i];
     kinds[i] = c->kind == R2R ? c->kinds[i] : DFT;
+    if (c->naxes) {
+      kinds[i] = DFFT_IDENTITY;
+      for (int a = 0; a < c->naxes; a++)
+        if (c->axes[a] == i) kinds[i] = DFT;
+    }
     roundtrip *= logical_size(kinds[i], c->n[i]);
   }
   if (c->kind == R2C) spectral[d - 1] = c->n[d - 1] / 2 + 1;
@@ -351,6 +371,91 @@ static int run_case(const struct test_case *c, int rank, int size) {
   return ok;
 }
 
+struct halo_case {
+  const char *name;
+  enum kind kind; /* C2C (complex input) or R2C (real input) */
+  int d;
+  ptrdiff_t n[4];
+  ptrdiff_t howmany;
+  int grid_rank;
+  ptrdiff_t widths[4];
+  int periodic;
+};
+
+/* dfft_halo_exchange of index-valued input (field f, global index g: g + 1000 f, and i*g in
+ * the imaginary part) against the value at the wrapped global index, or the fill value. */
+static int run_halo(const struct halo_case *c, int rank, int size) {
+  const int d = c->d;
+  dfft_plan *plan;
+  int code = c->kind == C2C ? dfft_plan_dft(d, c->n, c->howmany, MPI_COMM_WORLD, c->grid_rank, NULL, 0, &plan)
+                            : dfft_plan_dft_r2c(d, c->n, c->howmany, MPI_COMM_WORLD, c->grid_rank, NULL, 0, &plan);
+  if (code != DFFT_SUCCESS) {
+    fprintf(stderr, "%s: planning failed (%d): %s\n", c->name, code, dfft_error_message(code));
+    return 0;
+  }
+  enum type t = c->kind == C2C ? C64 : F64;
+  double complex fill_value = -7.5 + 2.0 * I;
+  double fill_real = -7.5;
+  const void *fill = c->periodic ? NULL : (t == C64 ? (const void *)&fill_value : (const void *)&fill_real);
+  dfft_halo *halo;
+  code = dfft_halo_plan(plan, c->widths, c->periodic, fill, &halo);
+  if (code != DFFT_SUCCESS) {
+    fprintf(stderr, "%s: halo planning failed (%d): %s\n", c->name, code, dfft_error_message(code));
+    return 0;
+  }
+  ptrdiff_t in_count, out_count, in_n[4], in_start[4], in_stride[4], count, ext[4];
+  dfft_local_size(plan, &in_count, &out_count);
+  dfft_local_input(plan, in_n, in_start, in_stride);
+  dfft_halo_local(halo, &count, ext);
+  ptrdiff_t in_field = 1, ext_field = 1;
+  for (int i = 0; i < d; i++) {
+    in_field *= in_n[i];
+    ext_field *= ext[i];
+  }
+  int ok = count == ext_field * c->howmany;
+  for (int i = 0; i < d; i++) ok &= ext[i] == in_n[i] + 2 * c->widths[i];
+  void *input = malloc(in_count * type_size(t) + 1), *out = malloc(count * type_size(t) + 1);
+  for (ptrdiff_t f = 0; f < c->howmany; f++) {
+    for (ptrdiff_t e = 0; e < in_field; e++) {
+      ptrdiff_t rest = e, g = 0, scale = 1;
+      for (int i = d - 1; i >= 0; i--) {
+        g += (in_start[i] + rest % in_n[i]) * scale;
+        rest /= in_n[i];
+        scale *= c->n[i];
+      }
+      set(t, input, f * in_field + e, (double)(g + 1000 * f) + (t == C64 ? I * g : 0));
+    }
+  }
+  code = dfft_halo_exchange(halo, input, out);
+  ok &= code == DFFT_SUCCESS;
+  ptrdiff_t wrong = 0;
+  for (ptrdiff_t f = 0; ok && f < c->howmany; f++)
+    for (ptrdiff_t e = 0; e < ext_field; e++) {
+      ptrdiff_t rest = e, g = 0, scale = 1;
+      int outside = 0;
+      for (int i = d - 1; i >= 0; i--) {
+        ptrdiff_t x = in_start[i] + rest % ext[i] - c->widths[i];
+        rest /= ext[i];
+        if (x < 0 || x >= c->n[i]) outside = 1;
+        x = ((x % c->n[i]) + c->n[i]) % c->n[i];
+        g += x * scale;
+        scale *= c->n[i];
+      }
+      double complex want = (double)(g + 1000 * f) + (t == C64 ? I * g : 0);
+      if (outside && !c->periodic) want = t == C64 ? fill_value : fill_real;
+      if (get(t, out, f * ext_field + e) != want) wrong++;
+    }
+  int all_ok;
+  ok &= wrong == 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rank == 0) printf("%-34s ranks=%d %s\n", c->name, size, all_ok ? "ok" : "FAILED");
+  free(input);
+  free(out);
+  dfft_halo_destroy(halo);
+  dfft_destroy(plan);
+  return all_ok;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -373,9 +478,24 @@ int main(int argc, char **argv) {
       {"r2r f64 4x5x6 dct3,dst3,dst4 B", R2R, 0, 3, {4, 5, 6}, 2, 2, {0}, DFFT_NORMALIZE_BACKWARD, {DFFT_REDFT01, DFFT_RODFT01, DFFT_RODFT11}, 0},
       {"r2r f64 7x6x5 r2hc,dht,hc2r", R2R, 0, 3, {7, 6, 5}, 1, 0, {0}, 0, {DFFT_R2HC, DFFT_DHT, DFFT_HC2R}, 0},
       {"r2r f32 6x8 hc2r,r2hc T in place", R2R, 1, 2, {6, 8}, 1, 0, {0}, DFFT_IN_PLACE | DFFT_TRANSPOSED_OUT, {DFFT_HC2R, DFFT_R2HC}, 0},
+      {"r2r f64 7x6x5 identity,dct2,identity", R2R, 0, 3, {7, 6, 5}, 1, 1, {0}, DFFT_DETERMINISTIC, {DFFT_IDENTITY, DFFT_REDFT10, DFFT_IDENTITY}, 0},
+      {"r2r f64 5x7x4 r2 dht,identity,dst2 B", R2R, 0, 3, {5, 7, 4}, 2, 2, {0}, DFFT_NORMALIZE_BACKWARD, {DFFT_DHT, DFFT_IDENTITY, DFFT_RODFT10}, 1},
+      {"c2c f64 7x6x5 r1 axes 1,2", C2C, 0, 3, {7, 6, 5}, 1, 1, {0}, 0, {0}, 0, 2, {1, 2}},
+      {"c2c f32 5x6x7 r2 axes 0 B", C2C, 1, 3, {5, 6, 7}, 1, 2, {0}, DFFT_NORMALIZE_BACKWARD, {0}, 0, 1, {0}},
+      {"c2c f64 6x5x4 auto axes 2,0 T x2", C2C, 0, 3, {6, 5, 4}, 2, 0, {0}, DFFT_TRANSPOSED_OUT, {0}, 1, 2, {2, 0}},
+      {"r2c f64 7x5x6 r1 axes 0,2", R2C, 0, 3, {7, 5, 6}, 1, 1, {0}, 0, {0}, 0, 2, {0, 2}},
+      {"r2c f32 6x7x8 r2 axes 1,2 ortho", R2C, 1, 3, {6, 7, 8}, 1, 2, {0}, DFFT_NORMALIZE_ORTHO, {0}, 0, 2, {1, 2}},
   };
   int failed = 0, count = sizeof cases / sizeof cases[0];
   for (int i = 0; i < count; i++) failed += !run_case(&cases[i], rank, size);
+  const struct halo_case halos[] = {
+      {"halo c2c 7x5x6 r1 w=1,2,3", C2C, 3, {7, 5, 6}, 1, 1, {1, 2, 3}, 1},
+      {"halo r2c 3x9 r1 w=4,11 fill x2", R2C, 2, {3, 9}, 2, 1, {4, 11}, 0},
+      {"halo r2c 6x5x4 r2 w=2,2,0 fill", R2C, 3, {6, 5, 4}, 1, 2, {2, 2, 0}, 0},
+  };
+  int halo_count = sizeof halos / sizeof halos[0];
+  for (int i = 0; i < halo_count; i++) failed += !run_halo(&halos[i], rank, size);
+  count += halo_count;
   if (rank == 0) printf("transforms: %d passed, %d failed\n", count - failed, failed);
   MPI_Finalize();
   return failed ? 1 : 0;

@@ -1,0 +1,111 @@
+"""Partial transforms (``PFFT(..., axes=...)``), halo exchange (``plan.exchange_halo``) and
+deterministic plans against numpy, on whatever number of ranks pytest runs under: every
+rank computes the serial reference from the same seed and compares its own block."""
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import dfft
+from helpers import check_close, field, grids, same_everywhere, spectral_block, tolerance
+
+comm = MPI.COMM_WORLD
+
+
+@pytest.mark.parametrize("axes", [(1, 2), (0,), (0, 2), (2,), (-1, 0)])
+def test_partial_c2c_and_r2c_match_numpy(axes):
+    shape = (5, 7, 6)
+    x = field(shape, np.complex128)
+    xr = field(shape, np.float64)
+    for grid in grids(len(shape)):
+        plan = dfft.PFFT(comm, shape, dtype=np.complex128, grid=grid, axes=axes)
+        kinds = plan.axes_kinds
+        assert [k != "identity" for k in kinds] == [
+            a in [b % 3 for b in axes] for a in range(3)
+        ], kinds
+        b = plan.forward(np.ascontiguousarray(x[plan.local_slice()]))
+        check_close(b, spectral_block(plan, np.fft.fftn(x, axes=axes)), tolerance(x.dtype, shape))
+        back = plan.backward(b)
+        check_close(back, x[plan.local_slice()], tolerance(x.dtype, shape))
+        # r2c halves the last transformed axis (numpy: the last axis of a sorted list).
+        ordered = sorted(a % 3 for a in axes)
+        plan = dfft.PFFT(comm, shape, dtype=np.float64, grid=grid, axes=axes)
+        b = plan.forward(np.ascontiguousarray(xr[plan.local_slice()]))
+        want = np.fft.rfftn(xr, axes=ordered)
+        check_close(b, spectral_block(plan, want), tolerance(xr.dtype, shape))
+        check_close(plan.backward(b), xr[plan.local_slice()], tolerance(xr.dtype, shape))
+
+
+def test_partial_with_r2r_kinds_and_identity_names():
+    shape = (6, 5, 7)
+    x = field(shape, np.float64)
+    plan = dfft.PFFT(comm, shape, kind="r2r", axes_kinds=["identity", "dht", "identity"],
+                     grid=1)
+    b = plan.forward(np.ascontiguousarray(x[plan.local_slice()]))
+    f = np.fft.fft(x, axis=1)
+    check_close(b, spectral_block(plan, f.real - f.imag), tolerance(x.dtype, shape))
+    same = dfft.PFFT(comm, shape, kind="r2r", axes_kinds=["dct2", "dht", "dct2"], axes=(1,),
+                     grid=1)
+    assert same.axes_kinds == ["identity", "dht", "identity"]
+    with pytest.raises(dfft.DfftError) as e:
+        dfft.PFFT(comm, shape, axes=(1, 3))
+    assert "out of range" in same_everywhere(e)
+    with pytest.raises(dfft.DfftError) as e:
+        dfft.PFFT(comm, shape, kind="r2r", axes=(1,))
+    assert "axes_kinds" in same_everywhere(e)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+@pytest.mark.parametrize("shape", [(7, 5, 6), (3, 9), (2, 3, 4, 3)])
+def test_halo_matches_numpy_pad(dtype, shape):
+    x = field(shape, dtype)
+    d = len(shape)
+    for grid in grids(d):
+        plan = dfft.PFFT(comm, shape, dtype=dtype, grid=grid)
+        u = np.ascontiguousarray(x[plan.local_slice()])
+        local = plan.local_slice()
+        # Widths beyond the neighbours' blocks and beyond the axis (several wraps).
+        for width in (1, 2, tuple(range(1, d + 1)), tuple([0] * (d - 1) + [11])):
+            w = (width,) * d if isinstance(width, int) else width
+            wide = tuple(slice(s.start, s.stop + 2 * k) for s, k in zip(local, w))
+            got = plan.exchange_halo(u, width)
+            want = np.pad(x, [(k, k) for k in w], mode="wrap")[wide]
+            assert got.dtype == u.dtype and got.shape == want.shape, (got.shape, want.shape)
+            assert np.array_equal(got, want), (grid, width)
+            got = plan.exchange_halo(u, width, periodic=False, fill=-3)
+            want = np.pad(x, [(k, k) for k in w], mode="constant", constant_values=-3)[wide]
+            assert np.array_equal(got, want), (grid, width, "fill")
+
+
+def test_halo_of_a_batch_and_its_errors():
+    shape, batch = (6, 5), 2
+    plan = dfft.PFFT(comm, shape, dtype=np.complex128, batch=batch, grid=1)
+    xs = np.stack([field(shape, np.complex128, seed=s) for s in (1, 2)])
+    u = np.ascontiguousarray(xs[(slice(None),) + tuple(plan.local_slice())])
+    local = plan.local_slice()
+    got = plan.exchange_halo(u, (2, 1))
+    wide = (slice(None),) + tuple(slice(s.start, s.stop + 2 * k) for s, k in zip(local, (2, 1)))
+    want = np.pad(xs, [(0, 0), (2, 2), (1, 1)], mode="wrap")[wide]
+    assert np.array_equal(got, want)
+    with pytest.raises(dfft.DfftError) as e:
+        plan.exchange_halo(u, (1, 2, 3))
+    assert "3 entries for 2 axes" in same_everywhere(e)
+    with pytest.raises(ValueError) as e:
+        plan.exchange_halo(u[:, :, :1] if comm.rank == 0 else u, 1)
+    assert "exchange_halo input" in same_everywhere(e)
+    with pytest.raises(dfft.DfftError) as e:
+        plan.exchange_halo(u, 1, fill=1.0)
+    assert "periodic=False" in same_everywhere(e)
+
+
+def test_deterministic_plans_give_the_same_bits_on_every_grid():
+    shape = (12, 10, 14)
+    x = field(shape, np.complex128)
+    full = dfft.PFFT(MPI.COMM_SELF, shape, dtype=np.complex128, deterministic=True)
+    want = full.forward(x)
+    for grid in grids(len(shape)):
+        for threads in (1, 2):
+            plan = dfft.PFFT(comm, shape, dtype=np.complex128, grid=grid, threads=threads,
+                             deterministic=True)
+            b = plan.forward(np.ascontiguousarray(x[plan.local_slice()]))
+            assert np.array_equal(b, spectral_block(plan, want)), (grid, threads)
