@@ -83,6 +83,8 @@ pub const DFFT_IDENTITY: dfft_r2r_kind = 11;
 /// constructors and released by `dfft_destroy`.
 pub struct DfftPlan {
     pub(crate) transform: AnyPlan,
+    /// A distributed 1-D transform (`d == 1`): its blocks are ranges of the one axis.
+    pub(crate) one_d: bool,
 }
 
 /// What a constructor makes.
@@ -119,13 +121,21 @@ impl RawRequest {
     /// `n` (and `kinds` for real-to-real, and `grid_dims` when not NULL) must point to `d`
     /// (`grid_rank`) readable elements when `d` (`grid_rank`) is positive.
     pub(crate) unsafe fn read(&self, kind: Kind, single: bool) -> Outcome<Request> {
+        // A complex transform of one dimension is a distributed 1-D transform.
+        let least = if kind == Kind::C2c { 1 } else { 2 };
         let d = usize::try_from(self.d)
             .ok()
-            .filter(|&d| d >= 2)
+            .filter(|&d| d >= least)
             .ok_or_else(|| {
                 Failure::argument(format!(
-                    "d = {}: a distributed transform needs at least 2 dimensions",
-                    self.d
+                    "d = {}: a distributed {} transform needs at least {least} dimension{}",
+                    self.d,
+                    if kind == Kind::C2c { "complex" } else { "real" },
+                    if least > 1 {
+                        "s (1-D transforms are complex)"
+                    } else {
+                        ""
+                    },
                 ))
             })?;
         // SAFETY: the caller's contract: `n` holds `d` elements (or is NULL, refused inside).
@@ -309,8 +319,9 @@ impl Request {
         } else {
             Precision::F64
         };
+        let one_d = self.shape.len() == 1;
         let transform = AnyPlan::new(comm, self.kind, precision, &self.shape, self.options)?;
-        Ok(DfftPlan { transform })
+        Ok(DfftPlan { transform, one_d })
     }
 }
 
@@ -337,6 +348,15 @@ impl DfftPlan {
             p.output_layout()
         };
         let rank = p.rank();
+        if self.one_d {
+            // One contiguous range of the axis (the layout is a slab of its matrix).
+            let range = fft_core::one_d::range_1d(layout, rank);
+            return Block {
+                local_n: vec![range.len() as isize],
+                start: vec![range.start as isize],
+                strides: vec![1],
+            };
+        }
         Block {
             local_n: signed(layout.local_shape(rank)),
             start: signed(layout.global_offsets(rank)),

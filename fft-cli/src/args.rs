@@ -188,10 +188,8 @@ pub fn parse_shape(s: &str) -> Result<ShapeArg, String> {
             }
         }
     }
-    if shape.len() < 2 {
-        return Err(format!(
-            "a distributed FFT needs at least 2 axes, got '{s}'"
-        ));
+    if shape.is_empty() {
+        return Err(format!("a shape needs at least 1 axis, got '{s}'"));
     }
     Ok(ShapeArg(shape))
 }
@@ -263,6 +261,22 @@ impl RunArgs {
             }
         }
         let shape = &self.shape.as_ref()?.0;
+        if shape.len() == 1 {
+            // The distributed 1-D transform: c2c on synthetic data, on a slab of its matrix.
+            if self.kind != crate::kind::Kind::C2c {
+                return Some(format!(
+                    "--shape {}: a 1-D shape is the distributed 1-D transform, --kind c2c only (a {} transform needs at least 2 axes)",
+                    shape[0], self.kind
+                ));
+            }
+            if self.input.is_some() || self.output.is_some() || self.roundtrip_output.is_some() {
+                return Some(format!(
+                    "--shape {}: the distributed 1-D transform runs on synthetic data (no --input or --output)",
+                    shape[0]
+                ));
+            }
+            return None;
+        }
         if let Err(e) = self.kind.check_axes(shape) {
             return Some(e.to_string());
         }

@@ -152,11 +152,15 @@ impl Context<'_> {
         }
     }
 
-    /// The synthetic input and exact output of field `field` (seed `--seed` + field).
-    fn reference(&self, field: usize, forward_scale: f64) -> Reference {
+    /// The synthetic input and exact output of field `field` (seed `--seed` + field), in the
+    /// frame of the plan's layouts of global shape `frame` (a 1-D transform's `rows × cols`).
+    fn reference(&self, field: usize, forward_scale: f64, frame: &[usize]) -> Reference {
         let seed = self.args.seed.wrapping_add(field as u64);
         let shape = &self.setup.shape;
         match &self.args.kind {
+            Kind::C2c if shape.len() == 1 => {
+                Reference::c2c_1d(shape[0], frame[0], seed, forward_scale)
+            }
             Kind::C2c => Reference::c2c(shape, seed, forward_scale),
             Kind::R2c => Reference::r2c(shape, seed, forward_scale),
             Kind::C2r => Reference::c2r(shape, seed, forward_scale),
@@ -345,7 +349,7 @@ impl Context<'_> {
             }
             None => (0..batch)
                 .map(|f| {
-                    let r = self.reference(f, forward_scale);
+                    let r = self.reference(f, forward_scale, in_layout.global_shape());
                     let block = &mut input[f * in_block..(f + 1) * in_block];
                     r.input.fill(in_layout, rank, block);
                     r

@@ -305,6 +305,36 @@ impl Reference {
         }
     }
 
+    /// c2c of a distributed 1-D transform of `n` points, whose layouts hold the axis as a
+    /// `rows × n/rows` matrix (`x[j]` at `(j / cols, j % cols)`, `X[k]` at
+    /// `(k % rows, k / rows)`): plane waves `exp(2πi k j/n) = exp(2πi k j0/rows) · exp(2πi k
+    /// j1/n)` in, their amplitudes times `n · forward_scale` out.
+    pub fn c2c_1d(n: usize, rows: usize, seed: u64, forward_scale: f64) -> Self {
+        let modes = random_modes(&[n], MODES, seed);
+        let scale = n as f64 * forward_scale;
+        let matrix = |k: usize| {
+            vec![
+                AxisFn::Wave {
+                    k: k % rows,
+                    len: rows,
+                },
+                AxisFn::Wave { k, len: n },
+            ]
+        };
+        Reference {
+            input: Field::Dense(Separable {
+                terms: modes.iter().map(|(k, a)| (*a, matrix(k[0]))).collect(),
+                real_part: false,
+            }),
+            output: Field::Sparse(Sparse {
+                entries: (modes.iter())
+                    .map(|(k, a)| (vec![k[0] % rows, k[0] / rows], a * scale))
+                    .collect(),
+            }),
+            magnitude: scale * max_amplitude(&modes),
+        }
+    }
+
     /// r2c: the real part of plane waves in, its half spectrum times `forward_scale` out.
     pub fn r2c(shape: &[usize], seed: u64, forward_scale: f64) -> Self {
         let n: f64 = shape.iter().map(|&n| n as f64).product();
@@ -463,6 +493,25 @@ mod tests {
         let want = naive_dft(&x, &shape);
         let err = r.output.max_error(&layout, 0, &want) / r.magnitude;
         assert!(err < 1e-14, "{err:e}");
+    }
+
+    /// The 1-D reference in a `rows × cols` frame: its input read in C order is a line whose
+    /// naive DFT, read in the ordered output's memory order (columns slowest), is the output.
+    #[test]
+    fn c2c_1d_reference_is_the_naive_dft_of_its_input() {
+        for (n, rows) in [(12, 3), (7, 1), (60, 6)] {
+            let cols = n / rows;
+            let layout = whole(&[rows, cols]);
+            let r = Reference::c2c_1d(n, rows, 5, 1.0);
+            let mut x = vec![Complex::<f64>::default(); n];
+            r.input.fill(&layout, 0, &mut x);
+            let want = naive_dft(&x, &[n]);
+            let ordered = layout
+                .with_memory_order(fft_core::MemoryOrder::new(vec![1, 0]).unwrap())
+                .unwrap();
+            let err = r.output.max_error(&ordered, 0, &want) / r.magnitude;
+            assert!(err < 1e-13, "n {n} rows {rows}: {err:e}");
+        }
     }
 
     /// The r2c input is real and its half spectrum is the naive DFT's; the c2r reference is

@@ -106,8 +106,8 @@ fn usage_errors_exit_2_with_one_line_naming_the_argument() {
             "dfft: error: invalid value '0,4' for '--shape <SHAPE>': axis lengths must be at least 1, got 0 in '0,4' (see --help)",
         ),
         (
-            &["run", "--shape", "64"],
-            "invalid value '64' for '--shape <SHAPE>': a distributed FFT needs at least 2 axes",
+            &["run", "--shape", "64", "--kind", "r2c"],
+            "dfft: error: --shape 64: a 1-D shape is the distributed 1-D transform, --kind c2c only",
         ),
         (
             &["run", "--shape", "4,4", "--grid", "2x"],

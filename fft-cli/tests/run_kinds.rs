@@ -369,6 +369,9 @@ fn every_kind_verifies_without_a_gather() {
         (3, "--kind r2r:dst3,dst4,dct2,dst1 --shape 9,7,5,12 --grid 3x1 --precision f64 --normalization backward --batch 2 --destroy-input"),
         (3, "--kind r2r:dct2,dct3 --shape 12,10 --grid 1 --precision f32 --normalization backward --batch 3 --transposed-out"),
         (2, "--kind r2r:r2hc,dht,hc2r --shape 11,7,12 --grid 1 --precision f64 --normalization backward --batch 1"),
+        (3, "--kind c2c --shape 97 --grid auto --precision f64 --normalization backward --batch 1"),
+        (2, "--kind c2c --shape 60 --grid 1 --precision f32 --normalization none --batch 2 --in-place"),
+        (3, "--kind c2c --shape 64 --grid 1 --precision f64 --normalization ortho --batch 1 --alloc caller"),
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f32 --normalization none --batch 3 --transposed-out --destroy-input"),
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 1 --alloc caller"),
         (2, "--kind c2c --shape 11,7,13 --grid 1 --precision f64 --normalization backward --batch 2 --in-place"),
@@ -513,6 +516,14 @@ fn bad_flags_are_usage_errors() {
         (
             vec!["run", "--shape", "8,6", "--kind", "r2r:dct2,dct5"],
             "dfft: error: invalid value 'r2r:dct2,dct5' for '--kind <KIND>': unknown real-to-real type 'dct5' in 'r2r:dct2,dct5' (expected dct1, dct2, dct3, dct4, dst1, dst2, dst3, dst4, r2hc, hc2r or dht) (see --help)",
+        ),
+        (
+            vec!["run", "--shape", "8", "--kind", "r2c"],
+            "dfft: error: --shape 8: a 1-D shape is the distributed 1-D transform, --kind c2c only (a r2c transform needs at least 2 axes) (see --help)",
+        ),
+        (
+            vec!["run", "--shape", "8", "--output", "x.npy"],
+            "dfft: error: --shape 8: the distributed 1-D transform runs on synthetic data (no --input or --output) (see --help)",
         ),
         (
             vec!["run", "--shape", "8,6", "--kind", "r2r"],

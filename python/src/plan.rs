@@ -35,7 +35,10 @@ use std::str::FromStr;
 /// Arguments follow mpi4py-fft's ``PFFT``:
 ///
 /// * ``comm``: an ``mpi4py.MPI.Intracomm`` (duplicated; the plan never uses the caller's).
-/// * ``shape``: the global shape (the spectral resolution when padded).
+/// * ``shape``: the global shape (the spectral resolution when padded). A 1-D shape ``(n,)``
+///   makes a distributed 1-D c2c transform (the four-step method): each rank holds one
+///   contiguous range of the axis (``local_slice``), in the input's and the output's own
+///   ranges.
 /// * ``kind``: ``"c2c"``, ``"r2c"`` (real input, half spectrum along the last axis, as
 ///   ``numpy.fft.rfftn``) or ``"r2r"`` (a real-to-real kind on every axis); by default
 ///   ``"r2c"`` for a real ``dtype`` and ``"c2c"`` for a complex one.
@@ -97,6 +100,8 @@ pub struct Pfft {
     input_shape: Vec<usize>,
     /// Local forward-output array shape, memory order (batch first when batch > 1).
     output_shape: Vec<usize>,
+    /// A distributed 1-D transform's ranges of the axis, forward input and output.
+    one_d: Option<[std::ops::Range<usize>; 2]>,
 }
 
 /// What `destroy` frees: the plan, its communicator and its threads.
@@ -165,6 +170,23 @@ impl Pfft {
         }
     }
 
+    /// This rank's range of every axis of the forward input (`spectral`: output), logical
+    /// order: the layout's, or a 1-D transform's range of its axis.
+    fn local_ranges(&self, spectral: bool) -> Vec<std::ops::Range<usize>> {
+        match &self.one_d {
+            Some(ranges) => vec![ranges[usize::from(spectral)].clone()],
+            None => self.layout(spectral).global_ranges(self.rank),
+        }
+    }
+
+    /// The logical axis of each axis of a local array (slowest first).
+    fn memory_axes(&self, spectral: bool) -> Vec<usize> {
+        match &self.one_d {
+            Some(_) => vec![0],
+            None => self.layout(spectral).memory_order().axes().to_vec(),
+        }
+    }
+
     fn with_batch(&self, shape: Vec<usize>) -> Vec<usize> {
         if self.batch > 1 {
             std::iter::once(self.batch).chain(shape).collect()
@@ -175,15 +197,15 @@ impl Pfft {
 
     /// Local wavenumbers per logical axis.
     fn waves(&self) -> Vec<AxisWaves> {
-        let layout = self.layout(true);
-        let rank = self.rank;
-        (0..layout.ndim())
+        let ranges = self.local_ranges(true);
+        let d = ranges.len();
+        (0..d)
             .map(|a| {
                 spectral::axis_waves(
                     self.axes[a],
                     self.resolution[a],
-                    self.kind == Kind::R2c && a + 1 == layout.ndim(),
-                    layout.global_range(rank, a),
+                    self.kind == Kind::R2c && a + 1 == d,
+                    ranges[a].clone(),
                 )
             })
             .collect()
@@ -316,8 +338,16 @@ impl Pfft {
             (plan.input_layout().clone(), plan.output_layout().clone());
         let grid_dims = plan.grid().shape().dims().to_vec();
         let in_place_len = plan.in_place_len();
-        let input_local = input_layout.local_shape_in_memory(rank);
-        let output_local = output_layout.local_shape_in_memory(rank);
+        // A 1-D transform's blocks are ranges of its axis; other plans' are their layouts'.
+        let one_d = (shape.len() == 1)
+            .then(|| [&input_layout, &output_layout].map(|l| fft_core::one_d::range_1d(l, rank)));
+        let (input_local, output_local) = match &one_d {
+            Some([i, o]) => (vec![i.len()], vec![o.len()]),
+            None => (
+                input_layout.local_shape_in_memory(rank),
+                output_layout.local_shape_in_memory(rank),
+            ),
+        };
         let axes = axes.unwrap_or_else(|| vec![AxisKind::Fft; d]);
         let size = comm_dup.size() as usize;
         let mut me = Self {
@@ -346,6 +376,7 @@ impl Pfft {
             in_place_len,
             input_shape: Vec::new(),
             output_shape: Vec::new(),
+            one_d,
         };
         me.input_shape = me.with_batch(input_local);
         me.output_shape = me.with_batch(output_local);
@@ -508,7 +539,10 @@ impl Pfft {
         py: Python<'py>,
         spectral: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.layout(spectral).global_shape())
+        match &self.one_d {
+            Some(_) => PyTuple::new(py, &self.resolution),
+            None => PyTuple::new(py, self.layout(spectral).global_shape()),
+        }
     }
 
     /// Global shape of the physical array (forward input), logical axis order.
@@ -553,7 +587,7 @@ impl Pfft {
     /// identity unless ``transposed_out``. The physical arrays are always in logical order.
     #[getter]
     fn spectral_axes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.layout(true).memory_order().axes())
+        PyTuple::new(py, self.memory_axes(true))
     }
 
     /// This rank's block as slices of the global array, one per axis of the local array: for
@@ -562,12 +596,8 @@ impl Pfft {
     /// axis.
     #[pyo3(signature = (spectral=false))]
     fn local_slice<'py>(&self, py: Python<'py>, spectral: bool) -> PyResult<Bound<'py, PyTuple>> {
-        let layout = self.layout(spectral);
-        let ranges = layout.global_ranges(self.rank);
-        let slices = layout
-            .memory_order()
-            .axes()
-            .iter()
+        let ranges = self.local_ranges(spectral);
+        let slices = (self.memory_axes(spectral).iter())
             .map(|&a| PySlice::new(py, ranges[a].start as isize, ranges[a].end as isize, 1))
             .collect::<Vec<_>>();
         PyTuple::new(py, slices)
@@ -847,6 +877,25 @@ impl Pfft {
                 }
             })
             .collect();
+        if self.one_d.is_some() {
+            // One FFT axis in order: (2π/L · k)² over the local range.
+            let tau = 2.0 * std::f64::consts::PI;
+            let length = match lengths.as_deref() {
+                None => tau,
+                Some(&[l]) => l,
+                Some(l) => {
+                    return Err(DfftError::new_err(format!(
+                        "lengths needs 1 entry for a 1-D plan, got {l:?}"
+                    )))
+                }
+            };
+            let scale = tau / length;
+            let k = &self.waves()[0].k;
+            let k2: Vec<f64> = k.iter().map(|&k| (scale * k as f64).powi(2)).collect();
+            let k2 =
+                numpy::ndarray::ArrayD::from_shape_vec(IxDyn(&[k2.len()]), k2).expect("one axis");
+            return Ok(k2.into_pyarray(py));
+        }
         let layout = self.layout(true);
         let mut grid = SpectralGrid::<f64>::new(layout, self.rank, axes).map_err(fft_error)?;
         if let Some(l) = lengths {
@@ -879,7 +928,7 @@ impl Pfft {
                 "fraction must be a positive number, got {fraction}"
             )));
         }
-        let memory = self.layout(true).memory_order().axes().to_vec();
+        let memory = self.memory_axes(true);
         let mask = spectral::dealias_mask(&self.waves(), fraction, &memory);
         Ok(mask.into_pyarray(py))
     }

@@ -38,7 +38,9 @@ int main(int argc, char **argv) {
   char text[64];
 
   /* Sizes. */
-  expect("d = 1", dfft_plan_dft(1, n3, 1, MPI_COMM_WORLD, 0, NULL, 0, &plan), DFFT_ERROR_BAD_ARGUMENT, "d = 1");
+  expect("d = 0", dfft_plan_dft(0, n3, 1, MPI_COMM_WORLD, 0, NULL, 0, &plan), DFFT_ERROR_BAD_ARGUMENT, "d = 0");
+  expect("r2c d = 1", dfft_plan_dft_r2c(1, n3, 1, MPI_COMM_WORLD, 0, NULL, 0, &plan), DFFT_ERROR_BAD_ARGUMENT,
+         "1-D transforms are complex");
   if (plan != NULL) {
     failed++;
     fprintf(stderr, "rank %d: a failed constructor left *plan non-NULL\n", rank);
