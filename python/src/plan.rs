@@ -147,7 +147,7 @@ impl Pfft {
     fn agree_on_thread(&self) -> PyResult<()> {
         let live = self.live()?;
         agree(&live.comm, thread_allowed(self.rank as i32))
-            .map_err(|m| pyo3::exceptions::PyRuntimeError::new_err(m))
+            .map_err(pyo3::exceptions::PyRuntimeError::new_err)
     }
 
     fn layout(&self, spectral: bool) -> &Layout {
