@@ -1,4 +1,4 @@
-//! Fault tests (issue 6): every bad input gets one clear error (printed once, by rank 0) and
+//! Fault tests: every bad input gets one clear error (printed once, by rank 0) and
 //! the right exit status on 1, 2 and 4 ranks; a rank killed with SIGKILL or a panicking rank
 //! ends the job promptly and leaves no output file. Every launch runs under a timeout, so a
 //! hang fails the test instead of blocking the suite.
@@ -513,7 +513,7 @@ fn dfft_alone(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
 
 /// Usage errors keep clap's detail on their one line: the missing arguments' names, the
 /// "similar argument" tip, the accepted values; a negative length and a zero element size
-/// are named as such. Item 17 of issue 25.
+/// are named as such.
 #[test]
 fn usage_errors_keep_the_names_values_and_tips_on_one_line() {
     let cases: [(&[&str], &str); 7] = [
@@ -558,7 +558,7 @@ fn usage_errors_keep_the_names_values_and_tips_on_one_line() {
 }
 
 /// `dfft run`'s own check fails a wrong answer of relative size 1e-11 on a 3x36x5 f64
-/// transform (the DST-I defect of issue 25 passed 1e-10) and accepts 1e-13: the limit is
+/// transform (a DST-I defect once passed 1e-10) and accepts 1e-13: the limit is
 /// 1e-12·log2(N) for f64, 1e-5·log2(N) for f32. A failed check writes and reports no output.
 /// Uses the test-only `DFFT_TEST_PERTURB` (feature `fault-injection`).
 #[test]
@@ -618,7 +618,7 @@ fn verification_tolerance_follows_precision_and_size() {
 /// Fault injection is compiled only with the `fault-injection` feature, which no build users
 /// run enables: every `DFFT_TEST_*` variable lives in src/fault.rs, which main.rs includes
 /// only under the feature, and the feature is not a default. (The panicking-rank test above
-/// shows that the tests' build has it.) Item 16 of issue 25.
+/// shows that the tests' build has it.)
 #[test]
 fn fault_injection_is_compiled_out_of_user_builds() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -665,7 +665,7 @@ fn fault_injection_is_compiled_out_of_user_builds() {
 
 /// Threads per rank default to the usable cores divided by the ranks sharing them (never
 /// more than the cores), `--threads` sets them, RAYON_NUM_THREADS is capped at the cores, and
-/// the count is printed. Item 13 of issue 25.
+/// the count is printed.
 #[test]
 fn threads_default_to_the_cores_per_rank() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -748,7 +748,7 @@ fn dfft_limited(ranks: usize, args: &[&str], env: &[(&str, &str)], limit: u64) -
 }
 
 /// `redist` and `bench-redist` estimate their buffers and refuse what does not fit before
-/// allocating anything, as `run` does. Item 11 of issue 25. (Under a 4 GiB address-space
+/// allocating anything, as `run` does. (Under a 4 GiB address-space
 /// limit, so that a regression fails fast instead of filling the machine.)
 #[test]
 fn redist_and_bench_redist_refuse_what_does_not_fit() {
@@ -788,7 +788,6 @@ fn redist_and_bench_redist_refuse_what_does_not_fit() {
 /// The memory check honours the address-space limit (`ulimit -v`), and an allocation that
 /// fails anyway (the check turned off) is one line per failing rank and exit 1, for the
 /// caller's blocks and for the plan's shared-memory windows alike: no backtrace, no abort.
-/// Item 12 of issue 25.
 #[test]
 fn address_space_limits_are_checked_and_allocation_failures_are_one_line() {
     let gib = 1u64 << 30;

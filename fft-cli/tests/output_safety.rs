@@ -1,4 +1,4 @@
-//! `--output` is all-or-nothing (issue 25, items 4-9): a full disk, a device or FIFO as the
+//! `--output` is all-or-nothing: a full disk, a device or FIFO as the
 //! target, a signal or a killed launcher in the middle of a run, and a 250-character name
 //! never leave a wrong, partial or foreign file behind, and a failed run reports no output.
 //! Every launch runs under a timeout; a test that needs root (mount, mknod) and does not have

@@ -1,4 +1,4 @@
-//! `dfft run --kind/--precision/--normalization` end to end under mpirun (issue 5, point 7):
+//! `dfft run --kind/--precision/--normalization` end to end under mpirun:
 //! the synthetic verification of every kind in both precisions, `.npy` files of every dtype
 //! checked against numpy (`/usr/bin/python3` with numpy, as `scripts/setup` installs;
 //! `$DFFT_TEST_PYTHON` overrides it), and the exact texts of the usage and runtime errors.

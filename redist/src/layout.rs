@@ -382,7 +382,7 @@ impl Layout {
     }
 
     /// Fills `rank`'s block (in this layout's memory order) with each element's global C-order
-    /// linear index, converted by `f`: the index-valued test data of the design notes, which makes any
+    /// linear index, converted by `f`: the index-valued test data, which makes any
     /// redistribution checkable exactly on every rank without a gather (as
     /// [`crate::dist::DistArray::fill_index_valued`] does for block-cyclic arrays).
     ///

@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn larger_parts_come_first() {
-        // the design notes: ranks 0..m-1 own q+1 items.
+        // ranks 0..m-1 own q+1 items.
         assert_eq!(balanced_range(7, 3, 0).len(), 3);
         assert_eq!(balanced_range(7, 3, 1).len(), 2);
         assert_eq!(balanced_range(7, 3, 2).len(), 2);

@@ -16,7 +16,8 @@ fn seed_problem(n: usize, d: usize, ranks: usize, transposed_out: bool) -> Probl
     }
 }
 
-/// Seed 000 (5.2) and (5.3), exact forms, for equal N, equal p and N mod p = 0.
+/// Birkeland & Sørøvik, "Parallel Redistribution of Multidimensional Data", (5.2) and
+/// (5.3), exact forms, for equal N, equal p and N mod p = 0.
 #[test]
 fn reproduces_seed_w1_and_w2_exactly() {
     let profile = MachineProfile::network_only(TS, TW);

@@ -39,7 +39,8 @@ pub enum Storage {
 ///
 /// ```
 /// use redist::dist::{AxisDist, DistArray, GridOrder};
-/// // Seed 003, Figures 5-7: 16×30 in 3×4 blocks on a 2×3 grid.
+/// // Parallel ESSL Guide and Reference, "Distributing Your Data", Figures 5-7:
+/// // 16×30 in 3×4 blocks on a 2×3 grid.
 /// let a = DistArray::new(vec![16, 30], vec![2, 3], GridOrder::Row,
 ///     vec![AxisDist::BlockCyclic(3), AxisDist::BlockCyclic(4)]).unwrap();
 /// assert_eq!(a.coords_of(4), Some(vec![1, 1]));
@@ -449,7 +450,7 @@ impl DistArray {
     }
 
     /// Fills `rank`'s local array with each element's global C-order linear index (the
-    /// index-valued test data of the design notes), converted by `f`; padding is left alone.
+    /// index-valued test data), converted by `f`; padding is left alone.
     pub fn fill_index_valued<T>(&self, rank: usize, local: &mut [T], f: impl Fn(u64) -> T) {
         let shape = self.local_shape(rank);
         let Some(c) = self.axis_coords(rank) else {

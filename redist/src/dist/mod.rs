@@ -6,7 +6,7 @@
 //! | distribution | global `m` → (process, block, offset) | local index |
 //! |---|---|---|
 //! | [`AxisDist::Block`] (ESSL, `L = ⌈M/P⌉`) | `(⌊m/L⌋, 0, m mod L)` | `m mod L` |
-//! | [`AxisDist::Balanced`] (the design notes) | `(p, 0, m − start(p))` | `m − start(p)` |
+//! | [`AxisDist::Balanced`] | `(p, 0, m − start(p))` | `m − start(p)` |
 //! | [`AxisDist::Cyclic`] | `(m mod P, ⌊m/P⌋, 0)` | `⌊m/P⌋` |
 //! | [`AxisDist::BlockCyclic`]`(r)`, `T = rP` | `(⌊(m mod T)/r⌋, ⌊m/T⌋, m mod r)` | `b·r + i` |
 //! | [`AxisDist::Local`] (not distributed) | `(0, 0, m)` | `m` |
@@ -26,7 +26,8 @@
 //!
 //! ```
 //! use redist::dist::{AxisDist, AxisMap, Loc};
-//! // Seed 003, Figure 3: M = 23 over P = 3 in blocks of 2.
+//! // Parallel ESSL Guide and Reference, "Distributing Your Data", Figure 3:
+//! // M = 23 over P = 3 in blocks of 2.
 //! let map = AxisMap::new(AxisDist::BlockCyclic(2), 23, 3).unwrap();
 //! assert_eq!(map.locate(9), Loc { process: 1, block: 1, offset: 1 });
 //! assert_eq!(map.global_index(2, 6), 22); // the last of process 2's 7 items
