@@ -99,7 +99,7 @@ fn a_valid_request_without_mpi_is_an_mpi_error() {
 #[test]
 fn fortran_entries_read_arrays_in_fortran_order_and_name_fortran_indices() {
     let mut plan = null_mut();
-    let kinds = [DFFT_REDFT10, DFFT_REDFT10, 11];
+    let kinds = [DFFT_REDFT10, DFFT_REDFT10, 12];
     // SAFETY: three extents and kinds; no grid_dims; `plan` is writable.
     let code = unsafe {
         dfft_f_plan_r2r(
@@ -116,7 +116,7 @@ fn fortran_entries_read_arrays_in_fortran_order_and_name_fortran_indices() {
     };
     assert_eq!(code, DFFT_ERROR_BAD_ARGUMENT);
     let text = message(code);
-    assert!(text.contains("kinds(3) = 11"), "{text}");
+    assert!(text.contains("kinds(3) = 12"), "{text}");
     // SAFETY: as above, with two grid dimensions.
     let code =
         unsafe { dfft_f_plan_dft(3, [8isize, 0, 4].as_ptr(), 1, 0, 0, 0, &mut plan, null()) };

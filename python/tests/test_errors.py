@@ -230,7 +230,10 @@ def test_a_misaligned_array_on_one_rank_raises_everywhere(watchdog, call, plan):
 
 
 def test_a_misaligned_redistribution_block_raises_everywhere(watchdog):
-    r = dfft.Redistribution(comm, (6, 4), f"grid={size},dist=block,*", "grid=1,dist=block,*")
+    # Two rows per rank, so the last rank owns some and its block is checked.
+    r = dfft.Redistribution(
+        comm, (2 * size, 4), f"grid={size},dist=block,*", "grid=1,dist=block,*"
+    )
     src = np.zeros(r.src_shape)
     if rank == size - 1:
         src = misaligned(src)

@@ -59,9 +59,9 @@ int main(int argc, char **argv) {
   expect("two normalizations",
          dfft_plan_dft(3, n3, 1, MPI_COMM_WORLD, 0, NULL, DFFT_NORMALIZE_BACKWARD | DFFT_NORMALIZE_ORTHO, &plan),
          DFFT_ERROR_BAD_ARGUMENT, "exclude each other");
-  const dfft_r2r_kind kinds[3] = {DFFT_REDFT10, 11, DFFT_RODFT00};
+  const dfft_r2r_kind kinds[3] = {DFFT_REDFT10, 12, DFFT_RODFT00};
   expect("r2r kind", dfft_plan_r2r(3, n3, 1, kinds, MPI_COMM_WORLD, 0, NULL, 0, &plan), DFFT_ERROR_BAD_ARGUMENT,
-         "kinds[1] = 11");
+         "kinds[1] = 12");
   expect("r2r kinds NULL", dfftf_plan_r2r(3, n3, 1, NULL, MPI_COMM_WORLD, 0, NULL, 0, &plan),
          DFFT_ERROR_NULL_POINTER, "kinds is NULL");
   /* Memory is checked only under a limit the program sets (dfft reads no environment). */
