@@ -29,6 +29,8 @@ module dfft
   integer(c_int), parameter :: DFFT_NO_SHARED_MEMORY = 16
   integer(c_int), parameter :: DFFT_IN_PLACE = 32
   integer(c_int), parameter :: DFFT_DETERMINISTIC = 64
+  integer(c_int), parameter :: DFFT_SCRAMBLED_IN = 128
+  integer(c_int), parameter :: DFFT_SCRAMBLED_OUT = 256
 
   ! Return codes.
   integer(c_int), parameter :: DFFT_SUCCESS = 0

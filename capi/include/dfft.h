@@ -50,6 +50,16 @@
 // every line of a length; slower, see docs/spectral.md).
 #define DFFT_DETERMINISTIC 64
 
+// A 1-D transform's forward input (backward output) in FFTW-MPI's scrambled order
+// (`FFTW_MPI_SCRAMBLED_IN`, the axis's `rows × cols` matrix transposed: position `p` holds
+// `x[(p % rows)·cols + p / rows]`), saving an exchange each way; `d = 1` only.
+#define DFFT_SCRAMBLED_IN 128
+
+// A 1-D transform's forward output (backward input) in FFTW-MPI's scrambled order
+// (`FFTW_MPI_SCRAMBLED_OUT`: position `p` holds `X[p / cols + rows·(p % cols)]`), saving an
+// exchange each way; `d = 1` only. `dfft_local_output` gives the range of positions.
+#define DFFT_SCRAMBLED_OUT 256
+
 // The call succeeded.
 #define DFFT_SUCCESS 0
 

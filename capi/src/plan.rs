@@ -2,7 +2,9 @@
 
 use crate::comm::Borrowed;
 use crate::status::{Failure, Outcome, DFFT_ERROR_BAD_GRID};
-use fft_core::{AnyPlan, AxisKind, FftOptions, GridChoice, Normalization, Precision, R2rKind};
+use fft_core::{
+    AnyPlan, AxisKind, FftOptions, GridChoice, Normalization, OneD, Precision, R2rKind,
+};
 use redist::Layout;
 use std::ffi::{c_int, c_uint};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,9 +41,19 @@ pub const DFFT_IN_PLACE: c_uint = 32;
 /// of ranks, grid, threads and allocation (a fixed order of axes and the same 1-D kernel for
 /// every line of a length; slower, see docs/spectral.md).
 pub const DFFT_DETERMINISTIC: c_uint = 64;
+/// A 1-D transform's forward input (backward output) in FFTW-MPI's scrambled order
+/// (`FFTW_MPI_SCRAMBLED_IN`, the axis's `rows × cols` matrix transposed: position `p` holds
+/// `x[(p % rows)·cols + p / rows]`), saving an exchange each way; `d = 1` only.
+pub const DFFT_SCRAMBLED_IN: c_uint = 128;
+/// A 1-D transform's forward output (backward input) in FFTW-MPI's scrambled order
+/// (`FFTW_MPI_SCRAMBLED_OUT`: position `p` holds `X[p / cols + rows·(p % cols)]`), saving an
+/// exchange each way; `d = 1` only. `dfft_local_output` gives the range of positions.
+pub const DFFT_SCRAMBLED_OUT: c_uint = 256;
 
 const KNOWN_FLAGS: c_uint = DFFT_TRANSPOSED_OUT
     | DFFT_DETERMINISTIC
+    | DFFT_SCRAMBLED_IN
+    | DFFT_SCRAMBLED_OUT
     | DFFT_IN_PLACE
     | DFFT_DESTROY_INPUT
     | DFFT_NORMALIZE_BACKWARD
@@ -159,6 +171,23 @@ impl RawRequest {
                 Failure::argument(format!("howmany = {}: must be at least 1", self.howmany))
             })?;
         let mut options = options_from_flags(self.flags)?.batch(batch);
+        let (scrambled_in, scrambled_out) = (
+            self.flags & DFFT_SCRAMBLED_IN != 0,
+            self.flags & DFFT_SCRAMBLED_OUT != 0,
+        );
+        if scrambled_in || scrambled_out {
+            if d != 1 {
+                return Err(Failure::argument(format!(
+                    "flags = {:#x}: DFFT_SCRAMBLED_IN and DFFT_SCRAMBLED_OUT need d = 1, got d = {d}",
+                    self.flags
+                )));
+            }
+            options = options.one_d(OneD {
+                columns: None,
+                scrambled_in,
+                scrambled_out,
+            });
+        }
         options.grid = self.grid(d)?;
         if kind == Kind::R2r {
             // SAFETY: the caller's contract: `kinds` holds `d` elements (or is NULL).

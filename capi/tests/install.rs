@@ -376,6 +376,15 @@ fn c_transforms_match_the_naive_reference() {
     }
 }
 
+/// The distributed 1-D cases (ordered and FFTW-MPI's scrambled orders) on the rank counts the
+/// whole program above leaves out.
+#[test]
+fn c_one_d_transforms_match_the_naive_reference_on_3_and_5_to_8_ranks() {
+    for ranks in [3, 5, 6, 7, 8] {
+        mpirun("transforms", &["one_d"], ranks, " 0 failed");
+    }
+}
+
 #[test]
 fn c_error_paths_return_codes_and_messages_without_aborting() {
     for ranks in [1, 3] {

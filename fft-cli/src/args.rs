@@ -99,6 +99,15 @@ pub struct RunArgs {
     /// of different runs compare equal byte for byte.
     #[arg(long)]
     pub deterministic: bool,
+    /// A 1-D --shape's forward input (backward output) in FFTW-MPI's scrambled order
+    /// (SCRAMBLED_IN: the axis's rows × cols matrix transposed), saving an exchange each way.
+    #[arg(long)]
+    pub scrambled_in: bool,
+    /// A 1-D --shape's forward output (backward input) in FFTW-MPI's scrambled order
+    /// (SCRAMBLED_OUT: the spectrum as the rows × cols matrix whose columns hold it in order),
+    /// saving an exchange each way.
+    #[arg(long)]
+    pub scrambled_out: bool,
     /// Write the round trip backward(forward(x)) (the input's dtype and shape, scaled as
     /// --normalization says) as a C-order .npy file, like --output; for comparing backward
     /// transforms byte for byte (c2c, r2c and r2r; not with --in-place or --destroy-input).
@@ -276,6 +285,12 @@ impl RunArgs {
                 ));
             }
             return None;
+        }
+        if self.scrambled_in || self.scrambled_out {
+            return Some(format!(
+                "--scrambled-in and --scrambled-out need a 1-D --shape (the distributed 1-D transform), got {} axes",
+                shape.len()
+            ));
         }
         if let Err(e) = self.kind.check_axes(shape) {
             return Some(e.to_string());

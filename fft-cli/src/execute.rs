@@ -662,6 +662,7 @@ impl Context<'_> {
             transposed_out: args.transposed_out,
             destroy_input: args.destroy_input,
             in_place: args.in_place,
+            scrambled: [args.scrambled_in, args.scrambled_out],
             kind: args.kind.to_string(),
             precision: args.precision.name().to_string(),
             batch,

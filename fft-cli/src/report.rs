@@ -57,6 +57,8 @@ pub struct RunReport {
     pub destroy_input: bool,
     /// `--in-place`: the transforms ran in place in one buffer.
     pub in_place: bool,
+    /// `--scrambled-in`, `--scrambled-out` (a 1-D transform's FFTW-MPI orders).
+    pub scrambled: [bool; 2],
     /// `--kind`: c2c, r2c, c2r or `r2r:<types>`.
     pub kind: String,
     /// `--precision`: f32 or f64.
@@ -126,6 +128,8 @@ impl RunReport {
             "transposed_out": self.transposed_out,
             "destroy_input": self.destroy_input,
             "in_place": self.in_place,
+            "scrambled_in": self.scrambled[0],
+            "scrambled_out": self.scrambled[1],
             "alloc": self.alloc,
             "iters": self.iters,
             "warmup": self.warmup,
@@ -162,7 +166,7 @@ impl RunReport {
             self.shape, self.ranks, self.threads_per_rank, self.grid, self.method
         ));
         s.push_str(&format!(
-            "  transform          {} {}{}, normalization {}{}{}\n",
+            "  transform          {} {}{}, normalization {}{}{}{}\n",
             self.kind,
             self.precision,
             if self.batch > 1 {
@@ -177,7 +181,13 @@ impl RunReport {
                 (false, true) => ", input destroyed",
                 (true, true) => ", transposed output, input destroyed",
             },
-            if self.in_place { ", in place" } else { "" }
+            if self.in_place { ", in place" } else { "" },
+            match self.scrambled {
+                [false, false] => "",
+                [true, false] => ", scrambled input",
+                [false, true] => ", scrambled output",
+                [true, true] => ", scrambled input and output",
+            }
         ));
         s.push_str(&format!(
             "  forward+backward   min {} s   median {} s   ({} timed, {} warm-up)\n",

@@ -485,7 +485,7 @@ where
 {
     // The limit is read here and agreed over the ranks; the plan checks its estimate.
     let limit = crate::memory_limit::agreed(world)?;
-    let options = FftOptions::default()
+    let mut options = FftOptions::default()
         .memory_limit(limit.as_ref().map(|l| l.bytes))
         .grid(args.grid.clone())
         .method(args.method)
@@ -495,6 +495,13 @@ where
         .in_place(args.in_place)
         .deterministic(args.deterministic)
         .batch(args.batch);
+    if args.scrambled_in || args.scrambled_out {
+        options = options.one_d(fft_core::OneD {
+            columns: None,
+            scrambled_in: args.scrambled_in,
+            scrambled_out: args.scrambled_out,
+        });
+    }
     // `--grid auto`: the complexity model picks the grid (the same on every rank).
     let (options, model) = crate::plan_cmd::RunModel::prepare(
         world,

@@ -247,6 +247,12 @@ fn verify_synthetic(ranks: usize, flags: &str) {
     );
     let in_place = args.contains(&"--in-place");
     assert_eq!(v["in_place"], in_place, "{what}");
+    for (key, name) in [
+        ("scrambled_in", "--scrambled-in"),
+        ("scrambled_out", "--scrambled-out"),
+    ] {
+        assert_eq!(v[key], args.contains(&name), "{key}: {what}");
+    }
     // An in-place run's one buffer is its own.
     let alloc = if in_place {
         "caller"
@@ -289,6 +295,28 @@ fn c2c_precisions_and_normalizations_verify() {
         (3, "--shape 6,5,8 --grid 1 --precision f32 --normalization ortho"),
         (3, "--shape 9,7,5,12 --grid 3x1 --precision f32 --normalization backward --transposed-out"),
         (2, "--shape 12,10 --grid auto --precision f64 --normalization none"),
+    ];
+    for (ranks, flags) in cases {
+        verify_synthetic(ranks, flags);
+    }
+}
+
+/// The distributed 1-D transform in order and in FFTW-MPI's scrambled orders (input, output,
+/// both) on 1 to 8 ranks: prime, odd and power-of-two lengths against the exact spectrum of
+/// the synthetic plane waves, and the round trip.
+#[test]
+fn one_d_orders_verify_on_1_to_8_ranks() {
+    #[rustfmt::skip] // one case a line
+    let cases = [
+        (1, "--shape 64 --normalization backward --scrambled-out"),
+        (2, "--shape 45 --normalization none --scrambled-in --scrambled-out"),
+        (3, "--shape 128 --normalization ortho --scrambled-in"),
+        (4, "--shape 97 --normalization backward --scrambled-out --in-place"),
+        (5, "--shape 45 --precision f32 --normalization backward --scrambled-in"),
+        (6, "--shape 60 --normalization none --scrambled-out --batch 2"),
+        (7, "--shape 97 --normalization backward --scrambled-in --scrambled-out"),
+        (8, "--shape 64 --normalization backward --scrambled-out --alloc caller"),
+        (8, "--shape 45 --normalization backward"),
     ];
     for (ranks, flags) in cases {
         verify_synthetic(ranks, flags);
@@ -520,6 +548,10 @@ fn bad_flags_are_usage_errors() {
         (
             vec!["run", "--shape", "8", "--kind", "r2c"],
             "dfft: error: --shape 8: a 1-D shape is the distributed 1-D transform, --kind c2c only (a r2c transform needs at least 2 axes) (see --help)",
+        ),
+        (
+            vec!["run", "--shape", "8,6", "--scrambled-in"],
+            "dfft: error: --scrambled-in and --scrambled-out need a 1-D --shape (the distributed 1-D transform), got 2 axes (see --help)",
         ),
         (
             vec!["run", "--shape", "8", "--output", "x.npy"],

@@ -15,6 +15,7 @@ mod comm;
 mod errors;
 mod halo;
 mod in_place;
+mod one_d;
 mod plan;
 mod redistribute;
 mod spectral;

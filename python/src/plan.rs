@@ -13,6 +13,7 @@ use crate::comm::{
 use crate::errors::{fft_error, value_error, DfftError};
 use crate::halo::{exchange_halo, halo_widths, HaloRequest};
 use crate::in_place::{run_in_place, zeros as zeros_in_place, InPlaceShapes};
+use crate::one_d::{self, OneDBlocks};
 use crate::spectral::{self, AxisWaves};
 use crate::transform::{run, time_runs, AssertSend, Context, Transform};
 use fft_core::model::{self, MachineProfile, Problem};
@@ -52,6 +53,9 @@ use std::str::FromStr;
 ///   end); the others are left as they are. With ``axes_kinds`` it marks the other axes
 ///   ``"identity"``. An r2c plan halves the last axis listed in increasing order.
 /// * ``deterministic``: the same bits whatever the ranks, grid and threads (see the docs).
+/// * ``scrambled_in``, ``scrambled_out`` (1-D shapes only): FFTW-MPI's ``SCRAMBLED_IN`` and
+///   ``SCRAMBLED_OUT``: the forward input (output) in the scrambled order, saving an
+///   exchange; ``local_slice`` then gives positions in that order (see the docs).
 /// * ``normalization``: ``"backward"`` (numpy's default: 1/N on backward), ``"forward"``
 ///   (1/N on forward: mpi4py-fft's and FluidFFT's), ``"ortho"`` or ``"none"``.
 /// * ``transposed_out``: leave the spectrum in the last pencil layout (its axes permuted, see
@@ -101,7 +105,7 @@ pub struct Pfft {
     /// Local forward-output array shape, memory order (batch first when batch > 1).
     output_shape: Vec<usize>,
     /// A distributed 1-D transform's ranges of the axis, forward input and output.
-    one_d: Option<[std::ops::Range<usize>; 2]>,
+    one_d: Option<OneDBlocks>,
 }
 
 /// What `destroy` frees: the plan, its communicator and its threads.
@@ -174,7 +178,7 @@ impl Pfft {
     /// order: the layout's, or a 1-D transform's range of its axis.
     fn local_ranges(&self, spectral: bool) -> Vec<std::ops::Range<usize>> {
         match &self.one_d {
-            Some(ranges) => vec![ranges[usize::from(spectral)].clone()],
+            Some(blocks) => vec![blocks.ranges[usize::from(spectral)].clone()],
             None => self.layout(spectral).global_ranges(self.rank),
         }
     }
@@ -197,6 +201,9 @@ impl Pfft {
 
     /// Local wavenumbers per logical axis.
     fn waves(&self) -> Vec<AxisWaves> {
+        if let Some(blocks) = &self.one_d {
+            return vec![blocks.waves(self.resolution[0])];
+        }
         let ranges = self.local_ranges(true);
         let d = ranges.len();
         (0..d)
@@ -217,7 +224,8 @@ impl Pfft {
     #[new]
     #[pyo3(signature = (comm, shape, kind=None, dtype=None, grid=None, axes_kinds=None,
         normalization="backward", transposed_out=false, padding=None, batch=1, threads=None,
-        machine=None, in_place=false, axes=None, deterministic=false))]
+        machine=None, in_place=false, axes=None, deterministic=false, scrambled_in=false,
+        scrambled_out=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -236,6 +244,8 @@ impl Pfft {
         in_place: bool,
         axes: Option<Vec<isize>>,
         deterministic: bool,
+        scrambled_in: bool,
+        scrambled_out: bool,
     ) -> PyResult<Self> {
         // Checked on every rank, then agreed on once the communicator is duplicated: a rank
         // whose arguments are wrong or differ must not leave the others in the plan's set-up.
@@ -272,6 +282,9 @@ impl Pfft {
             }
             if let Some(p) = padding_factors(padding, shape.len())? {
                 options = options.padding(p);
+            }
+            if let Some(o) = one_d::option(&shape, scrambled_in, scrambled_out)? {
+                options = options.one_d(o);
             }
             Ok((kind, single, normalization, axes, options, machine))
         })();
@@ -340,9 +353,9 @@ impl Pfft {
         let in_place_len = plan.in_place_len();
         // A 1-D transform's blocks are ranges of its axis; other plans' are their layouts'.
         let one_d = (shape.len() == 1)
-            .then(|| [&input_layout, &output_layout].map(|l| fft_core::one_d::range_1d(l, rank)));
+            .then(|| OneDBlocks::new(&input_layout, &output_layout, rank, scrambled_out));
         let (input_local, output_local) = match &one_d {
-            Some([i, o]) => (vec![i.len()], vec![o.len()]),
+            Some(b) => (vec![b.ranges[0].len()], vec![b.ranges[1].len()]),
             None => (
                 input_layout.local_shape_in_memory(rank),
                 output_layout.local_shape_in_memory(rank),

@@ -74,30 +74,6 @@ def test_r2r_matches_scipy():
         check_close(plan.backward(b), a, tolerance(np.float64, shape))
 
 
-@pytest.mark.parametrize("n", [97, 45, 64])
-@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
-def test_1d_matches_numpy(n, dtype):
-    """The distributed 1-D transform (prime, odd, power-of-two lengths): each rank's range."""
-    plan = dfft.PFFT(comm, (n,), dtype=dtype, normalization="none")
-    assert plan.kind == "c2c" and plan.global_shape == (n,)
-    x = field((n,), dtype)
-    (s,) = plan.local_slice()
-    a = np.ascontiguousarray(x[s])
-    assert a.shape == plan.local_shape
-    b = plan.forward(a)
-    want = np.fft.fft(x.astype(np.complex128))
-    assert b.shape == plan.local_spectral_shape
-    check_close(b, want[plan.local_slice(True)], tolerance(dtype, (n,)))
-    (k,) = plan.wavenumbers()
-    assert (k == np.fft.fftfreq(n, 1.0 / n)[plan.local_slice(True)]).all()
-    # The ranges tile the axis across the ranks.
-    starts = comm.allgather((s.start, s.stop))
-    assert sorted(starts)[0][0] == 0 and sum(e - b for b, e in starts) == n
-    out = plan.zeros()
-    plan.backward(b, out)
-    check_close(out, n * a, tolerance(dtype, (n,)))
-
-
 def halfcomplex(x, axis):
     """FFTW's R2HC along `axis` from numpy's rfft: Re X_0..Re X_{n/2}, then Im X_{(n-1)/2}..Im X_1."""
     n = x.shape[axis]

@@ -5,13 +5,14 @@
  * on a plan made with DFFT_IN_PLACE; r2c in FFTW's padded layout), explicit and model-chosen
  * grids, plan-allocated (shared-memory) blocks and caller-allocated ones, partial transforms
  * (DFFT_IDENTITY axes, dfft_plan_dft_axes, dfft_plan_dft_r2c_axes) and halo exchanges
- * (dfft_halo_*: index-valued data against the wrapped or filled global index).
+ * (dfft_halo_*: index-valued data against the wrapped or filled global index), and the
+ * distributed 1-D c2c transform in order and in FFTW-MPI's scrambled orders.
  *
  * Every rank computes the whole global transform naively (O(N * sum n_i)) from the same
  * deterministic input, then checks its own output block element by element through
  * dfft_local_output's extents, offsets and strides; then the backward transform must give
  * the input back (times the product of the logical sizes when unnormalized). Prints one line
- * per case and exits 1 if any case fails.
+ * per case and exits 1 if any case fails. With the argument "one_d" only the 1-D cases run.
  */
 #include <complex.h>
 #include <math.h>
@@ -174,19 +175,49 @@ struct visit {
   const double complex *reference; /* the whole field's global array */
   int real;
   double scale, max_error, max_ref;
+  const ptrdiff_t *order; /* not NULL: position g of the block's axis holds index order[g] */
 };
+
+static ptrdiff_t index_at(const struct visit *v, ptrdiff_t g) { return v->order ? v->order[g] : g; }
 
 static void fill_input(ptrdiff_t offset, ptrdiff_t g, void *ctx) {
   struct visit *v = ctx;
-  set(v->type, v->buffer, v->field_offset + offset, input_value(g, v->field, v->real));
+  set(v->type, v->buffer, v->field_offset + offset, input_value(index_at(v, g), v->field, v->real));
 }
 
 static void compare(ptrdiff_t offset, ptrdiff_t g, void *ctx) {
   struct visit *v = ctx;
-  double complex want = v->scale * v->reference[g];
+  double complex want = v->scale * v->reference[index_at(v, g)];
   double complex got = get(v->type, v->buffer, v->field_offset + offset);
   if (cabs(got - want) > v->max_error) v->max_error = cabs(got - want);
   if (cabs(want) > v->max_ref) v->max_ref = cabs(want);
+}
+
+/* FFTW-MPI's factor r of a 1-D transform of n points on p processes (mpi/choose-radix.c,
+ * forward): n/p when p divides n and n/p >= p, else the smallest divisor from floor(sqrt(n))
+ * on; n when that is 1 or n (no distributed algorithm: the transform on one process). The
+ * points are an m x r C-order matrix (m = n/r rows). */
+static ptrdiff_t fftw_radix(ptrdiff_t n, int p) {
+  ptrdiff_t r;
+  if (n % p == 0 && n / p >= p) {
+    r = n / p;
+  } else {
+    for (r = 1; (r + 1) * (r + 1) <= n; r++)
+      ;
+    while (n % r) r++;
+  }
+  return r == 1 || r == n ? n : r;
+}
+
+/* FFTW-MPI's scrambled orders of a 1-D transform (n = m x r): the scrambled input is the
+ * m x r matrix of the input transposed (position p holds x[(p % m) * r + p / m]); the scrambled
+ * output is the spectrum as an m x r matrix whose column c holds X[c*m .. (c+1)*m) (position p
+ * holds X[p / r + m * (p % r)]). NULL when `scrambled` is 0. */
+static ptrdiff_t *scrambled_order(ptrdiff_t n, int size, int scrambled, int output) {
+  if (!scrambled) return NULL;
+  ptrdiff_t r = fftw_radix(n, size), m = n / r, *order = malloc(n * sizeof *order);
+  for (ptrdiff_t p = 0; p < n; p++) order[p] = output ? p / r + m * (p % r) : (p % m) * r + p / m;
+  return order;
 }
 
 static int run_case(const struct test_case *c, int rank, int size) {
@@ -299,6 +330,8 @@ static int run_case(const struct test_case *c, int rank, int size) {
     back_scale = 1;
   }
   double complex *x = malloc(total * sizeof *x), *y = malloc(total * sizeof *y);
+  ptrdiff_t *in_order = scrambled_order(c->n[0], size, d == 1 && (c->flags & DFFT_SCRAMBLED_IN), 0);
+  ptrdiff_t *out_order = scrambled_order(c->n[0], size, d == 1 && (c->flags & DFFT_SCRAMBLED_OUT), 1);
   double forward_error = 0, back_error = 0;
   const double tolerance = c->single ? 2e-5 : 1e-11;
   int real = c->kind != C2C;
@@ -308,7 +341,7 @@ static int run_case(const struct test_case *c, int rank, int size) {
      * runs the backward transform of the forward output. */
     /* (In place, pass 1 transforms the forward output where it is.) */
     for (ptrdiff_t f = 0; f < c->howmany && !(in_place && pass == 1); f++) {
-      struct visit v = {in_type, input, f * in_field, f, NULL, real, 1, 0, 0};
+      struct visit v = {in_type, input, f * in_field, f, NULL, real, 1, 0, 0, in_order};
       each_element(d, in_n, in_start, in_stride, c->n, fill_input, &v);
     }
     if (pass == 0) {
@@ -332,12 +365,12 @@ static int run_case(const struct test_case *c, int rank, int size) {
           for (ptrdiff_t r = 0; r < rows; r++)
             for (ptrdiff_t k = 0; k < half; k++) y[r * half + k] = y[r * last + k];
         }
-        v = (struct visit){out_type, output, f * out_field, f, y, real, forward_scale, 0, 0};
+        v = (struct visit){out_type, output, f * out_field, f, y, real, forward_scale, 0, 0, out_order};
         each_element(d, out_n, out_start, out_stride, spectral, compare, &v);
         double relative = v.max_error / (v.max_ref > 1 ? v.max_ref : 1);
         if (relative > forward_error) forward_error = relative;
       } else {
-        v = (struct visit){in_type, back, f * in_field, f, x, real, back_scale, 0, 0};
+        v = (struct visit){in_type, back, f * in_field, f, x, real, back_scale, 0, 0, in_order};
         each_element(d, in_n, in_start, in_stride, c->n, compare, &v);
         double relative = v.max_error / (back_scale * (v.max_ref > 1 ? v.max_ref : 1));
         if (relative > back_error) back_error = relative;
@@ -367,6 +400,8 @@ static int run_case(const struct test_case *c, int rank, int size) {
   }
   free(x);
   free(y);
+  free(in_order);
+  free(out_order);
   dfft_destroy(plan);
   return ok;
 }
@@ -480,6 +515,11 @@ int main(int argc, char **argv) {
       {"c2c f64 1-D 97", C2C, 0, 1, {97}, 1, 0, {0}, 0, {0}, 0},
       {"c2c f64 1-D 64 B", C2C, 0, 1, {64}, 1, 1, {0}, DFFT_NORMALIZE_BACKWARD, {0}, 1},
       {"c2c f32 1-D 60 howmany=2 in place", C2C, 1, 1, {60}, 2, 0, {0}, DFFT_IN_PLACE, {0}, 0},
+      {"c2c f64 1-D 60 scrambled out", C2C, 0, 1, {60}, 1, 0, {0}, DFFT_SCRAMBLED_OUT, {0}, 0},
+      {"c2c f64 1-D 45 scrambled in B", C2C, 0, 1, {45}, 1, 0, {0}, DFFT_SCRAMBLED_IN | DFFT_NORMALIZE_BACKWARD, {0}, 1},
+      {"c2c f32 1-D 64 scrambled in+out x2", C2C, 1, 1, {64}, 2, 0, {0}, DFFT_SCRAMBLED_IN | DFFT_SCRAMBLED_OUT, {0}, 0},
+      {"c2c f64 1-D 97 scrambled out in place", C2C, 0, 1, {97}, 1, 0, {0}, DFFT_SCRAMBLED_OUT | DFFT_IN_PLACE, {0}, 0},
+      {"c2c f64 1-D 128 scrambled out in place", C2C, 0, 1, {128}, 1, 0, {0}, DFFT_SCRAMBLED_OUT | DFFT_IN_PLACE, {0}, 0},
       {"r2r f32 6x8 hc2r,r2hc T in place", R2R, 1, 2, {6, 8}, 1, 0, {0}, DFFT_IN_PLACE | DFFT_TRANSPOSED_OUT, {DFFT_HC2R, DFFT_R2HC}, 0},
       {"r2r f64 7x6x5 identity,dct2,identity", R2R, 0, 3, {7, 6, 5}, 1, 1, {0}, DFFT_DETERMINISTIC, {DFFT_IDENTITY, DFFT_REDFT10, DFFT_IDENTITY}, 0},
       {"r2r f64 5x7x4 r2 dht,identity,dst2 B", R2R, 0, 3, {5, 7, 4}, 2, 2, {0}, DFFT_NORMALIZE_BACKWARD, {DFFT_DHT, DFFT_IDENTITY, DFFT_RODFT10}, 1},
@@ -489,14 +529,19 @@ int main(int argc, char **argv) {
       {"r2c f64 7x5x6 r1 axes 0,2", R2C, 0, 3, {7, 5, 6}, 1, 1, {0}, 0, {0}, 0, 2, {0, 2}},
       {"r2c f32 6x7x8 r2 axes 1,2 ortho", R2C, 1, 3, {6, 7, 8}, 1, 2, {0}, DFFT_NORMALIZE_ORTHO, {0}, 0, 2, {1, 2}},
   };
-  int failed = 0, count = sizeof cases / sizeof cases[0];
-  for (int i = 0; i < count; i++) failed += !run_case(&cases[i], rank, size);
+  const int one_d = argc > 1 && strcmp(argv[1], "one_d") == 0;
+  int failed = 0, count = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (one_d && cases[i].d != 1) continue;
+    failed += !run_case(&cases[i], rank, size);
+    count++;
+  }
   const struct halo_case halos[] = {
       {"halo c2c 7x5x6 r1 w=1,2,3", C2C, 3, {7, 5, 6}, 1, 1, {1, 2, 3}, 1},
       {"halo r2c 3x9 r1 w=4,11 fill x2", R2C, 2, {3, 9}, 2, 1, {4, 11}, 0},
       {"halo r2c 6x5x4 r2 w=2,2,0 fill", R2C, 3, {6, 5, 4}, 1, 2, {2, 2, 0}, 0},
   };
-  int halo_count = sizeof halos / sizeof halos[0];
+  int halo_count = one_d ? 0 : sizeof halos / sizeof halos[0];
   for (int i = 0; i < halo_count; i++) failed += !run_halo(&halos[i], rank, size);
   count += halo_count;
   if (rank == 0) printf("transforms: %d passed, %d failed\n", count - failed, failed);

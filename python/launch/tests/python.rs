@@ -117,6 +117,18 @@ fn python_suites_np4() {
     }
 }
 
+/// The distributed 1-D tests (ordered and scrambled orders against numpy) on 5 to 8 ranks,
+/// oversubscribed; the suites above run them on 1 to 4.
+#[test]
+fn python_one_d_np5_to_np8() {
+    for ranks in 5..=8 {
+        let test = format!("python_one_d_np{ranks}");
+        if let Some(l) = pytest(&test, ranks, &["tests/test_one_d.py"], 180) {
+            l.run();
+        }
+    }
+}
+
 /// FluidSim's ns3d Taylor-Green run on the plugin (2 ranks) against the same run on FluidFFT's
 /// sequential pyfftw class (one process, run first).
 #[test]
