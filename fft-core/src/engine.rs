@@ -51,6 +51,9 @@ pub(crate) struct Engine<T: Real> {
     /// Whether the work buffers are in windows and the direct steps mapped
     /// ([`Engine::share_work`], [`Engine::prepare_direct`]).
     direct_ready: bool,
+    /// A batch split into groups ([`crate::groups`]): this engine then only holds the
+    /// caller's layouts, and the group's plan runs the transforms.
+    grouped: Option<Box<crate::groups::Grouped<T>>>,
 }
 
 /// This rank's threads for a plan made with `options`: its own count, else the current rayon
@@ -94,6 +97,11 @@ where
     /// Plans `spec` over all processes of `comm`; collective.
     pub(crate) fn new<C: Communicator>(comm: &C, spec: Spec, options: FftOptions) -> Result<Self> {
         let ranks = comm.size() as usize;
+        let complex = std::mem::size_of::<Complex<T>>();
+        let (groups, group_grid) = crate::groups::resolve(&spec, &options, ranks, complex)?;
+        if groups > 1 {
+            return Self::grouped(comm, spec, options, groups, group_grid);
+        }
         let grid_shape = if spec.one_d {
             // A distributed 1-D transform runs on a slab of its matrix: every rank in one
             // grid dimension.
@@ -187,6 +195,7 @@ where
             exchanges,
             windows: Vec::new(),
             direct_ready: false,
+            grouped: None,
         };
         engine.intern_maps();
         if engine.options.shared_memory && engine.direct_through_work() {
@@ -194,6 +203,41 @@ where
         }
         redist::alloc::release_freed();
         Ok(engine)
+    }
+
+    /// A plan of `groups` groups ([`crate::groups`]): the plain plan of one field over all
+    /// ranks for the caller's layouts, without its buffers, and the groups' runtime.
+    fn grouped<C: Communicator>(
+        comm: &C,
+        spec: Spec,
+        options: FftOptions,
+        groups: usize,
+        grid: Vec<usize>,
+    ) -> Result<Self> {
+        let one = FftOptions {
+            batch: 1,
+            groups: crate::groups::Groups::Fixed(1),
+            shared_memory: false,
+            ..options.clone()
+        };
+        let mut outer = Self::new(comm, spec.clone(), one)?;
+        outer.work = [SharedBlock::aligned(0), SharedBlock::aligned(0)];
+        outer.send = AlignedBuf::new(0);
+        outer.recv = AlignedBuf::new(0);
+        outer.workers = Vec::new();
+        let grouped = crate::groups::Grouped::new(&outer, &spec, &options, groups, grid)?;
+        outer.options = FftOptions {
+            groups: crate::groups::Groups::Fixed(groups),
+            ..options
+        };
+        outer.grouped = Some(Box::new(grouped));
+        redist::alloc::release_freed();
+        Ok(outer)
+    }
+
+    /// The groups of a split batch (1 for a plain plan).
+    pub(crate) fn groups(&self) -> usize {
+        self.grouped.as_ref().map_or(1, |g| g.groups)
     }
 
     /// Makes every run map of the program and its routes equal to an earlier one share it:
@@ -260,6 +304,7 @@ where
         };
         let bytes = self.region_bytes(forward_input);
         let window = match self.grid.communicator().size() {
+            _ if self.grouped.is_some() => None,
             1 => None,
             _ => redist::window::GroupWindow::new(self.grid.communicator(), bytes)?,
         };
@@ -422,17 +467,23 @@ where
 
     /// This rank's elements (not scalars) of the forward input, batch included.
     pub(crate) fn input_len(&self) -> usize {
-        self.program.lens.0
+        self.grouped
+            .as_ref()
+            .map_or(self.program.lens.0, |g| g.lens.0)
     }
 
     /// This rank's elements of the forward output, batch included.
     pub(crate) fn output_len(&self) -> usize {
-        self.program.lens.1
+        self.grouped
+            .as_ref()
+            .map_or(self.program.lens.1, |g| g.lens.1)
     }
 
     /// Threads the plan's kernels are cut for: one scratch block each.
     pub(crate) fn threads(&self) -> usize {
-        self.workers.len()
+        self.grouped
+            .as_ref()
+            .map_or(self.workers.len(), |g| g.threads())
     }
 
     /// `Complex<T>` elements of work memory (see [`crate::FftPlan::work_len`]).
@@ -445,6 +496,7 @@ where
                 .filter_map(|r| r.shared.as_ref())
                 .map(|sh| sh.window.region_len::<Complex<T>>())
                 .sum::<usize>()
+            + self.grouped.as_ref().map_or(0, |g| g.work_len())
     }
 
     /// The ranks' verdict on the caller's buffers, each `(name, expected, actual)`, the same
@@ -504,6 +556,20 @@ where
             Source::Write(s) => Source::Write(bytemuck::cast_slice_mut(s)),
         };
         let output: &mut [T] = bytemuck::cast_slice_mut(output);
+        if let Some(grouped) = self.grouped.as_mut() {
+            return grouped.transform(forward, input.get(), output, &mut self.times);
+        }
+        self.transform_scalars(forward, input, output)
+    }
+
+    /// [`Engine::transform`] on scalars whose lengths are known to be right on every rank
+    /// (a group's plan run by [`crate::groups::Grouped`]). Collective.
+    pub(crate) fn transform_scalars(
+        &mut self,
+        forward: bool,
+        input: Source<'_, T>,
+        output: &mut [T],
+    ) -> Result<()> {
         let blocks = self.shared_call(
             forward,
             input.get().as_ptr().cast::<u8>(),

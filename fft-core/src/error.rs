@@ -150,6 +150,21 @@ pub enum FftError {
         /// What is wrong.
         reason: String,
     },
+    /// A group count ([`crate::FftOptions::groups`]) that does not fit the ranks, the fields
+    /// or the other options.
+    #[error(
+        "cannot split a batch of {fields} fields on {ranks} ranks into {groups} groups: {reason}"
+    )]
+    BadGroups {
+        /// The group count asked for.
+        groups: usize,
+        /// Ranks of the plan's communicator.
+        ranks: usize,
+        /// Fields of the batch.
+        fields: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// Options that do not fit the plan or the shape.
     #[error("bad transform options for shape {shape:?}: {reason}")]
     BadOptions {

@@ -80,6 +80,7 @@ pub mod any_plan;
 mod engine;
 pub mod error;
 pub mod grids;
+pub mod groups;
 pub mod halo;
 mod kernels;
 /// Local 1-D FFT sweeps, usable alone ([`local::Sweep`]).
@@ -110,6 +111,7 @@ pub use any_plan::{AnyPlan, PlanKind, Precision, Transform};
 pub const MAX_THREADS: usize = 1024;
 pub use error::{FftError, Result};
 pub use grids::{SpectralAxis, SpectralGrid};
+pub use groups::Groups;
 pub use halo::{Boundary, HaloArray, HaloPlan};
 pub use options::{AxisKind, FftOptions, GridChoice, Normalization, OneD, R2rKind};
 pub use pencil_array::PencilArray;

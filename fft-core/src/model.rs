@@ -54,6 +54,7 @@
 
 mod candidates;
 mod cost;
+pub mod groups;
 mod nodes;
 mod profile;
 
@@ -61,6 +62,7 @@ pub use candidates::{
     candidates, check_size, factorization_count, factorizations, Candidates, MAX_CANDIDATES,
     MAX_RANKS,
 };
+pub use groups::{evaluate_groups, explain_groups, GroupCandidate};
 pub use profile::MachineProfile;
 
 use crate::error::{FftError, Result};

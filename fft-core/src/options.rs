@@ -446,6 +446,15 @@ pub struct FftOptions {
     /// another (field-major), the output likewise, and every exchange moves all of them in one
     /// message per peer.
     pub batch: usize,
+    /// How a batch is split over the ranks ([`crate::groups`]): `Fixed(1)` (the default) has
+    /// every rank transform every field; `Fixed(g)` has `g` groups of `P/g` ranks transform
+    /// `balanced_range(batch, g, group)` fields each, on their own sub-communicators, with
+    /// the fields redistributed into the groups and back, so that the caller's layouts stay
+    /// those of the plain plan; [`crate::groups::Groups::Auto`] lets the complexity model
+    /// pick ([`crate::model::groups`]). `g` must divide P and be at most `batch`; a split
+    /// batch takes neither `in_place`, `one_d`, `transposed_out`, `transposed_in` nor block
+    /// sizes (refused for `Fixed(g > 1)`; `Auto` then keeps one group).
+    pub groups: crate::groups::Groups,
     /// What happens along each axis; `None`: every axis is an FFT.
     pub axes: Option<Vec<AxisKind>>,
     /// Dealiasing: per axis, the physical grid has `floor(N·factor)` points while the spectrum
@@ -516,6 +525,7 @@ impl Default for FftOptions {
             threads: None,
             one_d: None,
             batch: 1,
+            groups: crate::groups::Groups::Fixed(1),
             axes: None,
             padding: None,
             piece_bytes: Self::DEFAULT_PIECE_BYTES,
@@ -681,6 +691,18 @@ impl FftOptions {
     /// Sets the number of fields transformed together.
     pub fn batch(mut self, batch: usize) -> Self {
         self.batch = batch;
+        self
+    }
+
+    /// Sets how the batch is split over the ranks (see [`FftOptions::groups`]).
+    ///
+    /// ```
+    /// use fft_core::{FftOptions, Groups};
+    /// let opts = FftOptions::default().batch(6).groups(Groups::Auto);
+    /// assert_eq!(opts.groups, Groups::Auto);
+    /// ```
+    pub fn groups(mut self, groups: crate::groups::Groups) -> Self {
+        self.groups = groups;
         self
     }
 

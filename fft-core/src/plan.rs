@@ -82,6 +82,12 @@ macro_rules! plan_accessors {
                 self.engine.options.batch
             }
 
+            /// Groups the batch is split into ([`FftOptions::groups`], resolved: 1 for a
+            /// plain plan).
+            pub fn groups(&self) -> usize {
+                self.engine.groups()
+            }
+
             /// The options the plan was made with.
             pub fn options(&self) -> &FftOptions {
                 &self.engine.options
