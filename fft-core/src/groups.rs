@@ -107,8 +107,6 @@ pub(crate) fn resolve(
         reason,
     };
     let problem = problem(spec, ranks, element_bytes);
-    let plain =
-        crate::model::resolve_grid(&spec.shape.physical, ranks, &options.grid, &options.machine);
     match options.groups {
         Groups::Fixed(0) => Err(bad(0, "a batch needs at least one group".into())),
         Groups::Fixed(1) => Ok((1, Vec::new())),
@@ -132,7 +130,10 @@ pub(crate) fn resolve(
             if fields < 2 || ranks < 2 || unsupported(options).is_some() || spec.one_d {
                 return Ok((1, Vec::new()));
             }
-            let best = evaluate_groups(&problem, fields, Some(&plain?), &options.machine)?;
+            let physical = &spec.shape.physical;
+            let plain =
+                crate::model::resolve_grid(physical, ranks, &options.grid, &options.machine)?;
+            let best = evaluate_groups(&problem, fields, Some(&plain), &options.machine)?;
             Ok((best[0].groups, best[0].grid.clone()))
         }
     }
