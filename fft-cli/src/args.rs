@@ -130,6 +130,13 @@ pub struct RunArgs {
     /// fields along a leading axis of length K (so does --output).
     #[arg(long, default_value_t = 1, value_parser = parse_batch)]
     pub batch: usize,
+    /// How the --batch fields are split over the ranks: `auto` (the complexity model weighs
+    /// one transform of all K fields over all P ranks against G groups of P/G ranks taking
+    /// K/G fields each, and picks the faster; `dfft plan --fields K` shows why) or a group
+    /// count G forcing the choice (1: all ranks transform all fields; G must divide the ranks
+    /// and be at most K). Files and results are the same either way.
+    #[arg(long, default_value = "auto", value_parser = parse_groups)]
+    pub groups: fft_core::Groups,
     /// Precision of the transforms and of the .npy files: f32 or f64.
     #[arg(long, value_enum, default_value_t = crate::kind::Precision::F64)]
     pub precision: crate::kind::Precision,
@@ -160,6 +167,11 @@ pub const MAX_THREADS: usize = fft_core::MAX_THREADS;
 /// a million pairs of the smallest transform already take seconds, and every timed one
 /// keeps its time (8 bytes).
 pub const MAX_COUNT: u64 = 1_000_000;
+
+/// Parses `--groups`: `auto` or a group count of at least 1.
+pub fn parse_groups(s: &str) -> Result<fft_core::Groups, String> {
+    s.parse()
+}
 
 /// Parses `--batch`: at least one field.
 pub fn parse_batch(s: &str) -> Result<usize, String> {
@@ -235,6 +247,35 @@ impl Cli {
 }
 
 impl RunArgs {
+    /// What makes `--groups G` unusable with the other arguments or the launch's size.
+    fn groups_problem(&self) -> Option<String> {
+        let fft_core::Groups::Fixed(g) = self.groups else {
+            return None;
+        };
+        if g == 1 {
+            return None;
+        }
+        if g > self.batch {
+            return Some(format!(
+                "--groups {g} needs at least {g} fields, got --batch {}",
+                self.batch
+            ));
+        }
+        if let Some(p) = crate::redist_cmd::launcher_size().filter(|p| p % g != 0) {
+            return Some(format!(
+                "--groups {g}: the {p} ranks of this launch do not split into {g} equal groups"
+            ));
+        }
+        let flags = [
+            (self.in_place, "--in-place"),
+            (self.transposed_out, "--transposed-out"),
+        ];
+        let (_, flag) = flags.into_iter().find(|(set, _)| *set)?;
+        Some(format!(
+            "--groups {g} splits the batch into groups, which {flag} does not take (use --groups 1)"
+        ))
+    }
+
     /// What makes these arguments unusable, from the command line alone.
     fn usage_problem(&self) -> Option<String> {
         if self.shape.is_none() && self.input.is_none() {
@@ -285,6 +326,9 @@ impl RunArgs {
                 ));
             }
             return None;
+        }
+        if let Some(text) = self.groups_problem() {
+            return Some(text);
         }
         if self.scrambled_in || self.scrambled_out {
             return Some(format!(

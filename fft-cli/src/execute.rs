@@ -666,6 +666,11 @@ impl Context<'_> {
             kind: args.kind.to_string(),
             precision: args.precision.name().to_string(),
             batch,
+            groups: plan.groups(),
+            groups_choice: match args.groups {
+                fft_core::Groups::Auto => "auto".to_string(),
+                fft_core::Groups::Fixed(g) => g.to_string(),
+            },
             normalization: args.normalization.name().to_string(),
             iters: args.iters,
             warmup: args.warmup,

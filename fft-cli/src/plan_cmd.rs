@@ -6,7 +6,9 @@
 use crate::args::{parse_shape, ShapeArg};
 use crate::machine::LoadedProfile;
 use clap::Args;
-use fft_core::model::{self, Candidate, Candidates, MachineProfile, Prediction, Problem};
+use fft_core::model::{
+    self, Candidate, Candidates, GroupCandidate, MachineProfile, Prediction, Problem,
+};
 use fft_core::{FftError, GridChoice};
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
@@ -99,6 +101,11 @@ pub struct PlanArgs {
     /// Plan with transposed output (the forward result stays in the last pencil).
     #[arg(long)]
     pub transposed_out: bool,
+    /// Fields K of a batch (`dfft run --batch K`): with K > 1 the model also weighs one
+    /// transform of all K fields over P ranks against G groups of P/G ranks taking K/G fields
+    /// each, and says which `dfft run --batch K` picks (JSON: `groups`, `group_candidates`).
+    #[arg(long, default_value_t = 1, value_parser = crate::args::parse_batch, conflicts_with = "transposed_out")]
+    pub fields: usize,
     /// One JSON object per candidate per line (the chosen one first) instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -351,10 +358,13 @@ pub fn json_lines(
     cands: &[Candidate],
     base: (usize, f64),
     loaded: &LoadedProfile,
+    (fields, groups): (usize, &[GroupCandidate]),
     provenance: &crate::provenance::Provenance,
 ) -> Vec<String> {
     let why = model::explain(cands);
+    let chosen_groups = groups.first().map_or(1, |g| g.groups);
     let problem_json = json!({
+        "fields": fields,
         "shape": problem.shape,
         "ranks": problem.ranks,
         "kind": if problem.real_to_complex { "r2c" } else { "c2c" },
@@ -368,8 +378,13 @@ pub fn json_lines(
             let mut v = candidate_json(c);
             v["machine_profile"] = json!(loaded.describe());
             v["generic_profile"] = json!(loaded.origin == crate::machine::Origin::Defaults);
+            v["groups"] = json!(chosen_groups);
             if c.chosen {
                 v["why"] = json!(why);
+                if !groups.is_empty() {
+                    v["groups_why"] = json!(model::explain_groups(groups, fields, problem.ranks));
+                    v["group_candidates"] = json!(groups);
+                }
                 v["efficiency"] = json!(efficiency(
                     base.1,
                     base.0,
@@ -380,6 +395,44 @@ pub fn json_lines(
             crate::report::envelope("plan", problem_json.clone(), v, provenance)
         })
         .collect()
+}
+
+/// The group split of `fields` fields on `ranks` ranks: one line per candidate and the
+/// model's reason (nothing for one field).
+fn groups_text(ranks: usize, fields: usize, groups: &[GroupCandidate]) -> String {
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\n{fields} fields on {ranks} ranks (dfft run --batch {fields}; seconds per forward+backward pair of all fields):\n{:>7} {:>6} {:>7} {:>10} {:>12} {:>13} {:>12}\n",
+        "groups", "ranks", "fields", "grid", "transform_s", "redistribute", "predicted_s"
+    );
+    let mut sorted: Vec<&GroupCandidate> = groups.iter().collect();
+    sorted.sort_by_key(|g| g.groups);
+    for g in sorted {
+        let grid = g
+            .grid
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("x");
+        s.push_str(&format!(
+            "{:>7} {:>6} {:>7} {:>10} {:>12.3e} {:>13.3e} {:>12.3e}{}\n",
+            g.groups,
+            g.ranks_per_group,
+            g.fields_per_group,
+            grid,
+            g.transform_s,
+            g.redistribute_s,
+            g.predicted_s,
+            if g.chosen { "  <- chosen" } else { "" }
+        ));
+    }
+    s.push_str(&format!(
+        "groups: {}\n",
+        model::explain_groups(groups, fields, ranks)
+    ));
+    s
 }
 
 /// Writes `text` to stdout; a reader that stops early (`dfft plan --json | head -1`) closes
@@ -424,11 +477,30 @@ pub fn plan(args: &PlanArgs) -> Result<(), FftError> {
         ));
     }
     let base = (results[0].0, results[0].1[0].prediction.predicted_s);
+    let mut groups = Vec::with_capacity(results.len());
+    for (p, cands) in &results {
+        groups.push(if args.fields > 1 {
+            let grid = redist::GridShape::new(cands[0].prediction.grid.clone())?;
+            model::evaluate_groups(&problem(*p), args.fields, Some(&grid), &loaded.profile)?
+        } else {
+            Vec::new()
+        });
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         let provenance = crate::provenance::Provenance::without_mpi();
-        for (p, cands) in &results {
-            for line in json_lines(&problem(*p), &args.grid, cands, base, &loaded, &provenance) {
+        for ((p, cands), groups) in results.iter().zip(&groups) {
+            let fields = (args.fields, groups.as_slice());
+            let lines = json_lines(
+                &problem(*p),
+                &args.grid,
+                cands,
+                base,
+                &loaded,
+                fields,
+                &provenance,
+            );
+            for line in lines {
                 if !emit(&mut out, &(line + "\n")) {
                     return Ok(());
                 }
@@ -449,6 +521,9 @@ pub fn plan(args: &PlanArgs) -> Result<(), FftError> {
             text.push_str(&format!("P = {p}: {}", split_line(&cands[0].prediction)));
         }
         text.push_str("(--ranks P alone lists every candidate of P)\n");
+    }
+    for ((p, _), groups) in results.iter().zip(&groups) {
+        text.push_str(&groups_text(*p, args.fields, groups));
     }
     emit(&mut out, &text);
     Ok(())

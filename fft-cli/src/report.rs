@@ -65,6 +65,10 @@ pub struct RunReport {
     pub precision: String,
     /// Fields transformed together; times are per transform of all of them.
     pub batch: usize,
+    /// Groups of ranks the batch was split into (1: all ranks transform all fields).
+    pub groups: usize,
+    /// `--groups`: `auto` or the forced count.
+    pub groups_choice: String,
     /// `--normalization`: none, backward, ortho or forward.
     pub normalization: String,
     pub iters: u64,
@@ -122,6 +126,7 @@ impl RunReport {
             "kind": self.kind,
             "precision": self.precision,
             "batch": self.batch,
+            "groups_choice": self.groups_choice,
             "normalization": self.normalization,
             "grid_choice": self.grid_choice,
             "method": self.method,
@@ -139,6 +144,7 @@ impl RunReport {
         });
         let result = json!({
             "grid": self.grid,
+            "groups": self.groups,
             "threads_per_rank": self.threads_per_rank,
             "min_s": self.min_s,
             "median_s": self.median_s,
@@ -170,7 +176,10 @@ impl RunReport {
             self.kind,
             self.precision,
             if self.batch > 1 {
-                format!(", batch of {}", self.batch)
+                match self.groups {
+                    1 => format!(", batch of {}", self.batch),
+                    g => format!(", batch of {} in {g} groups of ranks", self.batch),
+                }
             } else {
                 String::new()
             },

@@ -494,7 +494,8 @@ where
         .destroy_input(args.destroy_input)
         .in_place(args.in_place)
         .deterministic(args.deterministic)
-        .batch(args.batch);
+        .batch(args.batch)
+        .groups(args.groups);
     if args.scrambled_in || args.scrambled_out {
         options = options.one_d(fft_core::OneD {
             columns: None,

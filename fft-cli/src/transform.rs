@@ -192,6 +192,9 @@ impl<P: Transform> Transform for Inverse<P> {
     fn batch(&self) -> usize {
         self.0.batch()
     }
+    fn groups(&self) -> usize {
+        self.0.groups()
+    }
     fn grid(&self) -> &ProcessGrid {
         self.0.grid()
     }

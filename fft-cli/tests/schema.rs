@@ -97,7 +97,7 @@ fn every_subcommand_prints_the_one_schema() {
             2,
             vec![
                 "run", "--shape", "16,12,10", "--kind", "r2c", "--iters", "1", "--warmup", "0",
-                "--json",
+                "--json", "--batch", "3", "--groups", "2",
             ],
         ),
         (
@@ -152,6 +152,7 @@ fn every_subcommand_prints_the_one_schema() {
         vec!["plan", "--shape", "64,64,64", "--ranks", "8", "--json"],
         vec![
             "plan", "--shape", "64,64,64", "--ranks", "4,16", "--kind", "r2c", "--json",
+            "--fields", "4",
         ],
     ] {
         let out = plain(&args);

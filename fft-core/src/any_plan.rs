@@ -90,6 +90,8 @@ pub trait Transform {
     fn output_layout(&self) -> &Layout;
     /// Number of fields transformed together.
     fn batch(&self) -> usize;
+    /// Groups of ranks the batch is split into ([`crate::FftOptions::groups`]; 1: none).
+    fn groups(&self) -> usize;
     /// The processor grid.
     fn grid(&self) -> &ProcessGrid;
     /// All layouts the transform passes through (one field).
@@ -150,6 +152,9 @@ macro_rules! transform {
             }
             fn batch(&self) -> usize {
                 $plan::batch(self)
+            }
+            fn groups(&self) -> usize {
+                $plan::groups(self)
             }
             fn grid(&self) -> &ProcessGrid {
                 $plan::grid(self)
