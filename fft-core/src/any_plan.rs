@@ -279,6 +279,11 @@ impl AnyPlan {
         with_any_plan!(self, p => p.grid())
     }
 
+    /// Groups of ranks the batch is split into (1: none; [`FftOptions::groups`]).
+    pub fn groups(&self) -> usize {
+        with_any_plan!(self, p => p.groups())
+    }
+
     /// This process's rank.
     pub fn rank(&self) -> usize {
         with_any_plan!(self, p => p.rank())

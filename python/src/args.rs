@@ -4,7 +4,7 @@
 use crate::comm::ranks_on_node;
 use crate::errors::{fft_error, DfftError};
 use fft_core::model::MachineProfile;
-use fft_core::{AxisKind, GridChoice, R2rKind};
+use fft_core::{AxisKind, GridChoice, Groups, R2rKind};
 use mpi::topology::SimpleCommunicator;
 use pyo3::prelude::*;
 use std::str::FromStr;
@@ -81,6 +81,23 @@ pub(crate) fn grid_choice(grid: Option<&Bound<'_, PyAny>>) -> PyResult<GridChoic
         "grid must be 'auto', a grid rank (int) or a tuple of grid dimensions, got {}",
         g.repr()?
     )))
+}
+
+/// `groups=`: `None` or 1 (no split), a group count, or `"auto"` (the model's choice).
+pub(crate) fn groups_choice(groups: Option<&Bound<'_, PyAny>>) -> PyResult<Groups> {
+    let Some(g) = groups.filter(|g| !g.is_none()) else {
+        return Ok(Groups::Fixed(1));
+    };
+    if let Ok(s) = g.extract::<String>() {
+        return s.parse().map_err(DfftError::new_err);
+    }
+    match g.extract::<usize>() {
+        Ok(n) if n >= 1 => Ok(Groups::Fixed(n)),
+        _ => Err(DfftError::new_err(format!(
+            "groups must be 'auto' or a number of groups >= 1, got {}",
+            g.repr()?
+        ))),
+    }
 }
 
 pub(crate) fn padding_factors(

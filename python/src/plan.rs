@@ -1,8 +1,8 @@
 //! `dfft.PFFT`: a distributed FFT plan on numpy arrays, after mpi4py-fft's `PFFT`.
 
 use crate::args::{
-    axis_kinds, default_threads, dtype_name_of, grid_choice, kind_and_precision, machine_profile,
-    padding_factors, partial_kinds, Kind,
+    axis_kinds, default_threads, dtype_name_of, grid_choice, groups_choice, kind_and_precision,
+    machine_profile, padding_factors, partial_kinds, Kind,
 };
 use crate::arrays::{aligned_zeros, shape_str};
 use crate::blocks::Blocks;
@@ -63,6 +63,11 @@ use std::str::FromStr;
 /// * ``padding``: a factor (or one per axis) >= 1 for dealiasing: the physical grid has
 ///   ``floor(N * factor)`` points, the spectrum keeps the ``N`` modes of ``shape``.
 /// * ``batch``: fields transformed together (arrays get a leading axis of that length).
+/// * ``groups``: how a batch is split over the ranks: ``1`` (every rank transforms every
+///   field), ``G`` (G groups of P/G ranks transform about batch/G fields each on their own
+///   sub-communicators; G divides P and is at most ``batch``) or ``"auto"`` (the complexity
+///   model picks, with ``machine``). The arrays are the same either way; ``plan.groups``
+///   tells the count used.
 /// * ``threads``: threads per rank; default: this process's CPUs divided by the ranks on
 ///   its node. With MPI below ``MPI_THREAD_SERIALIZED`` the plan uses rayon's global pool
 ///   whatever its size; ``plan.threads`` tells what it uses.
@@ -94,6 +99,8 @@ pub struct Pfft {
     normalization: Normalization,
     transposed_out: bool,
     batch: usize,
+    /// Groups of ranks the batch is split into.
+    groups: usize,
     threads: usize,
     machine: MachineProfile,
     /// Whether the plan was made with `in_place` (its in-place schedule).
@@ -225,7 +232,7 @@ impl Pfft {
     #[pyo3(signature = (comm, shape, kind=None, dtype=None, grid=None, axes_kinds=None,
         normalization="backward", transposed_out=false, padding=None, batch=1, threads=None,
         machine=None, in_place=false, axes=None, deterministic=false, scrambled_in=false,
-        scrambled_out=false))]
+        scrambled_out=false, groups=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -246,6 +253,7 @@ impl Pfft {
         deterministic: bool,
         scrambled_in: bool,
         scrambled_out: bool,
+        groups: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         // Checked on every rank, then agreed on once the communicator is duplicated: a rank
         // whose arguments are wrong or differ must not leave the others in the plan's set-up.
@@ -270,6 +278,7 @@ impl Pfft {
                 )));
             }
             let mut options = FftOptions::default()
+                .groups(groups_choice(groups)?)
                 .grid(grid_choice(grid)?)
                 .normalization(normalization)
                 .transposed_out(transposed_out)
@@ -350,6 +359,7 @@ impl Pfft {
         let (input_layout, output_layout) =
             (plan.input_layout().clone(), plan.output_layout().clone());
         let grid_dims = plan.grid().shape().dims().to_vec();
+        let groups = plan.groups();
         let in_place_len = plan.in_place_len();
         // A 1-D transform's blocks are ranges of its axis; other plans' are their layouts'.
         let one_d = (shape.len() == 1)
@@ -383,6 +393,7 @@ impl Pfft {
             normalization,
             transposed_out,
             batch,
+            groups,
             threads,
             machine,
             in_place,
@@ -660,6 +671,12 @@ impl Pfft {
     #[getter]
     fn batch(&self) -> usize {
         self.batch
+    }
+
+    /// Groups of ranks the batch is split into (1: every rank transforms every field).
+    #[getter]
+    fn groups(&self) -> usize {
+        self.groups
     }
 
     /// Threads per rank.
