@@ -20,10 +20,14 @@
 //!   caches, all at once: the node's bytes read and written per second
 //!   (`tw_memory_s_per_byte`).
 //!
+//! * **anchor**: one real transform on these ranks, the way `dfft run` runs it; the profile is
+//!   scaled so that the model predicts it (`calibrate_anchor`).
+//!
 //! With all ranks on one node no inter-node pair exists; the inter-node values are set to the
 //! intra-node ones and the profile's `source` says so. Switch size and uplink taper cannot be
 //! seen from a few nodes: they keep one switch and no taper.
 
+use crate::calibrate_anchor::measure_anchor;
 use crate::calibrate_fit::{fit_network, CommSample, NetworkFit};
 use clap::Args;
 use fft_core::model::MachineProfile;
@@ -98,6 +102,8 @@ pub struct Calibration {
     pub samples: Vec<CommSample>,
     /// FFT seconds per element·log2 n, per length.
     pub fft_per_length: Vec<(usize, f64)>,
+    /// The transform the profile was scaled to (`calibrate_anchor`).
+    pub anchor: crate::calibrate_anchor::AnchorFit,
 }
 
 #[derive(Serialize)]
@@ -518,7 +524,7 @@ pub fn measure(world: &SimpleCommunicator, quick: bool) -> Result<Measured, FftE
     let oversubscription = (max_on_node as f64 / cores as f64).max(1.0);
     let defaults = MachineProfile::default();
     let fit = fit_network(&samples, oversubscription, &defaults);
-    let profile = MachineProfile {
+    let mut profile = MachineProfile {
         ts_intra_s: fit.ts_intra_s,
         tw_intra_s_per_byte: fit.tw_intra_s_per_byte,
         ts_inter_s: fit.ts_inter_s,
@@ -546,9 +552,32 @@ pub fn measure(world: &SimpleCommunicator, quick: bool) -> Result<Measured, FftE
         ),
     };
     profile.validate()?;
+    // The run's model sees this launch's threads per rank; so does the anchor's.
+    let mut threads = 0.0f64;
+    world.all_reduce_into(
+        &(rayon::current_num_threads() as f64),
+        &mut threads,
+        SystemOperation::max(),
+    );
+    profile.threads_per_rank = threads as usize;
+    let target = if quick { 0.3 } else { 1.0 };
+    let (mut profile, anchor) = measure_anchor(world, &profile, target)?;
+    profile.source.push_str(&format!(
+        "; scaled to one {} transform on grid {:?} (FFTs x{:.2}, exchanges x{:.2})",
+        anchor
+            .shape
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join("x"),
+        anchor.grid,
+        anchor.compute_scale,
+        anchor.exchange_scale
+    ));
     Ok(Measured {
         profile,
         calibration: Calibration {
+            anchor,
             ranks: size,
             nodes: placement.nodes,
             ranks_on_node: max_on_node,

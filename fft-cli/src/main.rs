@@ -3,6 +3,7 @@
 
 mod args;
 mod bench_redist;
+mod calibrate_anchor;
 mod calibrate_cmd;
 mod execute;
 mod fatal;

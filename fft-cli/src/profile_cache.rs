@@ -1,7 +1,7 @@
 //! This machine's profile for `dfft run`, measured on first use and cached per machine, as
 //! FFTW keeps its wisdom: `--machine FILE`, else `$DFFT_MACHINE`, else the cached profile of
-//! this machine, else a quick calibration (collective, about a second) whose result is
-//! cached for the next runs. Rank 0 reads or measures and every rank gets its profile, so
+//! this machine, else a quick calibration (collective, one to two seconds, ending with one real
+//! transform on these ranks: `calibrate_anchor`) whose result is cached for the next runs. Rank 0 reads or measures and every rank gets its profile, so
 //! all ranks model the same machine.
 //!
 //! The cache lives in `$DFFT_CACHE_DIR`, else `$XDG_CACHE_HOME/dfft`, else `~/.cache/dfft`,

@@ -678,3 +678,59 @@ fn published_runs_are_predicted_and_documented() {
         "docs/model.md is stale: run scripts/model-validate --published --update-docs"
     );
 }
+
+/// The measured/predicted ratio `dfft run` prints ("measured/predicted 0.97").
+fn printed_ratio(stdout: &str) -> Option<f64> {
+    let at = stdout.find("measured/predicted ")? + "measured/predicted ".len();
+    stdout[at..].split_whitespace().next()?.parse().ok()
+}
+
+/// A new user's first command (`scripts/run`: `dfft run --shape 128,128,128 --iters 10` on 4
+/// ranks of one thread, the machine's profile measured on first use into a fresh cache)
+/// predicts its own time within a factor of 2. The profile is measured and the run timed
+/// within seconds of each other, so a steady load (the suite's other tests) slows both alike;
+/// a load that comes or goes between the two can still move the ratio, so a ratio outside
+/// 0.5..2 is measured once more, from a fresh cache, before the test fails. Two runs at most.
+#[test]
+fn first_run_predicts_its_own_time() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let script = std::fs::read_to_string(root.join("scripts/run")).unwrap();
+    for default in [
+        "DFFT_RUN_RANKS:-4",
+        "DFFT_RUN_SHAPE:-128,128,128",
+        "DFFT_RUN_ITERS:-10",
+        "-x RAYON_NUM_THREADS=1",
+        "dfft run --shape \"$shape\" --iters \"$iters\" \"$@\"",
+    ] {
+        assert!(
+            script.contains(default),
+            "scripts/run no longer has {default}"
+        );
+    }
+    let mut ratios = Vec::new();
+    for attempt in 0..2 {
+        let cache = tmp_path(&format!("first-run-cache-{attempt}"));
+        let _ = std::fs::remove_dir_all(&cache);
+        let mut cmd = mpi_harness::mpirun_command(4);
+        cmd.args(["-x", "RAYON_NUM_THREADS=1", DFFT])
+            .args(["run", "--shape", "128,128,128", "--iters", "10"])
+            .env_remove("DFFT_MACHINE")
+            .env("DFFT_CACHE_DIR", &cache);
+        let out = mpi_harness::run_command(cmd, Duration::from_secs(180));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        assert!(
+            stderr.contains("measured this machine's profile"),
+            "{stderr}"
+        );
+        let ratio = printed_ratio(&stdout).unwrap_or_else(|| panic!("no ratio in {stdout}"));
+        println!("first run, attempt {attempt}: measured/predicted {ratio}");
+        let _ = std::fs::remove_dir_all(&cache);
+        ratios.push(ratio);
+        if (0.5..=2.0).contains(&ratio) {
+            return;
+        }
+    }
+    panic!("measured/predicted {ratios:?}: not within 0.5..2 twice in a row");
+}
