@@ -466,12 +466,16 @@ int dfft_halo_local(const dfft_halo *halo, ptrdiff_t *count, ptrdiff_t *extended
 
 // Fills `out` (`dfft_halo_local`'s count of elements: the extended block in C order, field
 // after field) with `in` (this rank's forward-input block, as `dfft_forward` takes it) and
-// the halo cells from the other ranks' `in`. Collective; allocates nothing. A NULL or
-// misaligned buffer on any rank fails on every rank.
+// the halo cells from the other ranks' `in`. With `in == out` (on every rank alike: an
+// error otherwise), in place: `out` is an extended block whose interior already holds the
+// input, and only its halo cells are written (no copy of the block). Collective; allocates nothing. A NULL or misaligned buffer
+// on any rank fails on every rank.
 //
 // # Safety
 // `halo` is a live halo; `in` and `out` point to their blocks' elements.
-int dfft_halo_exchange(dfft_halo *halo, const void *input, void *out);
+int dfft_halo_exchange(dfft_halo *halo,
+                       const void *input,
+                       void *out);
 
 // Releases a halo (collective over the plan's ranks). NULL is ignored.
 //

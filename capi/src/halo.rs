@@ -104,9 +104,12 @@ impl<S: Wrap> Halo<S> {
     }
 
     /// # Safety
-    /// `input` points to `input_len()` elements, `output` to `output_len()`, when non-NULL.
+    /// `input` points to `input_len()` elements, `output` to `output_len()`, when non-NULL;
+    /// `input == output`: the extended block whose interior holds the input.
     unsafe fn exchange(&mut self, input: *const c_void, output: *mut c_void) -> Outcome {
-        let (n_in, n_out) = (self.input_len(), self.array.as_slice().len());
+        let in_place = std::ptr::eq(input, output);
+        let n_out = self.array.as_slice().len();
+        let n_in = if in_place { n_out } else { self.input_len() };
         let check = |ptr: *const c_void, len: usize, name: &str| -> Outcome {
             if len > 0 && ptr.is_null() {
                 return Err(Failure::null(name));
@@ -120,18 +123,36 @@ impl<S: Wrap> Halo<S> {
             Ok(())
         };
         let local = check(input, n_in, "in").and_then(|()| check(output, n_out, "out"));
-        let mut failed = 0i32;
-        self.comm.all_reduce_into(
-            &i32::from(local.is_err()),
-            &mut failed,
-            SystemOperation::max(),
-        );
+        // Any rank refused, any rank in place, any rank not: the in-place form and the
+        // other run different collectives, so every rank must take the same one.
+        let mine = [
+            i32::from(local.is_err()),
+            i32::from(in_place),
+            i32::from(!in_place),
+        ];
+        let mut any = [0i32; 3];
+        (self.comm).all_reduce_into(&mine[..], &mut any[..], SystemOperation::max());
         local?;
-        if failed != 0 {
+        if any[0] != 0 {
             return Err(Failure::new(
                 DFFT_ERROR_OTHER_RANK,
                 "another rank's arguments to dfft_halo_exchange were refused",
             ));
+        }
+        if any[1] != 0 && any[2] != 0 {
+            return Err(Failure::argument(
+                "dfft_halo_exchange: in == out (in place) on some ranks and not on others",
+            ));
+        }
+        if in_place {
+            // Only the halo cells: the interior is already where it belongs (C order is the
+            // layout's memory order: checked at planning).
+            let data: &mut [S] = match n_out {
+                0 => &mut [],
+                // SAFETY: checked non-NULL and aligned; `n_out` elements by the contract.
+                _ => unsafe { std::slice::from_raw_parts_mut(output as *mut S, n_out) },
+            };
+            return Ok(self.plan.exchange_slice(data)?);
         }
         let input: &[S] = match n_in {
             0 => &[],
@@ -193,6 +214,12 @@ pub unsafe extern "C" fn dfft_halo_plan(
         // SAFETY: the caller's contract.
         let plan = unsafe { plan_ref(plan) }?;
         let d = plan.transform.input_layout().ndim();
+        if !plan.transform.input_layout().memory_order().is_natural() {
+            // dfft_halo_exchange's blocks are in C order, its in-place form in memory order.
+            return Err(Failure::argument(
+                "a halo needs the plan's input block in C order (a 1-D plan's scrambled input is not)",
+            ));
+        }
         if widths.is_null() {
             return Err(Failure::null("widths"));
         }
@@ -247,8 +274,10 @@ pub unsafe extern "C" fn dfft_halo_local(
 
 /// Fills `out` (`dfft_halo_local`'s count of elements: the extended block in C order, field
 /// after field) with `in` (this rank's forward-input block, as `dfft_forward` takes it) and
-/// the halo cells from the other ranks' `in`. Collective; allocates nothing. A NULL or
-/// misaligned buffer on any rank fails on every rank.
+/// the halo cells from the other ranks' `in`. With `in == out` (on every rank alike: an
+/// error otherwise), in place: `out` is an extended block whose interior already holds the
+/// input, and only its halo cells are written (no copy of the block). Collective; allocates nothing. A NULL or misaligned buffer
+/// on any rank fails on every rank.
 ///
 /// # Safety
 /// `halo` is a live halo; `in` and `out` point to their blocks' elements.

@@ -281,6 +281,32 @@ impl<S: Element> HaloPlan<S> {
         }
     }
 
+    /// Fills the halo of `data`, this rank's extended block held by the caller (all fields,
+    /// each in the layout's memory order over [`HaloPlan::extended_shape`], as a
+    /// [`HaloArray`] holds it; C order for a layout in natural order), whose interior holds
+    /// the block: only the halo cells are written, through one `MPI_Alltoallv` (the cells
+    /// from other ranks) and copies within `data`. The in-place form for arrays allocated
+    /// with their halo by the caller (numpy, C). Collective; allocates nothing beyond the
+    /// strides. Errors unless `data` has the extended block's length.
+    pub fn exchange_slice(&mut self, data: &mut [S]) -> Result<()> {
+        let want = self.fields * self.extents.len(self.rank);
+        if data.len() != want {
+            return Err(FftError::ArrayMismatch {
+                array: "halo",
+                reason: format!(
+                    "the plan extends {} field(s) of local shape {:?} by widths {:?} on rank {}: {want} elements, the slice holds {}",
+                    self.fields,
+                    self.layout().local_shape(self.rank),
+                    self.widths(),
+                    self.rank,
+                    data.len()
+                ),
+            });
+        }
+        let strides = self.extents.strides(self.rank);
+        self.exchange_messages_in(data.as_mut_ptr(), &strides)
+    }
+
     /// Copies `u` (this rank's block of the plan's layout, all fields) into the interior of
     /// `array` and fills its halo ([`HaloPlan::exchange`]). Collective.
     pub fn exchange_from(&mut self, u: &PencilArray<S>, array: &mut HaloArray<S>) -> Result<()> {
@@ -368,9 +394,15 @@ impl<S: Element> HaloPlan<S> {
 
     /// The exchange through messages: pack, one `MPI_Alltoallv`, unpack.
     fn exchange_messages(&mut self, array: &mut HaloArray<S>) -> Result<()> {
+        let strides = array.strides.clone();
+        self.exchange_messages_in(array.block.as_mut_ptr(), &strides)
+    }
+
+    /// [`HaloPlan::exchange_messages`] on this rank's extended blocks at `data` (every field,
+    /// `strides` each).
+    fn exchange_messages_in(&mut self, data: *mut S, strides: &[usize]) -> Result<()> {
         let order = self.layout().memory_order().axes().to_vec();
-        let (strides, ext_len) = (array.strides.clone(), self.extents.len(self.rank));
-        let data = array.block.as_mut_ptr();
+        let ext_len = self.extents.len(self.rank);
         let mut at = 0;
         for b in &self.sends {
             let start = &b.src.as_ref().expect("sent boxes have a source").1;
@@ -379,9 +411,9 @@ impl<S: Element> HaloPlan<S> {
                 // SAFETY: the box lies in this rank's block `f`, the packed box in the send
                 // buffer (sized for every box of every field).
                 unsafe {
-                    let src = data.add(f * ext_len + self.interior_offset(start, &strides));
+                    let src = data.add(f * ext_len + self.interior_offset(start, strides));
                     let dst = self.send.as_mut_ptr().add(at);
-                    copy_box((src, &strides), (dst, &dense), &b.len, &order);
+                    copy_box((src, strides), (dst, &dense), &b.len, &order);
                 }
                 at += b.elements();
             }
@@ -394,13 +426,13 @@ impl<S: Element> HaloPlan<S> {
                 // SAFETY: as for packing, the other way.
                 unsafe {
                     let src = self.recv.as_ptr().add(at);
-                    let dst = data.add(f * ext_len + offset(&b.dst, &strides));
-                    copy_box((src, &dense), (dst, &strides), &b.len, &order);
+                    let dst = data.add(f * ext_len + offset(&b.dst, strides));
+                    copy_box((src, &dense), (dst, strides), &b.len, &order);
                 }
                 at += b.elements();
             }
         }
-        self.local_boxes(data, &strides, ext_len);
+        self.local_boxes(data, strides, ext_len);
         Ok(())
     }
 

@@ -174,6 +174,16 @@ fn check_layout<S: Indexed>(
                 array.as_slice() == &first[..],
                 "{what}: second exchange differs"
             );
+            // The in-place form on the caller's memory: the same bits, halo cells only.
+            array.as_mut_slice().fill(S::of(-3));
+            array
+                .interior_mut()
+                .iter_mut()
+                .zip(&interior)
+                .for_each(|(a, b)| *a = *b);
+            let mut mine = array.as_slice().to_vec();
+            plan.exchange_slice(&mut mine).expect(&what);
+            assert!(mine == first, "{what}: exchange_slice differs");
             cases += 1;
         }
         drop(arrays);
@@ -272,6 +282,14 @@ fn errors(world: &impl Communicator, rank: usize) {
                 "{reason}"
             )
         }
+        e => panic!("rank {rank}: expected ArrayMismatch, got {e:?}"),
+    }
+    let mut short = vec![Complex::<f64>::default(); other.as_slice().len()];
+    match one.exchange_slice(&mut short) {
+        Err(FftError::ArrayMismatch { reason, .. }) => assert!(
+            reason.contains(&format!("the slice holds {}", short.len())),
+            "{reason}"
+        ),
         e => panic!("rank {rank}: expected ArrayMismatch, got {e:?}"),
     }
 }

@@ -78,6 +78,8 @@ pub(crate) struct HaloRequest<'a> {
     pub shape: &'a [usize],
     /// This rank in the plan.
     pub rank: usize,
+    /// `u` is the extended array (its interior holding the block): fill its halo in place.
+    pub in_place: bool,
 }
 
 /// `u` (this rank's forward-input block of `plan`) extended by the halo of `request`, as a
@@ -95,17 +97,20 @@ where
     P::In: FillValue + Copy,
 {
     let rank = request.rank;
+    let boundary = match request.fill.map(P::In::from_complex).transpose() {
+        Ok(Some(v)) => Ok(Boundary::Fill(v)),
+        Ok(None) => Ok(Boundary::Periodic),
+        Err(e) => Err(e),
+    };
+    if request.in_place {
+        return exchange_in_place(comm, plan, u, request, boundary);
+    }
     let want = Expect {
         what: "exchange_halo input",
         shape: request.shape,
         rank: rank as i32,
     };
     let input = want.input::<P::In>(u);
-    let boundary = match request.fill.map(P::In::from_complex).transpose() {
-        Ok(Some(v)) => Ok(Boundary::Fill(v)),
-        Ok(None) => Ok(Boundary::Periodic),
-        Err(e) => Err(e),
-    };
     let local = match (&input, &boundary) {
         (Err(e), _) | (_, Err(e)) => Err(e.clone()),
         _ => Ok(()),
@@ -141,4 +146,56 @@ where
         }
     }
     Ok(out.into_any())
+}
+
+/// The in-place form: `u` is this rank's extended array (`request.shape` widened by twice the
+/// widths, batch first), its interior holding the block; only its halo cells are written
+/// ([`HaloPlan::exchange_slice`]). Returns `u`. Collective, checks agreed as above.
+fn exchange_in_place<'py, P>(
+    comm: &SimpleCommunicator,
+    plan: &P,
+    u: &Bound<'py, PyAny>,
+    request: HaloRequest<'_>,
+    boundary: Result<Boundary<P::In>, String>,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    P: Transform,
+    P::In: FillValue + Copy,
+{
+    let batch = usize::from(plan.batch() > 1);
+    let extended: Vec<usize> = (request.shape.iter().enumerate())
+        .map(|(a, &n)| match a.checked_sub(batch) {
+            Some(axis) => n + 2 * request.widths[axis],
+            None => n,
+        })
+        .collect();
+    let want = Expect {
+        what: "exchange_halo in_place array",
+        shape: &extended,
+        rank: request.rank as i32,
+    };
+    let array = want.output::<P::In>(u);
+    let natural = plan.input_layout().memory_order().is_natural();
+    let local = match (&array, &boundary) {
+        (Err(e), _) | (_, Err(e)) => Err(e.clone()),
+        _ if !natural => Err("exchange_halo in_place needs the input block in C order".into()),
+        _ => Ok(()),
+    };
+    agree(comm, local).map_err(value_error)?;
+    let (mut array, boundary) = (array.expect("agreed"), boundary.expect("agreed"));
+    let mut halo = collective(comm, || {
+        HaloPlan::new(
+            plan.grid().communicator(),
+            plan.input_layout(),
+            plan.batch(),
+            request.widths,
+            boundary,
+        )
+    })
+    .map_err(fft_error)?;
+    let data = array
+        .as_slice_mut()
+        .map_err(|e| value_error(e.to_string()))?;
+    collective(comm, || halo.exchange_slice(data)).map_err(fft_error)?;
+    Ok(u.clone())
 }

@@ -426,8 +426,11 @@ impl Pfft {
     /// global array ``x`` sliced to this rank's block widened by ``w`` (with
     /// ``periodic=False``: ``mode="constant"`` with ``fill``, default 0). Widths may exceed
     /// the neighbours' blocks and the axis (cells from several ranks). A new array (batch
-    /// first when ``batch > 1``); ``u`` is unchanged. Collective.
-    #[pyo3(signature = (u, width, periodic=true, fill=None))]
+    /// first when ``batch > 1``); ``u`` is unchanged. Collective. With ``in_place=True``,
+    /// ``u`` is the extended array itself (``local_shape`` plus ``2 * width`` per axis), its
+    /// interior ``u[w0:-w0, ...]`` holding the block: only its halo cells are written (no
+    /// copy of the block), and ``u`` is returned.
+    #[pyo3(signature = (u, width, periodic=true, fill=None, in_place=false))]
     fn exchange_halo<'py>(
         &mut self,
         py: Python<'py>,
@@ -435,6 +438,7 @@ impl Pfft {
         width: &Bound<'py, PyAny>,
         periodic: bool,
         fill: Option<&Bound<'py, PyAny>>,
+        in_place: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let widths = halo_widths(width, self.input_layout.ndim())?;
         let fill = match (periodic, fill) {
@@ -458,6 +462,7 @@ impl Pfft {
             fill,
             shape: &shape,
             rank,
+            in_place,
         };
         with_any_plan!(&live.plan, p => exchange_halo(py, &live.comm, p, u, request))
     }

@@ -75,6 +75,11 @@ def test_halo_matches_numpy_pad(dtype, shape):
             got = plan.exchange_halo(u, width, periodic=False, fill=-3)
             want = np.pad(x, [(k, k) for k in w], mode="constant", constant_values=-3)[wide]
             assert np.array_equal(got, want), (grid, width, "fill")
+            # In place: the block in the interior of an extended array, its halo dirty.
+            h = np.full(want.shape, 99, dtype=u.dtype)
+            h[tuple(slice(k, k + n) for k, n in zip(w, u.shape))] = u
+            assert plan.exchange_halo(h, width, periodic=False, fill=-3, in_place=True) is h
+            assert np.array_equal(h, want), (grid, width, "fill in place")
 
 
 def test_halo_of_a_batch_and_its_errors():
@@ -87,6 +92,12 @@ def test_halo_of_a_batch_and_its_errors():
     wide = (slice(None),) + tuple(slice(s.start, s.stop + 2 * k) for s, k in zip(local, (2, 1)))
     want = np.pad(xs, [(0, 0), (2, 2), (1, 1)], mode="wrap")[wide]
     assert np.array_equal(got, want)
+    h = np.zeros_like(want)
+    h[:, 2:-2, 1:-1] = u
+    assert np.array_equal(plan.exchange_halo(h, (2, 1), in_place=True), want)
+    with pytest.raises(ValueError) as e:
+        plan.exchange_halo(u, (2, 1), in_place=True)
+    assert "exchange_halo in_place array" in same_everywhere(e)
     with pytest.raises(dfft.DfftError) as e:
         plan.exchange_halo(u, (1, 2, 3))
     assert "3 entries for 2 axes" in same_everywhere(e)

@@ -10,10 +10,12 @@
 //! plan's input layout, a periodic halo of `--width` cells (default 1) on every axis; the
 //! exchange between arrays the halo plan allocated (one shared-memory window on one node: each
 //! halo cell copied once, straight from the neighbour) and between private arrays (packed,
-//! one `MPI_Alltoallv`, unpacked). Minimum over `--reps` (default 20) after one warm-up,
+//! one `MPI_Alltoallv`, unpacked), and on a caller's vector of the extended block
+//! (`exchange_slice`, the in-place form C and Python use: messages). Minimum over `--reps` (default 20) after one warm-up,
 //! max over ranks; one JSON line from rank 0 with the ratios.
 
 use fft_core::halo::{Boundary, HaloArray, HaloPlan};
+use fft_core::ndarray::{ArrayViewD, IxDyn};
 use fft_core::{FftOptions, GridChoice, RealFftPlan};
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
@@ -64,8 +66,22 @@ fn main() {
     }
     let shared_s = min_time(&world, reps, || halo.exchange(&mut shared).unwrap());
     let messages_s = min_time(&world, reps, || halo.exchange(&mut private).unwrap());
-    // The floor: one copy of this rank's halo bytes, and two barriers.
+    // The in-place form on the caller's memory (as numpy's or C's extended arrays).
+    let mut caller = private.as_slice().to_vec();
+    let slice_s = min_time(&world, reps, || halo.exchange_slice(&mut caller).unwrap());
+    // What a new extended array costs (Python's exchange_halo, C's in != out): the block
+    // copied into the interior, the exchange, the extended block copied out.
     let rank = world.rank() as usize;
+    let local_shape = plan.input_layout().local_shape(rank);
+    let block_values = vec![1.0f64; plan.input_layout().local_len(rank)];
+    let mut copy_out = vec![0.0f64; caller.len()];
+    let new_array_s = min_time(&world, reps, || {
+        let block = ArrayViewD::from_shape(IxDyn(&local_shape), &block_values).unwrap();
+        private.interior_mut().assign(&block);
+        halo.exchange(&mut private).unwrap();
+        copy_out.copy_from_slice(private.as_slice());
+    });
+    // The floor: one copy of this rank's halo bytes, and two barriers.
     let block: usize = plan.input_layout().local_len(rank);
     let halo_len = shared.as_slice().len() - block;
     let from = vec![1.0f64; halo_len];
@@ -89,7 +105,7 @@ fn main() {
         let floor = copy_s + barrier_s;
         let floor_in_place = copy_in_place_s + barrier_s;
         println!(
-            "{{\"ranks\": {}, \"shape\": {:?}, \"width\": {width}, \"shared\": {}, \"halo_bytes\": {}, \"from_peers_bytes\": {}, \"to_peers_bytes\": {}, \"shared_s\": {shared_s:.3e}, \"messages_s\": {messages_s:.3e}, \"copy_s\": {copy_s:.3e}, \"copy_in_place_s\": {copy_in_place_s:.3e}, \"barriers_s\": {barrier_s:.3e}, \"shared_over_floor\": {:.2}, \"messages_over_floor\": {:.2}, \"shared_over_in_place_floor\": {:.2}, \"messages_over_in_place_floor\": {:.2}}}",
+            "{{\"ranks\": {}, \"shape\": {:?}, \"width\": {width}, \"shared\": {}, \"halo_bytes\": {}, \"from_peers_bytes\": {}, \"to_peers_bytes\": {}, \"shared_s\": {shared_s:.3e}, \"messages_s\": {messages_s:.3e}, \"slice_s\": {slice_s:.3e}, \"new_array_s\": {new_array_s:.3e}, \"copy_s\": {copy_s:.3e}, \"copy_in_place_s\": {copy_in_place_s:.3e}, \"barriers_s\": {barrier_s:.3e}, \"shared_over_floor\": {:.2}, \"messages_over_floor\": {:.2}, \"shared_over_in_place_floor\": {:.2}, \"messages_over_in_place_floor\": {:.2}, \"slice_over_in_place_floor\": {:.2}}}",
             world.size(),
             shape,
             shared.is_shared(),
@@ -100,6 +116,7 @@ fn main() {
             messages_s / floor,
             shared_s / floor_in_place,
             messages_s / floor_in_place,
+            slice_s / floor_in_place,
         );
     }
 }
