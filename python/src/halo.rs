@@ -8,6 +8,7 @@ use crate::transform::Transform;
 use fft_core::halo::{Boundary, HaloArray, HaloPlan};
 use fft_core::ndarray::{ArrayViewD, IxDyn};
 use fft_core::Complex;
+use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::SimpleCommunicator;
 use numpy::PyArrayMethods;
 use pyo3::prelude::*;
@@ -97,6 +98,15 @@ where
     P::In: FillValue + Copy,
 {
     let rank = request.rank;
+    // The in-place form and the other run different collectives: every rank takes one.
+    let mine = [i32::from(request.in_place), i32::from(!request.in_place)];
+    let mut any = [0i32; 2];
+    comm.all_reduce_into(&mine[..], &mut any[..], SystemOperation::max());
+    if any == [1, 1] {
+        return Err(DfftError::new_err(
+            "exchange_halo: in_place=True on some ranks and not on others",
+        ));
+    }
     let boundary = match request.fill.map(P::In::from_complex).transpose() {
         Ok(Some(v)) => Ok(Boundary::Fill(v)),
         Ok(None) => Ok(Boundary::Periodic),

@@ -98,6 +98,10 @@ def test_halo_of_a_batch_and_its_errors():
     with pytest.raises(ValueError) as e:
         plan.exchange_halo(u, (2, 1), in_place=True)
     assert "exchange_halo in_place array" in same_everywhere(e)
+    if comm.size > 1:
+        with pytest.raises(dfft.DfftError) as e:
+            plan.exchange_halo(h if comm.rank == 0 else u, (2, 1), in_place=comm.rank == 0)
+        assert "in_place=True on some ranks and not on others" in same_everywhere(e)
     with pytest.raises(dfft.DfftError) as e:
         plan.exchange_halo(u, (1, 2, 3))
     assert "3 entries for 2 axes" in same_everywhere(e)
