@@ -200,6 +200,13 @@ module dfft
       integer(c_int64_t), value :: bytes
     end function
 
+    ! How plans made afterwards split a batch over the ranks: G >= 1 groups of P/G ranks
+    ! (1, the default: none), 0 the model's choice. Local: call it on every rank.
+    integer(c_int) function dfft_plan_with_groups(groups) bind(c)
+      import :: c_int
+      integer(c_int), value :: groups
+    end function
+
     ! Destroys a plan (collective; before MPI_Finalize).
     integer(c_int) function dfft_destroy(plan) bind(c)
       import :: c_int, c_ptr

@@ -439,6 +439,16 @@ int dfft_destroy(dfft_plan *plan);
 // every rank. Returns `DFFT_SUCCESS`.
 int dfft_set_memory_limit(uint64_t bytes);
 
+// Sets how the plans constructed afterwards split a batch (`howmany` fields) over the
+// ranks, like FFTW's `fftw_plan_with_nthreads`: `groups` = G ≥ 1 has G groups of P/G ranks
+// transform about howmany/G fields each on their own sub-communicators (1, the default: every
+// rank transforms every field); 0 lets the complexity model choose. The blocks are the same
+// either way. A G that does not divide P or exceeds `howmany`, or with `DFFT_IN_PLACE` or
+// `DFFT_TRANSPOSED_OUT`, makes the constructor return `DFFT_ERROR_BAD_ARGUMENT` on every
+// rank. Local; call it on every rank. Returns `DFFT_SUCCESS`, or `DFFT_ERROR_BAD_ARGUMENT`
+// for a negative `groups` (nothing changes).
+int dfft_plan_with_groups(int groups);
+
 // The library's version, e.g. `"0.1.0"`.
 const char *dfft_version(void);
 

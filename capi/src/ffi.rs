@@ -626,6 +626,27 @@ pub extern "C" fn dfft_set_memory_limit(bytes: u64) -> c_int {
     DFFT_SUCCESS
 }
 
+/// Sets how the plans constructed afterwards split a batch (`howmany` fields) over the
+/// ranks, like FFTW's `fftw_plan_with_nthreads`: `groups` = G ≥ 1 has G groups of P/G ranks
+/// transform about howmany/G fields each on their own sub-communicators (1, the default: every
+/// rank transforms every field); 0 lets the complexity model choose. The blocks are the same
+/// either way. A G that does not divide P or exceeds `howmany`, or with `DFFT_IN_PLACE` or
+/// `DFFT_TRANSPOSED_OUT`, makes the constructor return `DFFT_ERROR_BAD_ARGUMENT` on every
+/// rank. Local; call it on every rank. Returns `DFFT_SUCCESS`, or `DFFT_ERROR_BAD_ARGUMENT`
+/// for a negative `groups` (nothing changes).
+#[no_mangle]
+pub extern "C" fn dfft_plan_with_groups(groups: c_int) -> c_int {
+    crate::status::guard(|| {
+        let g = u64::try_from(groups).map_err(|_| {
+            crate::status::Failure::argument(format!(
+                "groups = {groups}: must be 0 (the model chooses) or a group count >= 1"
+            ))
+        })?;
+        crate::plan::GROUPS.store(g, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    })
+}
+
 /// The library's version, e.g. `"0.1.0"`.
 #[no_mangle]
 pub extern "C" fn dfft_version() -> *const c_char {

@@ -34,8 +34,8 @@ pub use exec::{dfft_backward, dfft_forward};
 pub use ffi::{
     dfft_destroy, dfft_grid, dfft_local_in_place, dfft_local_input, dfft_local_output,
     dfft_local_size, dfft_plan_dft, dfft_plan_dft_axes, dfft_plan_dft_r2c, dfft_plan_dft_r2c_axes,
-    dfft_plan_r2r, dfft_set_memory_limit, dfft_version, dfftf_plan_dft, dfftf_plan_dft_axes,
-    dfftf_plan_dft_r2c, dfftf_plan_dft_r2c_axes, dfftf_plan_r2r,
+    dfft_plan_r2r, dfft_plan_with_groups, dfft_set_memory_limit, dfft_version, dfftf_plan_dft,
+    dfftf_plan_dft_axes, dfftf_plan_dft_r2c, dfftf_plan_dft_r2c_axes, dfftf_plan_r2r,
 };
 pub use fortran::{
     dfft_f_error_message, dfft_f_grid, dfft_f_local_input, dfft_f_local_output, dfft_f_plan_dft,

@@ -13,6 +13,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// program-wide setting like FFTW's planner settings; the library reads no environment.
 pub(crate) static MEMORY_LIMIT: AtomicU64 = AtomicU64::new(0);
 
+/// The group split later plans take (`dfft_plan_with_groups`): 0 the model's choice, G ≥ 1
+/// that many groups (1, the default: none).
+pub(crate) static GROUPS: AtomicU64 = AtomicU64::new(1);
+
 /// Forward output left in the last pencil layout (FFTW's `FFTW_MPI_TRANSPOSED_OUT`); the
 /// backward transform then takes that layout as input (`FFTW_MPI_TRANSPOSED_IN`). Saves the
 /// exchanges back to the input layout; `dfft_local_output` says where each element is.
@@ -306,7 +310,12 @@ fn options_from_flags(flags: c_uint) -> Outcome<FftOptions> {
         }
     };
     let limit = MEMORY_LIMIT.load(Ordering::Relaxed);
+    let groups = match GROUPS.load(Ordering::Relaxed) {
+        0 => fft_core::Groups::Auto,
+        g => fft_core::Groups::Fixed(g as usize),
+    };
     Ok(FftOptions::default()
+        .groups(groups)
         .memory_limit((limit > 0).then_some(limit))
         .transposed_out(flags & DFFT_TRANSPOSED_OUT != 0)
         .destroy_input(flags & DFFT_DESTROY_INPUT != 0)

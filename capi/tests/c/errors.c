@@ -73,6 +73,11 @@ int main(int argc, char **argv) {
   expect("over the limit", dfft_plan_dft_r2c(3, big, 1, MPI_COMM_WORLD, 0, NULL, 0, &plan), DFFT_ERROR_MEMORY,
          "not enough memory");
   expect("no limit", dfft_set_memory_limit(0), DFFT_SUCCESS, "success");
+  expect("negative groups", dfft_plan_with_groups(-1), DFFT_ERROR_BAD_ARGUMENT, "groups = -1");
+  expect("groups set", dfft_plan_with_groups(size + 1), DFFT_SUCCESS, "success");
+  expect("groups not dividing", dfft_plan_dft(3, n3, size + 1, MPI_COMM_WORLD, 0, NULL, 0, &plan),
+         DFFT_ERROR_BAD_ARGUMENT, "equal groups");
+  expect("groups reset", dfft_plan_with_groups(1), DFFT_SUCCESS, "success");
 
   /* Grids. */
   expect("grid rank 3 of 3-D", dfft_plan_dft(3, n3, 1, MPI_COMM_WORLD, 3, NULL, 0, &plan), DFFT_ERROR_BAD_GRID, "3");

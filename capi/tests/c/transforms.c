@@ -41,6 +41,8 @@ struct test_case {
   int plan_blocks; /* use dfft_alloc_input/output */
   int naxes;       /* > 0: c2c/r2c along axes[0..naxes) only (r2c: axes include d - 1) */
   int axes[4];
+  int groups; /* dfft_plan_with_groups before the plan: -1 P (one rank per group), -2 0 (the
+                 model's choice), G > 0 G where it divides P; 0: not called (no split) */
 };
 
 static double complex get(enum type t, const void *p, ptrdiff_t i) {
@@ -234,6 +236,10 @@ static int run_case(const struct test_case *c, int rank, int size) {
   }
   dfft_plan *plan;
   int code;
+  if (c->groups) {
+    int g = c->groups == -1 ? size : c->groups == -2 ? 0 : (size % c->groups ? 1 : c->groups);
+    if (dfft_plan_with_groups(g) != DFFT_SUCCESS) return 0;
+  }
   switch (c->kind) {
     case C2C:
       if (c->naxes)
@@ -250,6 +256,7 @@ static int run_case(const struct test_case *c, int rank, int size) {
     default:
       code = (c->single ? dfftf_plan_r2r : dfft_plan_r2r)(d, c->n, c->howmany, c->kinds, MPI_COMM_WORLD, c->grid_rank, dims, c->flags, &plan);
   }
+  if (c->groups) dfft_plan_with_groups(1);
   if (code != DFFT_SUCCESS) {
     fprintf(stderr, "%s: planning failed (%d): %s\n", c->name, code, dfft_error_message(code));
     return 0;
@@ -552,6 +559,9 @@ int main(int argc, char **argv) {
       {"c2c f64 6x5x4 auto axes 2,0 T x2", C2C, 0, 3, {6, 5, 4}, 2, 0, {0}, DFFT_TRANSPOSED_OUT, {0}, 1, 2, {2, 0}},
       {"r2c f64 7x5x6 r1 axes 0,2", R2C, 0, 3, {7, 5, 6}, 1, 1, {0}, 0, {0}, 0, 2, {0, 2}},
       {"r2c f32 6x7x8 r2 axes 1,2 ortho", R2C, 1, 3, {6, 7, 8}, 1, 2, {0}, DFFT_NORMALIZE_ORTHO, {0}, 0, 2, {1, 2}},
+      {"c2c f64 6x5x7 x9 groups=P B", C2C, 0, 3, {6, 5, 7}, 9, 1, {0}, DFFT_NORMALIZE_BACKWARD, {0}, 0, 0, {0}, -1},
+      {"r2c f32 5x6x8 x5 groups=2 r2", R2C, 1, 3, {5, 6, 8}, 5, 2, {0}, 0, {0}, 1, 0, {0}, 2},
+      {"r2r f64 6x7x5 dct2,dst1,dct4 x4 groups=auto", R2R, 0, 3, {6, 7, 5}, 4, 0, {0}, 0, {DFFT_REDFT10, DFFT_RODFT00, DFFT_REDFT11}, 0, 0, {0}, -2},
   };
   const int one_d = argc > 1 && strcmp(argv[1], "one_d") == 0;
   int failed = 0, count = 0;
