@@ -181,8 +181,8 @@ fn dist_index_blocks(array: &redist::dist::DistArray, ranks: usize) -> Vec<Vec<u
 /// error) and every plan moves each element exactly once to its owner (simulated for all
 /// ranks in one process). Returns whether a plan was checked.
 pub fn dist_specs(bytes: &[u8]) -> bool {
+    use redist::cyclic::plan::RedistPlan;
     use redist::dist::DistArray;
-    use redist::redistribute::RedistPlan;
     let mut b = Bytes(bytes);
     let d = b.range(1, 3);
     let shape: Vec<usize> = (0..d).map(|_| b.range(1, 12)).collect();

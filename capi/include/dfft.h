@@ -208,168 +208,6 @@ int dfft_forward(dfft_plan *plan,
 // As `dfft_forward`.
 int dfft_backward(dfft_plan *plan, void *input, void *output);
 
-// Plans a complex-to-complex FFT of the C-order global array `n[0] x ... x n[d-1]`
-// (`d >= 2`), `howmany` fields at a time, over every rank of `comm` (collective; dfft
-// duplicates what it keeps, `comm` stays the caller's). Grid: `grid_dims` NULL and
-// `grid_rank` 0 lets dfft's model choose; `grid_rank` r alone asks for a balanced grid of
-// rank r (`1 <= r < d`); `grid_dims` lists `grid_rank` dimensions explicitly (their product
-// the size of `comm`); grid dimension j splits axis j. `flags`: any of
-// `DFFT_TRANSPOSED_OUT`, `DFFT_DESTROY_INPUT`, `DFFT_NORMALIZE_BACKWARD` or
-// `DFFT_NORMALIZE_ORTHO`, `DFFT_NO_SHARED_MEMORY`. The forward transform is
-// `exp(-2 pi i k n / N)`. On success `*plan` is the new plan; on failure NULL, and every
-// rank given the same arguments returns the same code.
-//
-// # Safety
-// `n` points to `d` extents, `grid_dims` is NULL or points to `grid_rank` entries, `comm`
-// is a live communicator and `plan` is writable.
-int dfft_plan_dft(int d,
-                  const ptrdiff_t *n,
-                  ptrdiff_t howmany,
-                  MPI_Comm comm,
-                  int grid_rank,
-                  const int *grid_dims,
-                  unsigned int flags,
-                  dfft_plan **plan);
-
-// `dfft_plan_dft` in single precision (`float _Complex` data).
-//
-// # Safety
-// As `dfft_plan_dft`.
-int dfftf_plan_dft(int d,
-                   const ptrdiff_t *n,
-                   ptrdiff_t howmany,
-                   MPI_Comm comm,
-                   int grid_rank,
-                   const int *grid_dims,
-                   unsigned int flags,
-                   dfft_plan **plan);
-
-// Plans a real-to-complex forward FFT (and its complex-to-real backward) of the real
-// C-order global array `n[0] x ... x n[d-1]`: the spectrum has `n[0] x ... x (n[d-1]/2 + 1)`
-// complex values (numpy's `rfftn`, FFTW's r2c). Otherwise as `dfft_plan_dft`; backward
-// ignores the imaginary parts of the modes that must be real.
-//
-// # Safety
-// As `dfft_plan_dft`.
-int dfft_plan_dft_r2c(int d,
-                      const ptrdiff_t *n,
-                      ptrdiff_t howmany,
-                      MPI_Comm comm,
-                      int grid_rank,
-                      const int *grid_dims,
-                      unsigned int flags,
-                      dfft_plan **plan);
-
-// `dfft_plan_dft_r2c` in single precision (`float` and `float _Complex` data).
-//
-// # Safety
-// As `dfft_plan_dft`.
-int dfftf_plan_dft_r2c(int d,
-                       const ptrdiff_t *n,
-                       ptrdiff_t howmany,
-                       MPI_Comm comm,
-                       int grid_rank,
-                       const int *grid_dims,
-                       unsigned int flags,
-                       dfft_plan **plan);
-
-// Plans a real-to-real transform with kind `kinds[i]` (`DFFT_R2HC` .. `DFFT_RODFT11`,
-// FFTW's numbers and definitions) along axis i of the real C-order global array `n`;
-// backward applies the inverse kinds, so backward(forward(x)) is x times the product of the
-// logical sizes (2(n-1) for REDFT00, 2(n+1) for RODFT00, n for R2HC, HC2R and DHT, 2n
-// otherwise) without a normalization flag. Otherwise as `dfft_plan_dft`.
-//
-// # Safety
-// `n` and `kinds` point to `d` entries; otherwise as `dfft_plan_dft`.
-int dfft_plan_r2r(int d,
-                  const ptrdiff_t *n,
-                  ptrdiff_t howmany,
-                  const dfft_r2r_kind *kinds,
-                  MPI_Comm comm,
-                  int grid_rank,
-                  const int *grid_dims,
-                  unsigned int flags,
-                  dfft_plan **plan);
-
-// `dfft_plan_r2r` in single precision (`float` data).
-//
-// # Safety
-// As `dfft_plan_r2r`.
-int dfftf_plan_r2r(int d,
-                   const ptrdiff_t *n,
-                   ptrdiff_t howmany,
-                   const dfft_r2r_kind *kinds,
-                   MPI_Comm comm,
-                   int grid_rank,
-                   const int *grid_dims,
-                   unsigned int flags,
-                   dfft_plan **plan);
-
-// Plans a complex-to-complex FFT along the `naxes` axes listed in `axes` only (numpy's
-// `fftn(x, axes=...)`); the other axes are left as they are, and an untransformed axis
-// that is distributed needs no exchange (a slab plan transforming axes 1 .. d-1 exchanges
-// nothing). Normalizations count the transformed axes only. Otherwise as `dfft_plan_dft`.
-//
-// # Safety
-// `axes` points to `naxes` entries; otherwise as `dfft_plan_dft`.
-int dfft_plan_dft_axes(int d,
-                       const ptrdiff_t *n,
-                       ptrdiff_t howmany,
-                       int naxes,
-                       const int *axes,
-                       MPI_Comm comm,
-                       int grid_rank,
-                       const int *grid_dims,
-                       unsigned int flags,
-                       dfft_plan **plan);
-
-// `dfft_plan_dft_axes` in single precision.
-//
-// # Safety
-// As `dfft_plan_dft_axes`.
-int dfftf_plan_dft_axes(int d,
-                        const ptrdiff_t *n,
-                        ptrdiff_t howmany,
-                        int naxes,
-                        const int *axes,
-                        MPI_Comm comm,
-                        int grid_rank,
-                        const int *grid_dims,
-                        unsigned int flags,
-                        dfft_plan **plan);
-
-// Plans a real-to-complex FFT along the `naxes` axes listed in `axes` only: the largest
-// axis listed is the real one, halved to `n/2 + 1` complex values (numpy's
-// `rfftn(x, axes=sorted(axes))`). Otherwise as `dfft_plan_dft_r2c` and `dfft_plan_dft_axes`.
-//
-// # Safety
-// As `dfft_plan_dft_axes`.
-int dfft_plan_dft_r2c_axes(int d,
-                           const ptrdiff_t *n,
-                           ptrdiff_t howmany,
-                           int naxes,
-                           const int *axes,
-                           MPI_Comm comm,
-                           int grid_rank,
-                           const int *grid_dims,
-                           unsigned int flags,
-                           dfft_plan **plan);
-
-// `dfft_plan_dft_r2c_axes` in single precision.
-//
-// # Safety
-// As `dfft_plan_dft_axes`.
-int dfftf_plan_dft_r2c_axes(int d,
-                            const ptrdiff_t *n,
-                            ptrdiff_t howmany,
-                            int naxes,
-                            const int *axes,
-                            MPI_Comm comm,
-                            int grid_rank,
-                            const int *grid_dims,
-                            unsigned int flags,
-                            dfft_plan **plan);
-
 // This rank's element counts: `*in_count` elements of the forward input (real for r2c and
 // r2r plans, complex for c2c) and `*out_count` of the forward output, all `howmany` fields
 // included. Allocate at least these (or use `dfft_alloc_input`/`dfft_alloc_output`). Either
@@ -504,3 +342,75 @@ const char *dfft_error_message(int code);
 #endif  // __cplusplus
 
 #endif  /* DFFT_H */
+
+#ifndef DFFT_PLANS_H
+#define DFFT_PLANS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The plan constructors of both precisions, as FFTW's headers declare theirs: X(name) is
+// dfft_name for `double` data and dfftf_name for `float` data (DFFT_DOUBLE, DFFT_FLOAT).
+//
+// X(plan_dft) plans a complex-to-complex FFT of the C-order global array
+// `n[0] x ... x n[d-1]` (`d >= 2`, or `d == 1` for a distributed 1-D transform), `howmany`
+// fields at a time, over every rank of `comm` (collective; dfft duplicates what it keeps,
+// `comm` stays the caller's). Grid: `grid_dims` NULL and `grid_rank` 0 lets dfft's model
+// choose; `grid_rank` r alone asks for a balanced grid of rank r (`1 <= r < d`); `grid_dims`
+// lists `grid_rank` dimensions explicitly (their product the size of `comm`); grid dimension
+// j splits axis j. `flags`: any of `DFFT_TRANSPOSED_OUT`, `DFFT_DESTROY_INPUT`,
+// `DFFT_NORMALIZE_BACKWARD` or `DFFT_NORMALIZE_ORTHO`, `DFFT_NO_SHARED_MEMORY`,
+// `DFFT_IN_PLACE`. The forward transform is `exp(-2 pi i k n / N)`. On success `*plan` is the
+// new plan; on failure NULL, and every rank given the same arguments returns the same code.
+// Safety: `n` points to `d` extents, `grid_dims` is NULL or points to `grid_rank` entries,
+// `comm` is a live communicator and `plan` is writable.
+//
+// X(plan_dft_r2c) plans a real-to-complex forward FFT (and its complex-to-real backward) of
+// the real C-order global array `n[0] x ... x n[d-1]`: the spectrum has
+// `n[0] x ... x (n[d-1]/2 + 1)` complex values (numpy's `rfftn`, FFTW's r2c). Otherwise as
+// X(plan_dft); backward ignores the imaginary parts of the modes that must be real.
+//
+// X(plan_r2r) plans a real-to-real transform with kind `kinds[i]` (`DFFT_R2HC` ..
+// `DFFT_RODFT11`, FFTW's numbers and definitions) along axis i of the real C-order global
+// array `n`; backward applies the inverse kinds, so backward(forward(x)) is x times the
+// product of the logical sizes (2(n-1) for REDFT00, 2(n+1) for RODFT00, n for R2HC, HC2R
+// and DHT, 2n otherwise) without a normalization flag. `kinds` points to `d` entries.
+// Otherwise as X(plan_dft).
+//
+// X(plan_dft_axes) plans a complex-to-complex FFT along the `naxes` axes listed in `axes`
+// only (numpy's `fftn(x, axes=...)`); the other axes are left as they are, and an
+// untransformed axis that is distributed needs no exchange (a slab plan transforming axes
+// 1 .. d-1 exchanges nothing). Normalizations count the transformed axes only. `axes`
+// points to `naxes` entries. Otherwise as X(plan_dft).
+//
+// X(plan_dft_r2c_axes) plans a real-to-complex FFT along the `naxes` axes listed in `axes`
+// only: the largest axis listed is the real one, halved to `n/2 + 1` complex values (numpy's
+// `rfftn(x, axes=sorted(axes))`). Otherwise as X(plan_dft_r2c) and X(plan_dft_axes).
+#define DFFT_DEFINE_PLANS(X)                                                              \
+  int X(plan_dft)(int d, const ptrdiff_t *n, ptrdiff_t howmany, MPI_Comm comm,            \
+                  int grid_rank, const int *grid_dims, unsigned int flags,                \
+                  dfft_plan **plan);                                                      \
+  int X(plan_dft_r2c)(int d, const ptrdiff_t *n, ptrdiff_t howmany, MPI_Comm comm,        \
+                      int grid_rank, const int *grid_dims, unsigned int flags,            \
+                      dfft_plan **plan);                                                  \
+  int X(plan_r2r)(int d, const ptrdiff_t *n, ptrdiff_t howmany,                           \
+                  const dfft_r2r_kind *kinds, MPI_Comm comm, int grid_rank,               \
+                  const int *grid_dims, unsigned int flags, dfft_plan **plan);            \
+  int X(plan_dft_axes)(int d, const ptrdiff_t *n, ptrdiff_t howmany, int naxes,           \
+                       const int *axes, MPI_Comm comm, int grid_rank,                     \
+                       const int *grid_dims, unsigned int flags, dfft_plan **plan);       \
+  int X(plan_dft_r2c_axes)(int d, const ptrdiff_t *n, ptrdiff_t howmany, int naxes,       \
+                           const int *axes, MPI_Comm comm, int grid_rank,                 \
+                           const int *grid_dims, unsigned int flags, dfft_plan **plan);
+
+#define DFFT_DOUBLE(name) dfft_##name
+#define DFFT_FLOAT(name) dfftf_##name
+DFFT_DEFINE_PLANS(DFFT_DOUBLE)
+DFFT_DEFINE_PLANS(DFFT_FLOAT)
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // DFFT_PLANS_H

@@ -30,21 +30,17 @@ pub(crate) unsafe fn make_plan(
     })
 }
 
-/// Reads a C constructor's arguments and makes the plan.
+/// Reads a C constructor's arguments (the array: `d`, `n`, `howmany` and the r2r `kinds`;
+/// the grid: `grid_rank` and `grid_dims`) and makes the plan.
 ///
 /// # Safety
 /// As the C constructors.
-#[allow(clippy::too_many_arguments)]
 unsafe fn construct(
     kind: Kind,
     single: bool,
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    kinds: *const dfft_r2r_kind,
+    (d, n, howmany, kinds): (c_int, *const isize, isize, *const dfft_r2r_kind),
     comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
+    (grid_rank, grid_dims): (c_int, *const c_int),
     flags: c_uint,
     plan: *mut *mut DfftPlan,
 ) -> c_int {
@@ -60,231 +56,6 @@ unsafe fn construct(
     };
     // SAFETY: the caller's contract, passed on.
     unsafe { make_plan(plan, || plan_agreed(raw.read(kind, single), borrow(comm))) }
-}
-
-// The constructors are written out one by one: cbindgen reads items, not macro expansions.
-
-/// Plans a complex-to-complex FFT of the C-order global array `n[0] x ... x n[d-1]`
-/// (`d >= 2`), `howmany` fields at a time, over every rank of `comm` (collective; dfft
-/// duplicates what it keeps, `comm` stays the caller's). Grid: `grid_dims` NULL and
-/// `grid_rank` 0 lets dfft's model choose; `grid_rank` r alone asks for a balanced grid of
-/// rank r (`1 <= r < d`); `grid_dims` lists `grid_rank` dimensions explicitly (their product
-/// the size of `comm`); grid dimension j splits axis j. `flags`: any of
-/// `DFFT_TRANSPOSED_OUT`, `DFFT_DESTROY_INPUT`, `DFFT_NORMALIZE_BACKWARD` or
-/// `DFFT_NORMALIZE_ORTHO`, `DFFT_NO_SHARED_MEMORY`. The forward transform is
-/// `exp(-2 pi i k n / N)`. On success `*plan` is the new plan; on failure NULL, and every
-/// rank given the same arguments returns the same code.
-///
-/// # Safety
-/// `n` points to `d` extents, `grid_dims` is NULL or points to `grid_rank` entries, `comm`
-/// is a live communicator and `plan` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn dfft_plan_dft(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    let kinds = std::ptr::null();
-    // SAFETY: the caller's contract, passed on.
-    unsafe {
-        construct(
-            Kind::C2c,
-            false,
-            d,
-            n,
-            howmany,
-            kinds,
-            comm,
-            grid_rank,
-            grid_dims,
-            flags,
-            plan,
-        )
-    }
-}
-
-/// `dfft_plan_dft` in single precision (`float _Complex` data).
-///
-/// # Safety
-/// As `dfft_plan_dft`.
-#[no_mangle]
-pub unsafe extern "C" fn dfftf_plan_dft(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    let kinds = std::ptr::null();
-    // SAFETY: the caller's contract, passed on.
-    unsafe {
-        construct(
-            Kind::C2c,
-            true,
-            d,
-            n,
-            howmany,
-            kinds,
-            comm,
-            grid_rank,
-            grid_dims,
-            flags,
-            plan,
-        )
-    }
-}
-
-/// Plans a real-to-complex forward FFT (and its complex-to-real backward) of the real
-/// C-order global array `n[0] x ... x n[d-1]`: the spectrum has `n[0] x ... x (n[d-1]/2 + 1)`
-/// complex values (numpy's `rfftn`, FFTW's r2c). Otherwise as `dfft_plan_dft`; backward
-/// ignores the imaginary parts of the modes that must be real.
-///
-/// # Safety
-/// As `dfft_plan_dft`.
-#[no_mangle]
-pub unsafe extern "C" fn dfft_plan_dft_r2c(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    let kinds = std::ptr::null();
-    // SAFETY: the caller's contract, passed on.
-    unsafe {
-        construct(
-            Kind::R2c,
-            false,
-            d,
-            n,
-            howmany,
-            kinds,
-            comm,
-            grid_rank,
-            grid_dims,
-            flags,
-            plan,
-        )
-    }
-}
-
-/// `dfft_plan_dft_r2c` in single precision (`float` and `float _Complex` data).
-///
-/// # Safety
-/// As `dfft_plan_dft`.
-#[no_mangle]
-pub unsafe extern "C" fn dfftf_plan_dft_r2c(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    let kinds = std::ptr::null();
-    // SAFETY: the caller's contract, passed on.
-    unsafe {
-        construct(
-            Kind::R2c,
-            true,
-            d,
-            n,
-            howmany,
-            kinds,
-            comm,
-            grid_rank,
-            grid_dims,
-            flags,
-            plan,
-        )
-    }
-}
-
-/// Plans a real-to-real transform with kind `kinds[i]` (`DFFT_R2HC` .. `DFFT_RODFT11`,
-/// FFTW's numbers and definitions) along axis i of the real C-order global array `n`;
-/// backward applies the inverse kinds, so backward(forward(x)) is x times the product of the
-/// logical sizes (2(n-1) for REDFT00, 2(n+1) for RODFT00, n for R2HC, HC2R and DHT, 2n
-/// otherwise) without a normalization flag. Otherwise as `dfft_plan_dft`.
-///
-/// # Safety
-/// `n` and `kinds` point to `d` entries; otherwise as `dfft_plan_dft`.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn dfft_plan_r2r(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    kinds: *const dfft_r2r_kind,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    // SAFETY: the caller's contract, passed on.
-    unsafe {
-        construct(
-            Kind::R2r,
-            false,
-            d,
-            n,
-            howmany,
-            kinds,
-            comm,
-            grid_rank,
-            grid_dims,
-            flags,
-            plan,
-        )
-    }
-}
-
-/// `dfft_plan_r2r` in single precision (`float` data).
-///
-/// # Safety
-/// As `dfft_plan_r2r`.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn dfftf_plan_r2r(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    kinds: *const dfft_r2r_kind,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    // SAFETY: the caller's contract, passed on.
-    unsafe {
-        construct(
-            Kind::R2r,
-            true,
-            d,
-            n,
-            howmany,
-            kinds,
-            comm,
-            grid_rank,
-            grid_dims,
-            flags,
-            plan,
-        )
-    }
 }
 
 /// Reads a partial transform's arguments (`naxes` axes in `axes`) and makes the plan.
@@ -322,102 +93,171 @@ unsafe fn construct_axes(
     }
 }
 
-/// Plans a complex-to-complex FFT along the `naxes` axes listed in `axes` only (numpy's
-/// `fftn(x, axes=...)`); the other axes are left as they are, and an untransformed axis
-/// that is distributed needs no exchange (a slab plan transforming axes 1 .. d-1 exchanges
-/// nothing). Normalizations count the transformed axes only. Otherwise as `dfft_plan_dft`.
-///
-/// # Safety
-/// `axes` points to `naxes` entries; otherwise as `dfft_plan_dft`.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn dfft_plan_dft_axes(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    naxes: c_int,
-    axes: *const c_int,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
-    // SAFETY: the caller's contract, passed on.
-    unsafe { construct_axes(Kind::C2c, false, array, listed, comm, grid, flags, plan) }
+/// The plan constructors of one precision (`$single`), named as FFTW names its own:
+/// `dfft_plan_*` for `double`, `dfftf_plan_*` for `float`. cbindgen reads items, not macro
+/// expansions, so the header declares them with the C macro `DFFT_DEFINE_PLANS` (in
+/// `cbindgen.toml`'s trailer, which documents each), as FFTW's `fftw3.h` declares its
+/// precisions with `FFTW_DEFINE_API`; `tests/header.rs` checks every symbol against it.
+macro_rules! plan_constructors {
+    (
+        $single:expr,
+        [$dft:ident, $dft_r2c:ident, $r2r:ident],
+        [$dft_axes:ident, $dft_r2c_axes:ident]
+    ) => {
+        /// A complex-to-complex plan (see `DFFT_DEFINE_PLANS` in the header).
+        ///
+        /// # Safety
+        /// `n` points to `d` extents, `grid_dims` is NULL or points to `grid_rank` entries,
+        /// `comm` is a live communicator and `plan` is writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $dft(
+            d: c_int,
+            n: *const isize,
+            howmany: isize,
+            comm: MPI_Comm,
+            grid_rank: c_int,
+            grid_dims: *const c_int,
+            flags: c_uint,
+            plan: *mut *mut DfftPlan,
+        ) -> c_int {
+            let kinds = std::ptr::null();
+            let grid = (grid_rank, grid_dims);
+            // SAFETY: the caller's contract, passed on.
+            unsafe {
+                construct(
+                    Kind::C2c,
+                    $single,
+                    (d, n, howmany, kinds),
+                    comm,
+                    grid,
+                    flags,
+                    plan,
+                )
+            }
+        }
+
+        /// A real-to-complex plan (see `DFFT_DEFINE_PLANS` in the header).
+        ///
+        /// # Safety
+        /// As the complex-to-complex constructor.
+        #[no_mangle]
+        pub unsafe extern "C" fn $dft_r2c(
+            d: c_int,
+            n: *const isize,
+            howmany: isize,
+            comm: MPI_Comm,
+            grid_rank: c_int,
+            grid_dims: *const c_int,
+            flags: c_uint,
+            plan: *mut *mut DfftPlan,
+        ) -> c_int {
+            let kinds = std::ptr::null();
+            let grid = (grid_rank, grid_dims);
+            // SAFETY: the caller's contract, passed on.
+            unsafe {
+                construct(
+                    Kind::R2c,
+                    $single,
+                    (d, n, howmany, kinds),
+                    comm,
+                    grid,
+                    flags,
+                    plan,
+                )
+            }
+        }
+
+        /// A real-to-real plan (see `DFFT_DEFINE_PLANS` in the header).
+        ///
+        /// # Safety
+        /// `n` and `kinds` point to `d` entries; otherwise as the complex-to-complex
+        /// constructor.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $r2r(
+            d: c_int,
+            n: *const isize,
+            howmany: isize,
+            kinds: *const dfft_r2r_kind,
+            comm: MPI_Comm,
+            grid_rank: c_int,
+            grid_dims: *const c_int,
+            flags: c_uint,
+            plan: *mut *mut DfftPlan,
+        ) -> c_int {
+            let grid = (grid_rank, grid_dims);
+            // SAFETY: the caller's contract, passed on.
+            unsafe {
+                construct(
+                    Kind::R2r,
+                    $single,
+                    (d, n, howmany, kinds),
+                    comm,
+                    grid,
+                    flags,
+                    plan,
+                )
+            }
+        }
+        /// A complex-to-complex plan along the listed axes only (see `DFFT_DEFINE_PLANS`).
+        ///
+        /// # Safety
+        /// `axes` points to `naxes` entries; otherwise as the complex-to-complex
+        /// constructor.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $dft_axes(
+            d: c_int,
+            n: *const isize,
+            howmany: isize,
+            naxes: c_int,
+            axes: *const c_int,
+            comm: MPI_Comm,
+            grid_rank: c_int,
+            grid_dims: *const c_int,
+            flags: c_uint,
+            plan: *mut *mut DfftPlan,
+        ) -> c_int {
+            let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
+            // SAFETY: the caller's contract, passed on.
+            unsafe { construct_axes(Kind::C2c, $single, array, listed, comm, grid, flags, plan) }
+        }
+
+        /// A real-to-complex plan along the listed axes only (see `DFFT_DEFINE_PLANS`).
+        ///
+        /// # Safety
+        /// As the complex-to-complex constructor along listed axes.
+        #[no_mangle]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $dft_r2c_axes(
+            d: c_int,
+            n: *const isize,
+            howmany: isize,
+            naxes: c_int,
+            axes: *const c_int,
+            comm: MPI_Comm,
+            grid_rank: c_int,
+            grid_dims: *const c_int,
+            flags: c_uint,
+            plan: *mut *mut DfftPlan,
+        ) -> c_int {
+            let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
+            // SAFETY: the caller's contract, passed on.
+            unsafe { construct_axes(Kind::R2c, $single, array, listed, comm, grid, flags, plan) }
+        }
+    };
 }
 
-/// `dfft_plan_dft_axes` in single precision.
-///
-/// # Safety
-/// As `dfft_plan_dft_axes`.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn dfftf_plan_dft_axes(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    naxes: c_int,
-    axes: *const c_int,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
-    // SAFETY: the caller's contract, passed on.
-    unsafe { construct_axes(Kind::C2c, true, array, listed, comm, grid, flags, plan) }
-}
-
-/// Plans a real-to-complex FFT along the `naxes` axes listed in `axes` only: the largest
-/// axis listed is the real one, halved to `n/2 + 1` complex values (numpy's
-/// `rfftn(x, axes=sorted(axes))`). Otherwise as `dfft_plan_dft_r2c` and `dfft_plan_dft_axes`.
-///
-/// # Safety
-/// As `dfft_plan_dft_axes`.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn dfft_plan_dft_r2c_axes(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    naxes: c_int,
-    axes: *const c_int,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
-    // SAFETY: the caller's contract, passed on.
-    unsafe { construct_axes(Kind::R2c, false, array, listed, comm, grid, flags, plan) }
-}
-
-/// `dfft_plan_dft_r2c_axes` in single precision.
-///
-/// # Safety
-/// As `dfft_plan_dft_axes`.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn dfftf_plan_dft_r2c_axes(
-    d: c_int,
-    n: *const isize,
-    howmany: isize,
-    naxes: c_int,
-    axes: *const c_int,
-    comm: MPI_Comm,
-    grid_rank: c_int,
-    grid_dims: *const c_int,
-    flags: c_uint,
-    plan: *mut *mut DfftPlan,
-) -> c_int {
-    let (array, listed, grid) = ((d, n, howmany), (naxes, axes), (grid_rank, grid_dims));
-    // SAFETY: the caller's contract, passed on.
-    unsafe { construct_axes(Kind::R2c, true, array, listed, comm, grid, flags, plan) }
-}
+plan_constructors!(
+    false,
+    [dfft_plan_dft, dfft_plan_dft_r2c, dfft_plan_r2r],
+    [dfft_plan_dft_axes, dfft_plan_dft_r2c_axes]
+);
+plan_constructors!(
+    true,
+    [dfftf_plan_dft, dfftf_plan_dft_r2c, dfftf_plan_r2r],
+    [dfftf_plan_dft_axes, dfftf_plan_dft_r2c_axes]
+);
 
 /// The plan as `&`, or the NULL failure.
 ///

@@ -186,33 +186,9 @@ pub fn parse_batch(s: &str) -> Result<usize, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeArg(pub Vec<usize>);
 
-/// Parses `64,64,64` (also `64x64x64`).
+/// Parses `64,64,64` (also `64x64x64`); a 1-D shape is one length.
 pub fn parse_shape(s: &str) -> Result<ShapeArg, String> {
-    let parts: Vec<&str> = s.split([',', 'x']).map(str::trim).collect();
-    let mut shape = Vec::with_capacity(parts.len());
-    for p in parts {
-        match p.parse::<usize>() {
-            Ok(0) => return Err(format!("axis lengths must be at least 1, got 0 in '{s}'")),
-            Ok(n) => shape.push(n),
-            Err(_)
-                if p.strip_prefix('-')
-                    .is_some_and(|d| d.parse::<u128>().is_ok()) =>
-            {
-                return Err(format!(
-                    "axis length {p} in '{s}' is negative; axis lengths must be at least 1"
-                ))
-            }
-            Err(_) => {
-                return Err(format!(
-                    "'{p}' is not a positive integer; expected a shape such as 64,64,64"
-                ))
-            }
-        }
-    }
-    if shape.is_empty() {
-        return Err(format!("a shape needs at least 1 axis, got '{s}'"));
-    }
-    Ok(ShapeArg(shape))
+    cli_common::parse_shape(s).map(ShapeArg)
 }
 
 impl Cli {
@@ -362,44 +338,8 @@ fn grid_problem(grid: &fft_core::GridChoice, d: usize) -> Option<String> {
 pub fn one_line_error(e: &clap::Error) -> String {
     format!(
         "dfft: error: {} (see --help)",
-        join_clap_message(&e.render().to_string())
+        cli_common::one_line(&e.render().to_string())
     )
-}
-
-/// The lines of a rendered clap error before its `Usage:` block, joined into one line.
-pub fn join_clap_message(rendered: &str) -> String {
-    let mut out = String::new();
-    for line in rendered.lines().map(str::trim) {
-        if line.starts_with("Usage:") || line.starts_with("For more information") {
-            break;
-        }
-        if line.is_empty() {
-            continue;
-        }
-        let line = line.strip_prefix("error: ").unwrap_or(line);
-        if !out.is_empty() {
-            out.push_str(if line.starts_with("tip:") { "; " } else { " " });
-        }
-        out.push_str(line);
-    }
-    if out.is_empty() {
-        "invalid arguments".to_string()
-    } else {
-        out
-    }
-}
-
-/// This process's rank as the launcher announced it (OpenMPI, PMIx, Slurm), if any; used to
-/// print usage errors once, before MPI is initialized.
-pub fn launcher_rank() -> Option<usize> {
-    [
-        "OMPI_COMM_WORLD_RANK",
-        "PMIX_RANK",
-        "SLURM_PROCID",
-        "PMI_RANK",
-    ]
-    .iter()
-    .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
 /// Who allocates `dfft run`'s blocks (`--alloc`).

@@ -8,7 +8,7 @@ pub fn init() {
         "DFFT_LOG",
         std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
     );
-    let rank = crate::args::launcher_rank();
+    let rank = cli_common::launcher_rank();
     let mut builder = env_logger::Builder::from_env(env);
     builder.format(move |buf, record| {
         use std::io::Write;

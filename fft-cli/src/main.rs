@@ -78,7 +78,7 @@ fn parse_or_exit() -> args::Cli {
         Ok(cli) => cli,
         Err(e) => {
             let code = e.exit_code();
-            if args::launcher_rank().unwrap_or(0) == 0 {
+            if cli_common::launcher_rank().unwrap_or(0) == 0 {
                 if e.use_stderr() {
                     // One line naming the argument, e.g. "dfft: error: invalid value '0,4'
                     // for '--shape <SHAPE>': ...", instead of clap's multi-line block.
@@ -99,7 +99,7 @@ fn parse_or_exit() -> args::Cli {
 /// A usage error found before MPI starts: rank 0 of the launch prints `line`, every rank
 /// exits with status 2.
 fn usage_exit(line: &str) -> ! {
-    if args::launcher_rank().unwrap_or(0) == 0 {
+    if cli_common::launcher_rank().unwrap_or(0) == 0 {
         eprintln!("{line}");
     } else {
         // Let rank 0's message reach the launcher before this exit ends the job.
@@ -124,7 +124,7 @@ fn run_under_mpi(cli: &args::Cli) -> i32 {
     fatal::exit_on_mpi_errors();
     // INT/TERM/HUP remove the temporary output and exit non-zero; a rank whose launcher died
     // stops instead of finishing and publishing.
-    npyio::guard::install("dfft", args::launcher_rank().is_some());
+    npyio::guard::install("dfft", cli_common::launcher_rank().is_some());
     // OpenMPI's wait between the SIGCONT and the SIGTERM that end a job, if set (mpirun
     // passes its MCA parameters on): outputs are held back that long and a second more.
     if let Some(secs) = std::env::var("OMPI_MCA_odls_base_sigkill_timeout")

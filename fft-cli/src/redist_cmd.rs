@@ -13,8 +13,8 @@ use mpi::traits::*;
 use num_complex::Complex;
 use redist::cyclic::plan::RedistPlan;
 use redist::cyclic::run::{Redistribution, Schedule, DEFAULT_PACKET};
+use redist::cyclic::thakur::{self, AxisMethod, Receive, ThakurMethod};
 use redist::dist::DistArray;
-use redist::thakur::{self, AxisMethod, Receive, ThakurMethod};
 use redist::{Element, RedistError, StageTimes};
 use serde::Serialize;
 use std::time::Instant;
@@ -92,15 +92,7 @@ pub struct Shape(pub Vec<usize>);
 
 /// Parses `8192,8192` or `1000000` (also `AxB`).
 fn parse_shape_1d(s: &str) -> Result<Shape, String> {
-    s.split([',', 'x'])
-        .map(|p| match p.trim().parse::<usize>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(format!(
-                "'{p}' is not a positive integer; expected a shape such as 8192,8192"
-            )),
-        })
-        .collect::<Result<_, _>>()
-        .map(Shape)
+    cli_common::parse_shape(s).map(Shape)
 }
 
 /// Resolves both SPECs against the shape and, when `ranks` is known, checks that both grids

@@ -23,8 +23,7 @@ use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
 use num_complex::Complex;
 use redist::alloc::AlignedBuf;
-use redist::plan::RankExchange;
-use redist::runs::Run;
+use redist::piecewise::Run;
 use redist::{Exchange, ExchangePlan, GridShape, ProcessGrid, RedistError, StageTimes};
 use std::sync::{Arc, Weak};
 
@@ -278,7 +277,7 @@ where
 
     /// Bytes per rank of a shared-memory window holding every rank's forward input
     /// (`forward_input`) or output block: the largest block, in whole cache lines (as
-    /// [`redist::window::GroupWindow::new`] rounds it), the same on every rank.
+    /// [`redist::transport::window::GroupWindow::new`] rounds it), the same on every rank.
     fn region_bytes(&self, forward_input: bool) -> usize {
         let regions = regions(&self.program, &self.pipeline);
         let elements = if forward_input {
@@ -306,7 +305,7 @@ where
         let window = match self.grid.communicator().size() {
             _ if self.grouped.is_some() => None,
             1 => None,
-            _ => redist::window::GroupWindow::new(self.grid.communicator(), bytes)?,
+            _ => redist::transport::window::GroupWindow::new(self.grid.communicator(), bytes)?,
         };
         let Some(window) = window else {
             return Ok(SharedBlock::aligned(len));
@@ -380,7 +379,7 @@ where
             }
             let bytes = (most * complex).div_ceil(64) * 64;
             let comm = self.grid.communicator();
-            let Some(window) = redist::window::GroupWindow::new(comm, bytes)? else {
+            let Some(window) = redist::transport::window::GroupWindow::new(comm, bytes)? else {
                 return Ok(false);
             };
             self.work[k] = SharedBlock::in_window(Arc::new(BlockWindow { window }), len);
@@ -690,7 +689,7 @@ fn shared_path<T: Real>(
     fused: &Fused<T>,
     program: &Program<T>,
     exchanges: &[Exchange],
-    pieces: &[[Option<redist::exchange::Messages>; 2]],
+    pieces: &[[Option<redist::piecewise::Messages>; 2]],
 ) -> Result<Option<SharedPath>>
 where
     Complex<T>: redist::Element,
@@ -710,28 +709,23 @@ where
     let (before_plan, after_plan) = (plan(before), plan(after));
     // Where each peer's message for this rank starts in the window: its region, the part of
     // the exchange, and its own send offset for this rank in that piece.
-    let in_window = |plan: &ExchangePlan, part: &RankExchange, k: usize, base: usize| {
-        let mut part = part.clone();
-        let me = part.group_index;
-        for p in part.peers.iter_mut().filter(|p| p.peer != me) {
-            let theirs = plan.for_rank(p.peer_rank).piece(fused.axis, fused.size, k);
-            p.recv_offset = p.peer * region + base + theirs.peers[me].send_offset;
-        }
-        part
+    let rank = exchanges[e].rank_part().rank;
+    let in_window = |plan: &ExchangePlan, k: usize, base: usize| {
+        plan.piece_in_window(rank, (fused.axis, fused.size, k), region, base)
     };
     let row = fused.kernel.row_len();
     let mut gather = vec![Run::UNSET; fused.gather.len()];
     let mut unpacks = Vec::new();
     for (k, [b, a]) in pieces.iter().enumerate() {
-        if let (Some(plan), Some(m)) = (before_plan, b) {
-            let part = in_window(plan, m.rank_part(), k, 0);
+        if let (Some(plan), Some(_)) = (before_plan, b) {
+            let part = in_window(plan, k, 0);
             assert!(
                 part.dst_runs_into(row, &mut gather),
                 "the same runs as the piece's"
             );
         }
-        if let (Some(e), Some(plan), Some(m)) = (after, after_plan, a) {
-            let part = in_window(plan, m.rank_part(), k, before_len);
+        if let (Some(e), Some(plan), Some(_)) = (after, after_plan, a) {
+            let part = in_window(plan, k, before_len);
             unpacks.push(exchanges[e].messages(part));
         }
     }

@@ -250,7 +250,7 @@ impl<S: Element> HaloPlan<S> {
         let bytes = most * std::mem::size_of::<S>();
         let window = match self.comm.size() {
             1 => None,
-            _ => redist::window::GroupWindow::new(&self.comm, bytes)?,
+            _ => redist::transport::window::GroupWindow::new(&self.comm, bytes)?,
         };
         let block = match window {
             None => SharedBlock::aligned(len),

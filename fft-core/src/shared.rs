@@ -5,7 +5,7 @@
 //! through messages: pack, move (or write into a shared window), unpack. When the caller's
 //! blocks are themselves in one shared-memory window, a fused sweep reads the rows it needs
 //! straight from the peers' blocks and writes its results straight into them
-//! ([`redist::runs::window_runs`]): no pack, no unpack and two synchronizations per exchange
+//! ([`redist::piecewise::window_runs`]): no pack, no unpack and two synchronizations per exchange
 //! pair instead of two per piece. The plans recognize such blocks by address, agree over all
 //! ranks on each call, and otherwise run exactly as with private blocks. A plan also moves its
 //! own work buffers into windows, so that the steps that read or write those (a c2r backward
@@ -15,7 +15,7 @@
 //! that step then runs so between private blocks as well.
 
 use redist::alloc::AlignedBuf;
-use redist::window::GroupWindow;
+use redist::transport::window::GroupWindow;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
@@ -51,7 +51,7 @@ enum Storage<E> {
 ///
 /// When all of the plan's ranks are on one node, the blocks of every rank lie in one
 /// shared-memory window ([`SharedBlock::is_shared`]; an MPI-3 window, or for blocks of 2 MiB
-/// and more a mapping on huge pages, see [`redist::window`]), and transforms between such
+/// and more a mapping on huge pages, see [`redist::transport::window`]), and transforms between such
 /// blocks read and write the peers' rows in place: no pack, no unpack, no per-piece
 /// synchronization. Pass them to `forward`/`backward` like any slice; a block of another
 /// plan, or a call where some rank passes private memory, simply runs the message path

@@ -10,9 +10,9 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use num_complex::Complex;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use redist::cyclic::plan::RedistPlan;
+use redist::cyclic::run::{Redistribution as Runner, Schedule};
 use redist::dist::DistArray;
-use redist::redistribute::RedistPlan;
-use redist::redistribution::{Redistribution as Runner, Schedule};
 use redist::{Element, StageTimes};
 use std::str::FromStr;
 

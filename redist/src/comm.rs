@@ -177,6 +177,49 @@ pub fn agree_buffers<C: Communicator>(comm: &C, checks: &[BufferCheck], exact: b
     })
 }
 
+/// A collective data movement on the caller's four buffers (a source and a destination
+/// block, send and receive buffers): [`crate::Exchange`] and
+/// [`crate::cyclic::run::Redistribution`]. Their `execute` and `execute_sized` check the
+/// buffers here, alike.
+pub(crate) trait FourBuffers {
+    /// The least lengths of the source, destination, send and receive buffers on this rank.
+    fn needs(&self) -> [usize; 4];
+    /// The communicator over which `execute` agrees on the buffers (every rank of the call).
+    fn agreement(&self) -> &mpi::topology::SimpleCommunicator;
+    /// The movement itself, on buffers already checked.
+    fn run<T: crate::Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut crate::StageTimes,
+    ) -> Result<()>;
+
+    /// Checks the buffers, over the agreement communicator (`agree`: the same error on every
+    /// rank, one small `MPI_Allreduce`) or on this rank alone, then runs.
+    fn checked<T: crate::Element>(
+        &mut self,
+        agree: bool,
+        (src, dst, send, recv): (&[T], &mut [T], &mut [T], &mut [T]),
+        times: &mut crate::StageTimes,
+    ) -> Result<()> {
+        let [s, d, se, r] = self.needs();
+        let checks = [
+            ("source", s, src.len()),
+            ("destination", d, dst.len()),
+            ("send", se, send.len()),
+            ("receive", r, recv.len()),
+        ];
+        if agree {
+            agree_buffers(self.agreement(), &checks, false)?;
+        } else {
+            check_buffers(&checks)?;
+        }
+        self.run(src, dst, send, recv, times)
+    }
+}
+
 /// Installs a panic hook that prints the rank and the panic message and then calls
 /// `MPI_Abort` on `MPI_COMM_WORLD`, so a bug (or an out-of-memory) on one rank ends the whole
 /// job instead of leaving the other ranks waiting in a collective forever. Call it right after

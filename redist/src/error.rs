@@ -124,7 +124,7 @@ pub enum RedistError {
     },
     /// A message is longer than MPI's 32-bit element counts allow. [`crate::Exchange`] and
     /// [`crate::cyclic::run::Redistribution`] split such messages into chunks and never
-    /// return it; [`crate::thakur::redistribute`] (the paper's methods, one message per peer)
+    /// return it; [`crate::cyclic::thakur::redistribute`] (the paper's methods, one message per peer)
     /// returns it for arrays of more than `i32::MAX` items.
     #[error("a message of {elements} elements exceeds MPI's count limit of {limit}")]
     CountOverflow {

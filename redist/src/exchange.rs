@@ -4,12 +4,12 @@
 //! owns its group communicator, its copy plans and the MPI count arrays, so running it
 //! allocates nothing. The caller owns the data and message buffers.
 
-use crate::comm::{check_buffers, BufferCheck, ProcessGrid};
+use crate::comm::{check_buffers, FourBuffers, ProcessGrid};
 use crate::element::Element;
 use crate::error::{RedistError, Result};
-use crate::pack::CopyPlan;
+use crate::piecewise::Messages;
 use crate::plan::{ExchangePlan, RankExchange};
-use crate::transport::{null_request, PeerCounts};
+use crate::transport::null_request;
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -83,12 +83,12 @@ impl StageTimes {
 /// exchange.execute(&src, &mut dst, &mut send, &mut recv, &mut StageTimes::default()).unwrap();
 /// ```
 pub struct Exchange {
-    method: Method,
-    comm: SimpleCommunicator,
+    pub(crate) method: Method,
+    pub(crate) comm: SimpleCommunicator,
     /// The whole grid's communicator (a duplicate), over which [`Exchange::execute`] agrees
     /// on the caller's buffers.
     grid_comm: SimpleCommunicator,
-    group_size: usize,
+    pub(crate) group_size: usize,
     src_len: usize,
     dst_len: usize,
     /// The axis the exchange gathers and the one it scatters (see [`ExchangePlan`]).
@@ -97,142 +97,13 @@ pub struct Exchange {
     grid_dim: usize,
     /// Whether some block of some rank exceeds `max_count`: then every message travels as
     /// point-to-point chunks of at most `max_count` elements, whatever the method.
-    chunked: bool,
+    pub(crate) chunked: bool,
     /// Largest element count of one MPI message (at most `i32::MAX`).
-    max_count: usize,
+    pub(crate) max_count: usize,
     /// Request slots for one pairwise step, allocated once.
-    requests: Vec<ffi::MPI_Request>,
+    pub(crate) requests: Vec<ffi::MPI_Request>,
     /// The messages of the whole exchange.
-    whole: Messages,
-}
-
-/// The messages of an exchange, or of one piece of it ([`Exchange::piece`]), made ready to
-/// move: per peer its boxes, counts and buffer offsets, and the copy plans that pack and
-/// unpack them. Built once at plan time.
-pub struct Messages {
-    part: RankExchange,
-    pack_plans: Vec<CopyPlan>,
-    pack_src_offsets: Vec<usize>,
-    unpack_plans: Vec<CopyPlan>,
-    unpack_dst_offsets: Vec<usize>,
-    /// This rank's own part: source to destination directly.
-    own_copy: CopyPlan,
-    own_src_offset: usize,
-    own_dst_offset: usize,
-    /// Per group member: what is sent to it and received from it (zero for this rank's own
-    /// part, which is copied directly).
-    counts: PeerCounts,
-    /// Whether the messages go pairwise in chunks (see [`Exchange::with_max_count`]).
-    chunked: bool,
-}
-
-impl fmt::Debug for Messages {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Messages")
-            .field("rank", &self.part.rank)
-            .field("send_len", &self.part.send_len)
-            .field("recv_len", &self.part.recv_len)
-            .finish()
-    }
-}
-
-impl Messages {
-    /// Prepares the messages of `part`; `chunked` as in [`Exchange`].
-    fn new(part: RankExchange, chunked: bool) -> Self {
-        let pack_plans = part.pack_plans();
-        let unpack_plans = part.unpack_plans();
-        let pack_src_offsets = part
-            .peers
-            .iter()
-            .map(|p| p.send_box.offset(&part.src_strides))
-            .collect();
-        let unpack_dst_offsets = part
-            .peers
-            .iter()
-            .map(|p| p.recv_box.offset(&part.dst_strides))
-            .collect();
-        let own = part.own();
-        let own_copy = part.own_copy_plan();
-        let own_src_offset = own.send_box.offset(&part.src_strides);
-        let own_dst_offset = own.recv_box.offset(&part.dst_strides);
-        let me = part.group_index;
-        // The own part travels by direct copy: zero counts in the MPI arrays.
-        let counts = |f: &dyn Fn(&crate::plan::PeerTransfer) -> usize| -> Vec<usize> {
-            part.peers
-                .iter()
-                .map(|p| if p.peer == me { 0 } else { f(p) })
-                .collect()
-        };
-        let counts = PeerCounts::new(
-            counts(&|p| p.send_box.len()),
-            counts(&|p| p.send_offset),
-            counts(&|p| p.recv_box.len()),
-            counts(&|p| p.recv_offset),
-        );
-        // Unchunked, every count and displacement is below the largest block of any rank,
-        // hence below `max_count`: they fit MPI's int.
-        debug_assert!(chunked || counts.fits_alltoallv());
-        Self {
-            counts,
-            chunked,
-            part,
-            pack_plans,
-            pack_src_offsets,
-            unpack_plans,
-            unpack_dst_offsets,
-            own_copy,
-            own_src_offset,
-            own_dst_offset,
-        }
-    }
-
-    /// Minimum send-buffer length: what goes to other ranks.
-    pub fn send_len(&self) -> usize {
-        self.part.send_len
-    }
-
-    /// Minimum receive-buffer length: what comes from other ranks.
-    pub fn recv_len(&self) -> usize {
-        self.part.recv_len
-    }
-
-    /// This rank's part of the plan (of this piece).
-    pub fn rank_part(&self) -> &RankExchange {
-        &self.part
-    }
-
-    /// Most requests one pairwise step needs with chunks of `max_count` elements.
-    fn most_chunks(&self, max_count: usize) -> usize {
-        self.counts.most_chunks(max_count)
-    }
-
-    /// Packs the messages of every other peer from the source block into `send`.
-    fn pack<T: Element>(&self, src: &[T], send: &mut [T]) {
-        for ((plan, &offset), peer) in self
-            .pack_plans
-            .iter()
-            .zip(&self.pack_src_offsets)
-            .zip(&self.part.peers)
-        {
-            if peer.peer != self.part.group_index {
-                plan.run(src, offset, send, peer.send_offset);
-            }
-        }
-    }
-
-    /// Unpacks every other peer's message from `recv` into the destination block.
-    fn unpack<T: Element>(&self, recv: &[T], dst: &mut [T]) {
-        for ((plan, &offset), peer) in self
-            .unpack_plans
-            .iter()
-            .zip(&self.unpack_dst_offsets)
-            .zip(&self.part.peers)
-        {
-            if peer.peer != self.part.group_index {
-                plan.run(recv, peer.recv_offset, dst, offset);
-            }
-        }
-    }
+    pub(crate) whole: Messages,
 }
 
 impl fmt::Debug for Exchange {
@@ -312,23 +183,6 @@ impl Exchange {
         &self.comm
     }
 
-    /// Messages of `part`, a rank part of this exchange or of a piece of it with its own
-    /// buffer offsets: e.g. receive offsets that point into a [`crate::window::GroupWindow`],
-    /// so that [`Exchange::unpack_piece`] reads the peers' messages where they wrote them.
-    pub fn messages(&self, part: RankExchange) -> Messages {
-        Messages::new(part, self.chunked)
-    }
-
-    /// Piece `k` of this exchange cut along `axis` into runs of `size` indices (see
-    /// [`RankExchange::piece`]), ready to move with [`Exchange::pack_piece`],
-    /// [`Exchange::communicate_piece`] and [`Exchange::unpack_piece`] through message buffers
-    /// of its own [`Messages::send_len`] and [`Messages::recv_len`]. Every rank of the group
-    /// must move the same pieces in the same order (the piece count must come from global
-    /// arguments).
-    pub fn piece(&self, axis: usize, size: usize, k: usize) -> Messages {
-        Messages::new(self.whole.part.piece(axis, size, k), self.chunked)
-    }
-
     /// The axis this exchange gathers (split before, local after) and the one it scatters
     /// (local before, split after).
     pub fn plan_axes(&self) -> (usize, usize) {
@@ -392,11 +246,6 @@ impl Exchange {
         self.whole.pack(src, send);
     }
 
-    /// Packs one piece's messages (see [`Exchange::piece`]) into its own send buffer.
-    pub fn pack_piece<T: Element>(&self, piece: &Messages, src: &[T], send: &mut [T]) {
-        piece.pack(src, send);
-    }
-
     /// Copies this rank's own part from the source block straight into the destination
     /// block (with the local transpose), bypassing the message buffers.
     pub fn copy_own<T: Element>(&self, src: &[T], dst: &mut [T]) {
@@ -429,45 +278,9 @@ impl Exchange {
         )
     }
 
-    /// Moves one piece's packed messages (see [`Exchange::piece`]); collective over the
-    /// group like [`Exchange::communicate`].
-    pub fn communicate_piece<T: Element>(
-        &mut self,
-        piece: &Messages,
-        send: &[T],
-        recv: &mut [T],
-    ) -> Result<()> {
-        let (method, max_count, group_size) = (self.method, self.max_count, self.group_size);
-        move_messages(
-            piece,
-            &self.comm,
-            method,
-            max_count,
-            &mut self.requests,
-            group_size,
-            send,
-            recv,
-        )
-    }
-
     /// Unpacks every other peer's message from `recv` into the destination block.
     pub fn unpack<T: Element>(&self, recv: &[T], dst: &mut [T]) {
         self.whole.unpack(recv, dst);
-    }
-
-    /// Unpacks one piece's messages (see [`Exchange::piece`]) into the destination block.
-    pub fn unpack_piece<T: Element>(&self, piece: &Messages, recv: &[T], dst: &mut [T]) {
-        piece.unpack(recv, dst);
-    }
-
-    /// The buffers of [`Exchange::execute`] given these lengths, each with its required one.
-    fn buffer_checks(&self, src: usize, dst: usize, send: usize, recv: usize) -> [BufferCheck; 4] {
-        [
-            ("source", self.src_len, src),
-            ("destination", self.dst_len, dst),
-            ("send", self.whole.send_len(), send),
-            ("receive", self.whole.recv_len(), recv),
-        ]
     }
 
     /// Runs the whole exchange: `src` (this rank's source block) to `dst`, through the
@@ -485,9 +298,7 @@ impl Exchange {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        let checks = self.buffer_checks(src.len(), dst.len(), send.len(), recv.len());
-        crate::comm::agree_buffers(&self.grid_comm, &checks, false)?;
-        self.execute_sized(src, dst, send, recv, times)
+        self.checked(true, (src, dst, send, recv), times)
     }
 
     /// [`Exchange::execute`] without the agreement, for callers whose buffers are sized from
@@ -503,7 +314,32 @@ impl Exchange {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        check_buffers(&self.buffer_checks(src.len(), dst.len(), send.len(), recv.len()))?;
+        self.checked(false, (src, dst, send, recv), times)
+    }
+}
+
+impl FourBuffers for Exchange {
+    fn needs(&self) -> [usize; 4] {
+        [
+            self.src_len,
+            self.dst_len,
+            self.whole.send_len(),
+            self.whole.recv_len(),
+        ]
+    }
+
+    fn agreement(&self) -> &SimpleCommunicator {
+        &self.grid_comm
+    }
+
+    fn run<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
         let t0 = Instant::now();
         self.pack(src, send);
         let t1 = Instant::now();
@@ -523,7 +359,7 @@ impl Exchange {
 /// Moves the packed `messages` of one exchange or piece: `send` on every rank of the group to
 /// `recv`, with `MPI_Alltoallv` or the pairwise schedule (chunked past `max_count`).
 #[allow(clippy::too_many_arguments)]
-fn move_messages<T: Element>(
+pub(crate) fn move_messages<T: Element>(
     messages: &Messages,
     comm: &SimpleCommunicator,
     method: Method,

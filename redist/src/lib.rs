@@ -45,7 +45,7 @@
 //!   Tourancheau's ScaLAPACK redistribution; Thakur, Choudhary and Ramanujam's cyclic(x) to
 //!   cyclic(y) methods; the distributions of Parallel ESSL): [`dist`] (per-axis maps and
 //!   [`dist::DistArray`]), [`cyclic::plan::RedistPlan`] (pure),
-//!   [`cyclic::run::Redistribution`] (MPI schedules) and [`thakur`];
+//!   [`cyclic::run::Redistribution`] (MPI schedules) and [`cyclic::thakur`];
 //! * MPI: [`comm::ProcessGrid`] (Cartesian communicator plus one sub-communicator per grid
 //!   dimension), [`exchange::Exchange`] (pack, move, unpack) and [`transport`], the one layer
 //!   that moves messages for both (`MPI_Alltoallv`, pairwise steps, chunks past MPI's 32-bit
@@ -77,25 +77,10 @@ pub mod grid;
 pub mod layout;
 mod names;
 pub mod pack;
+pub mod piecewise;
 pub mod plan;
-pub mod runs;
 pub mod split;
-pub mod thakur;
 pub mod transport;
-
-/// The shared-memory windows, at their former path.
-pub use transport::window;
-
-/// Planning of block-cyclic redistributions, at its former path ([`cyclic::plan`]).
-#[doc(hidden)]
-pub mod redistribute {
-    pub use crate::cyclic::copy::{CopyMap, RankRedist, Transfer};
-    pub use crate::cyclic::plan::*;
-}
-
-/// Running block-cyclic redistributions, at its former path ([`cyclic::run`]).
-#[doc(hidden)]
-pub use cyclic::run as redistribution;
 
 pub use comm::ProcessGrid;
 pub use element::Element;

@@ -108,69 +108,6 @@ impl RankExchange {
         )
     }
 
-    /// The `k`-th of the pieces into which cutting every box along `axis` into runs of
-    /// `size` indices splits the exchange: each peer's send and receive box keeps the indices
-    /// `start + k·size .. start + (k + 1)·size` of its range along `axis` (clipped; possibly
-    /// none), and the messages are laid out compactly for those boxes, so the message buffers
-    /// of a piece are about `size / extent` of the whole exchange's.
-    ///
-    /// When `axis` is the one the exchange gathers or scatters (every box spans a whole
-    /// block's range along it on one side, and the peer's block's range on the other), the
-    /// pieces of all ranks match: piece `k` of the sender holds exactly what piece `k` of the
-    /// receiver expects, and the pieces together are the whole exchange. Pipelined consumers
-    /// (`fft-core`'s fused slab sweep) exchange and transform one piece at a time with small
-    /// message buffers.
-    ///
-    /// ```
-    /// use redist::{grid::GridShape, layout::{Layout, MemoryOrder}, plan::ExchangePlan};
-    /// let grid = GridShape::new(vec![2]).unwrap();
-    /// let from = Layout::pencil(&[4, 6, 3], grid.clone()).unwrap();
-    /// let to = Layout::new(&[4, 6, 3], grid, vec![1], MemoryOrder::new(vec![1, 0, 2]).unwrap())
-    ///     .unwrap();
-    /// let part = ExchangePlan::new(&from, &to).unwrap().for_rank(0);
-    /// // Axis 1 is scattered: rank 1 gets indices 3..6 of it, in pieces of 2 indices.
-    /// let pieces: Vec<_> = (0..2).map(|k| part.piece(1, 2, k)).collect();
-    /// assert_eq!(pieces[0].peers[1].send_box.ranges[1], 3..5);
-    /// assert_eq!(pieces[1].peers[1].send_box.ranges[1], 5..6);
-    /// assert_eq!(pieces[0].send_len + pieces[1].send_len, part.send_len);
-    /// ```
-    pub fn piece(&self, axis: usize, size: usize, k: usize) -> RankExchange {
-        let cut = |r: &Range<usize>| {
-            let start = r.start.saturating_add(k.saturating_mul(size)).min(r.end);
-            start..start.saturating_add(size).min(r.end)
-        };
-        let (mut send_offset, mut recv_offset) = (0, 0);
-        let peers = self
-            .peers
-            .iter()
-            .map(|p| {
-                let mut send_box = p.send_box.clone();
-                send_box.ranges[axis] = cut(&p.send_box.ranges[axis]);
-                let mut recv_box = p.recv_box.clone();
-                recv_box.ranges[axis] = cut(&p.recv_box.ranges[axis]);
-                let own = p.peer == self.group_index;
-                let piece = PeerTransfer {
-                    send_offset: if own { 0 } else { send_offset },
-                    recv_offset: if own { 0 } else { recv_offset },
-                    send_box,
-                    recv_box,
-                    ..p.clone()
-                };
-                if !own {
-                    send_offset += piece.send_box.len();
-                    recv_offset += piece.recv_box.len();
-                }
-                piece
-            })
-            .collect();
-        RankExchange {
-            peers,
-            send_len: send_offset,
-            recv_len: recv_offset,
-            ..self.clone()
-        }
-    }
-
     /// Copy plans that pack each peer's message from the source block (in peer order).
     pub fn pack_plans(&self) -> Vec<CopyPlan> {
         self.peers

@@ -8,8 +8,8 @@ use mpi::topology::Communicator;
 use mpi::traits::Root;
 use redist::cyclic::plan::RedistPlan;
 use redist::cyclic::run::{Redistribution, Schedule};
+use redist::cyclic::thakur::{self, AxisMethod, Receive, ThakurMethod};
 use redist::dist::DistArray;
-use redist::thakur::{self, AxisMethod, Receive, ThakurMethod};
 use redist::{Exchange, ExchangePlan, GridShape, Layout, MemoryOrder, Method, ProcessGrid};
 use redist::{RedistError, StageTimes};
 

@@ -5,8 +5,8 @@ use mpi::collective::CommunicatorCollectives;
 use mpi::topology::Communicator;
 use redist::cyclic::plan::RedistPlan;
 use redist::cyclic::run::{Redistribution, Schedule};
+use redist::cyclic::thakur::{self, Receive, ThakurMethod};
 use redist::dist::{AxisDist, AxisMap, DistArray};
-use redist::thakur::{self, Receive, ThakurMethod};
 use redist::StageTimes;
 
 const BODY: &str = "redistribution_body";

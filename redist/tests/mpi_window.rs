@@ -1,11 +1,11 @@
-//! Shared-memory group windows (`redist::window::GroupWindow`) of both kinds: small regions
+//! Shared-memory group windows (`redist::transport::window::GroupWindow`) of both kinds: small regions
 //! (an MPI window) and large ones (a POSIX shared-memory mapping on 2 MiB boundaries, pages
 //! collapsed into huge ones where the system allows). On every rank count: `None` on one
 //! rank; otherwise regions of the size asked for, contiguous from a cache-line boundary,
 //! zeroed, each member's writes seen by every member after a sync (with several windows in
 //! one `sync_all` too), and a window's memory independent of the others'.
 use mpi::collective::CommunicatorCollectives;
-use redist::window::GroupWindow;
+use redist::transport::window::GroupWindow;
 
 const BODY: &str = "window_body";
 

@@ -5,7 +5,8 @@
 use crate::error::SolverError;
 use mpi::topology::SimpleCommunicator;
 
-/// Parses `N` (a cube) or `N0,N1,N2` into three axis lengths, each at least 1.
+/// Parses `N` (a cube) or `N0,N1,N2` (also `N0xN1xN2`) into three axis lengths, each at
+/// least 1 ([`cli_common::parse_shape`]'s rules and messages).
 ///
 /// ```
 /// use solvers::cli::parse_shape;
@@ -15,20 +16,10 @@ use mpi::topology::SimpleCommunicator;
 /// assert!(parse_shape("0").is_err());
 /// ```
 pub fn parse_shape(s: &str) -> Result<[usize; 3], String> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    let values: Vec<usize> = parts
-        .iter()
-        .map(|p| {
-            p.parse::<usize>()
-                .ok()
-                .filter(|&n| n >= 1)
-                .ok_or_else(|| format!("axis lengths must be integers >= 1, got '{p}' in '{s}'"))
-        })
-        .collect::<Result<_, _>>()?;
-    match values[..] {
+    match cli_common::parse_shape(s)?[..] {
         [n] => Ok([n, n, n]),
         [a, b, c] => Ok([a, b, c]),
-        _ => Err(format!(
+        ref values => Err(format!(
             "expected N or N0,N1,N2 (3 axes), got {} values in '{s}'",
             values.len()
         )),
@@ -91,42 +82,6 @@ pub fn parse_non_negative(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The lines of a rendered clap error before its `Usage:` block, joined into one line (the
-/// missing arguments' names, the accepted values and clap's tips stay).
-///
-/// ```
-/// let text = "error: invalid value 'x' for '--flow <FLOW>'\n  [possible values: a, b]\n\n  tip: a similar value exists: 'a'\n\nUsage: p [OPTIONS]\n\nFor more information, try '--help'.\n";
-/// assert_eq!(
-///     solvers::cli::one_line(text),
-///     "invalid value 'x' for '--flow <FLOW>' [possible values: a, b]; tip: a similar value exists: 'a'"
-/// );
-/// ```
-pub fn one_line(rendered: &str) -> String {
-    let mut out = String::new();
-    for line in rendered.lines().map(str::trim) {
-        if line.starts_with("Usage:") || line.starts_with("For more information") {
-            break;
-        }
-        if line.is_empty() {
-            continue;
-        }
-        let line = line.strip_prefix("error: ").unwrap_or(line);
-        if !out.is_empty() {
-            out.push_str(if line.starts_with("tip:") { "; " } else { " " });
-        }
-        out.push_str(line);
-    }
-    out
-}
-
-/// This process's rank as the launcher announced it (OpenMPI, PMIx or Slurm), before MPI
-/// starts; `None` when run alone.
-pub fn launcher_rank() -> Option<usize> {
-    ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"]
-        .iter()
-        .find_map(|n| std::env::var(n).ok()?.parse().ok())
-}
-
 /// Parses the arguments with clap; a usage error (or `--help`) is printed by rank 0 only and
 /// every rank exits with clap's status (2 for errors).
 pub fn parse_or_exit<A: clap::Parser>(program: &str) -> A {
@@ -134,11 +89,11 @@ pub fn parse_or_exit<A: clap::Parser>(program: &str) -> A {
         Ok(a) => a,
         Err(e) => {
             let code = e.exit_code();
-            if launcher_rank().unwrap_or(0) == 0 {
+            if cli_common::launcher_rank().unwrap_or(0) == 0 {
                 if e.use_stderr() {
                     eprintln!(
                         "{program}: error: {} (see --help)",
-                        one_line(&e.render().to_string())
+                        cli_common::one_line(&e.render().to_string())
                     );
                 } else {
                     let _ = e.print();

@@ -97,7 +97,7 @@ fn usage_and_runtime_errors_are_printed_once() {
         (
             &["--shape", "16,0,16"][..],
             2,
-            "axis lengths must be integers >= 1, got '0' in '16,0,16'",
+            "axis lengths must be at least 1, got 0 in '16,0,16'",
         ),
         (&["--dealias", "3/4"], 2, "unknown dealiasing rule '3/4'"),
         (&["--flow", "vortex"], 2, "unknown flow 'vortex'"),

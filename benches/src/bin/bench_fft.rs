@@ -509,15 +509,7 @@ fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
 
 /// One `--shapes` item: `AxBxC`, three positive axis lengths.
 fn parse_shape3(s: &str) -> Result<[usize; 3], String> {
-    let lengths = s
-        .split('x')
-        .map(|n| match n.trim().parse::<usize>() {
-            Ok(0) | Err(_) => Err(format!(
-                "'{n}' is not a positive integer in shape '{s}'; expected AxBxC, e.g. 128x128x128"
-            )),
-            Ok(n) => Ok(n),
-        })
-        .collect::<Result<Vec<usize>, String>>()?;
+    let lengths = cli_common::parse_shape(s)?;
     <[usize; 3]>::try_from(lengths.as_slice()).map_err(|_| {
         format!(
             "shapes are 3-D (AxBxC), got '{s}' with {} axes",

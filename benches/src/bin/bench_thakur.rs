@@ -3,11 +3,11 @@
 //!
 //! For cyclic(4)→cyclic(2), cyclic(2)→cyclic(4), cyclic(15)→cyclic(10) and
 //! cyclic(11)→cyclic(3) of `--n` 32-bit integers (default 1M, as in the paper) it times every
-//! applicable method of `redist::thakur` with synchronous and asynchronous receive (each call
+//! applicable method of `redist::cyclic::thakur` with synchronous and asynchronous receive (each call
 //! computes its communication sets, as the paper's timings do), and dfft's general planner
 //! (`RedistPlan` + `Redistribution`, async schedule) both planning each call (`planner`) and
 //! with the plan made once (`planner-reuse`); then the same per axis on a 2-D array of about
-//! `--n` items (`redist::thakur::redistribute_axis`, one distributed axis changing, the other
+//! `--n` items (`redist::cyclic::thakur::redistribute_axis`, one distributed axis changing, the other
 //! local). Each time is the max over ranks of one call; the
 //! minimum over `--iters` calls is printed, one JSON line per measurement on rank 0. Every
 //! result is checked exactly.
@@ -19,8 +19,8 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use redist::cyclic::plan::RedistPlan;
 use redist::cyclic::run::{Redistribution, Schedule};
+use redist::cyclic::thakur::{self, Receive, ThakurMethod};
 use redist::dist::{AxisDist, AxisMap, DistArray};
-use redist::thakur::{self, Receive, ThakurMethod};
 use redist::StageTimes;
 use std::time::Instant;
 

@@ -49,7 +49,13 @@ const TILE_BYTES: usize = 1 << 20;
 
 /// Lines per tile of a strided sweep along an axis of `n` elements.
 fn tile_lines<T>(n: usize) -> usize {
-    (TILE_BYTES / (n.max(1) * std::mem::size_of::<Complex<T>>())).clamp(MIN_TILE_LINES, TILE_LINES)
+    tile_lines_of(n, std::mem::size_of::<Complex<T>>())
+}
+
+/// Lines per tile of a strided sweep along an axis of `n` elements of `element_bytes` (what
+/// the model charges a sweep's tile copies for).
+pub(crate) fn tile_lines_of(n: usize, element_bytes: usize) -> usize {
+    (TILE_BYTES / (n.max(1) * element_bytes.max(1))).clamp(MIN_TILE_LINES, TILE_LINES)
 }
 
 /// Most columns per task of a column FFT ([`column`]). Each pass reads or writes 8–16 rows at

@@ -2,7 +2,7 @@
 //! ([`RunMap`]), in a block or a message buffer ([`Rows`]).
 
 use num_complex::Complex;
-use redist::runs::{Run, RunBuffer};
+use redist::piecewise::{Run, RunBuffer};
 use std::sync::Arc;
 
 /// Rows shorter than this many elements keep their runs listed: a [`RunMap::Grid`] row
@@ -17,7 +17,7 @@ pub(crate) fn spread_apart(bytes: usize) -> bool {
     bytes.trailing_zeros() < 9
 }
 
-/// Where each row of a fused sweep's block lies ([`redist::runs`]): a run per row, or, when
+/// Where each row of a fused sweep's block lies ([`redist::piecewise`]): a run per row, or, when
 /// the rows form a grid in one buffer, the grid's few numbers ([`Grid`]). An exchange within
 /// one rank maps its rows so: a transposed slab on one rank holds no list then (512 KiB at
 /// 256³).

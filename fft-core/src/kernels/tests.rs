@@ -7,7 +7,7 @@ use super::rows::{Rows, RunMap};
 use super::*;
 use num_complex::Complex;
 use redist::alloc::AlignedBuf;
-use redist::runs::{Run, RunBuffer};
+use redist::piecewise::{Run, RunBuffer};
 use rustfft::Fft;
 use std::sync::Arc;
 
@@ -346,7 +346,7 @@ fn planes_match_the_steps_one_after_another() {
 
 /// Rows `0..count` of `inner` elements scattered over a block (even rows, backwards) and a
 /// message buffer (odd rows), as an exchange's run map puts them.
-fn scattered_rows(count: usize, inner: usize) -> Vec<redist::runs::Run> {
+fn scattered_rows(count: usize, inner: usize) -> Vec<redist::piecewise::Run> {
     let evens = count.div_ceil(2);
     (0..count)
         .map(|r| match r % 2 {
@@ -358,7 +358,7 @@ fn scattered_rows(count: usize, inner: usize) -> Vec<redist::runs::Run> {
 
 /// The rows of a run map read back in row order.
 fn read_rows(
-    runs: &[redist::runs::Run],
+    runs: &[redist::piecewise::Run],
     block: &[Complex<f64>],
     message: &[Complex<f64>],
     inner: usize,
@@ -366,8 +366,8 @@ fn read_rows(
     runs.iter()
         .flat_map(|run| {
             let buffer = match run.buffer() {
-                redist::runs::RunBuffer::Block => block,
-                redist::runs::RunBuffer::Message => message,
+                redist::piecewise::RunBuffer::Block => block,
+                redist::piecewise::RunBuffer::Message => message,
             };
             buffer[run.offset()..run.offset() + inner].to_vec()
         })
@@ -487,8 +487,8 @@ fn plane_kernels_write_and_read_rows_where_the_map_says() {
     // Put the spectrum's rows where the map says.
     for (r, run) in runs.iter().enumerate() {
         let buffer = match run.buffer() {
-            redist::runs::RunBuffer::Block => &mut block,
-            redist::runs::RunBuffer::Message => &mut message,
+            redist::piecewise::RunBuffer::Block => &mut block,
+            redist::piecewise::RunBuffer::Message => &mut message,
         };
         buffer[run.offset()..run.offset() + inner]
             .copy_from_slice(&spectrum[r * inner..(r + 1) * inner]);

@@ -9,7 +9,7 @@ use crate::program::{At, Fused, Kernel, Pass, Program, Step};
 use crate::real::Real;
 use crate::stages::Pipeline;
 use num_complex::Complex;
-use redist::runs::{window_runs, Run, RunBuffer};
+use redist::piecewise::{window_runs, Run, RunBuffer};
 use redist::Layout;
 
 /// Plane buffers (all threads together) a plane kernel may always hold; beyond this, only up
@@ -48,7 +48,7 @@ mod slot {
 
 /// Fuses each FFT step that is one strided sweep (or whole planes of FFTs, or an r2c or
 /// c2r step with FFTs) with the complex exchanges next to it, where their run maps
-/// ([`redist::runs`]) show that the kernel's rows are whole runs on the other side, on
+/// ([`redist::piecewise`]) show that the kernel's rows are whole runs on the other side, on
 /// every rank. One fold over the ranks decides every candidate.
 pub(super) fn fuse<T: Real>(
     problem: &Problem<'_>,

@@ -201,10 +201,10 @@ pub(super) fn runs_per_element(plan: &ExchangePlan) -> [f64; 3] {
 }
 
 /// Lines per tile of a strided FFT sweep along an axis of `n` elements of `element_bytes`
-/// (as `local::tile_lines`: 1 MiB tiles, 4..=64 lines): each row of a tile is read and
-/// written as one run of that many elements.
+/// (the kernels' own tile size): each row of a tile is read and written as one run of that
+/// many elements.
 pub(super) fn tile_lines(n: usize, element_bytes: usize) -> usize {
-    ((1usize << 20) / (n.max(1) * element_bytes.max(1))).clamp(4, 64)
+    crate::kernels::tile_lines_of(n, element_bytes)
 }
 
 /// Costs of one exchange: (latency, bandwidth, memory, messages, bytes), each term for its

@@ -1,6 +1,9 @@
 //! Shared helpers of the MPI tests: a serial reference FFT and block comparisons.
 #![allow(dead_code)]
 
+mod naive;
+
+use fft_core::R2rKind;
 use num_complex::Complex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -190,80 +193,20 @@ pub fn along_axis(
 
 /// The 1-D naive DFT of a line (sign −1 forward).
 pub fn naive_dft_line(x: &[Complex<f64>], sign: f64) -> Vec<Complex<f64>> {
-    let n = x.len();
-    (0..n)
-        .map(|k| {
-            x.iter()
-                .enumerate()
-                .map(|(j, v)| {
-                    v * Complex::from_polar(
-                        1.0,
-                        sign * 2.0 * std::f64::consts::PI * ((j * k) % n) as f64 / n as f64,
-                    )
-                })
-                .sum()
-        })
-        .collect()
+    naive::naive_dft(x, sign)
 }
 
-/// The naive O(N²) real-to-real transforms of the contract table (FFTW's REDFT/RODFT), by
-/// name `dct1`..`dst4`, on a line of complex values (real coefficients: re and im alike).
+/// The naive O(N²) real-to-real transforms of the contract table (FFTW's REDFT/RODFT and
+/// halfcomplex kinds), by name (`dct1`..`dst4`, `r2hc`, `hc2r`, `dht`), on a line of complex
+/// values (real coefficients: re and im alike).
 pub fn naive_r2r(kind: &str, x: &[Complex<f64>]) -> Vec<Complex<f64>> {
-    use std::f64::consts::PI;
-    let n = x.len();
-    let nf = n as f64;
-    let sign = |k: usize| if k & 1 == 0 { 1.0 } else { -1.0 };
-    (0..n)
-        .map(|k| {
-            let kf = k as f64;
-            let sum = |f: &dyn Fn(f64) -> f64, range: std::ops::Range<usize>| -> Complex<f64> {
-                range.map(|j| x[j] * f(j as f64)).sum()
-            };
-            match kind {
-                "dct1" => {
-                    x[0] + x[n - 1] * sign(k)
-                        + sum(&|j| 2.0 * (PI * j * kf / (nf - 1.0)).cos(), 1..n - 1)
-                }
-                "dct2" => sum(&|j| 2.0 * (PI * (j + 0.5) * kf / nf).cos(), 0..n),
-                "dct3" => x[0] + sum(&|j| 2.0 * (PI * j * (kf + 0.5) / nf).cos(), 1..n),
-                "dct4" => sum(&|j| 2.0 * (PI * (j + 0.5) * (kf + 0.5) / nf).cos(), 0..n),
-                "dst1" => sum(
-                    &|j| 2.0 * (PI * (j + 1.0) * (kf + 1.0) / (nf + 1.0)).sin(),
-                    0..n,
-                ),
-                "dst2" => sum(&|j| 2.0 * (PI * (j + 0.5) * (kf + 1.0) / nf).sin(), 0..n),
-                "dst3" => {
-                    x[n - 1] * sign(k)
-                        + sum(
-                            &|j| 2.0 * (PI * (j + 1.0) * (kf + 0.5) / nf).sin(),
-                            0..n - 1,
-                        )
-                }
-                "dst4" => sum(&|j| 2.0 * (PI * (j + 0.5) * (kf + 0.5) / nf).sin(), 0..n),
-                // FFTW's halfcomplex order: Re X_k at slot k ≤ n/2, Im X_{n−k} at slot k > n/2.
-                "r2hc" if 2 * k > n => sum(&|j| -(2.0 * PI * j * (nf - kf) / nf).sin(), 0..n),
-                "r2hc" => sum(&|j| (2.0 * PI * j * kf / nf).cos(), 0..n),
-                // Σ_m X_m e^{+2πi mk/n} over the Hermitian spectrum x holds in that order.
-                "hc2r" => (0..n)
-                    .map(|m| {
-                        let q = m.min(n - m);
-                        let im = if q == 0 || 2 * q == n {
-                            Complex::new(0.0, 0.0)
-                        } else {
-                            x[n - q]
-                        };
-                        let im = if m == q { im } else { -im };
-                        let angle = 2.0 * PI * (m * k) as f64 / nf;
-                        x[q] * angle.cos() - im * angle.sin()
-                    })
-                    .sum(),
-                "dht" => sum(
-                    &|j| (2.0 * PI * j * kf / nf).cos() + (2.0 * PI * j * kf / nf).sin(),
-                    0..n,
-                ),
-                other => panic!("unknown kind {other}"),
-            }
-        })
+    let kind: R2rKind = kind.parse().expect("an r2r kind");
+    let part =
+        |f: fn(&Complex<f64>) -> f64| naive::naive_r2r(kind, &x.iter().map(f).collect::<Vec<_>>());
+    let (re, im) = (part(|v| v.re), part(|v| v.im));
+    re.into_iter()
+        .zip(im)
+        .map(|(re, im)| Complex::new(re, im))
         .collect()
 }
 

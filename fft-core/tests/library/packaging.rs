@@ -48,8 +48,9 @@ fn run(cmd: Command, what: &str) -> Output {
 }
 
 /// The crates meant for crates.io, in publishing order.
-const PUBLISHED: [&str; 7] = [
+const PUBLISHED: [&str; 8] = [
     "mpi-harness",
+    "cli-common",
     "redist",
     "npyio",
     "h5io",

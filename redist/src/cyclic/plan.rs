@@ -38,6 +38,7 @@
 //! ```
 
 use super::copy::{row_order, CopyMap, OwnCopy, RankRedist, RowTables, Runs, Side, Transfer};
+use super::gcd;
 use crate::dist::{AxisMap, DistArray};
 use crate::error::{RedistError, Result};
 
@@ -62,14 +63,6 @@ pub struct AxisOverlap {
     /// `pairs[s * dst_procs + d]`.
     pairs: Vec<Vec<Interval>>,
     scanned: usize,
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 impl AxisOverlap {

@@ -36,7 +36,7 @@
 
 use super::copy::{RankRedist, Transfer};
 use super::plan::RedistPlan;
-use crate::comm::{check_buffers, BufferCheck};
+use crate::comm::{check_buffers, FourBuffers};
 use crate::element::Element;
 use crate::error::{RedistError, Result};
 use crate::exchange::StageTimes;
@@ -444,16 +444,6 @@ impl Redistribution {
         &self.part
     }
 
-    /// The buffers of [`Redistribution::execute`] given these lengths, each with its required one.
-    fn buffer_checks(&self, src: usize, dst: usize, send: usize, recv: usize) -> [BufferCheck; 4] {
-        [
-            ("source", self.part.src_len, src),
-            ("destination", self.part.dst_len, dst),
-            ("send", self.send_len(), send),
-            ("receive", self.recv_len(), recv),
-        ]
-    }
-
     /// Redistributes `src` (this rank's source array) into `dst` through the caller's message
     /// buffers (at least [`Redistribution::src_len`], [`Redistribution::dst_len`],
     /// [`Redistribution::send_len`] and [`Redistribution::recv_len`] long), adding stage
@@ -469,9 +459,7 @@ impl Redistribution {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        let checks = self.buffer_checks(src.len(), dst.len(), send.len(), recv.len());
-        crate::comm::agree_buffers(&self.comm, &checks, false)?;
-        self.execute_sized(src, dst, send, recv, times)
+        self.checked(true, (src, dst, send, recv), times)
     }
 
     /// [`Redistribution::execute`] without the agreement, for callers whose buffers are sized
@@ -487,24 +475,7 @@ impl Redistribution {
         recv: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        check_buffers(&self.buffer_checks(src.len(), dst.len(), send.len(), recv.len()))?;
-        let schedule = match self.schedule {
-            Schedule::Shared if self.shared.is_none() => Schedule::Alltoallv,
-            s => s,
-        };
-        if !matches!(schedule, Schedule::Alltoallv | Schedule::Shared) {
-            // Copied while nothing else can happen; alltoallv copies it with the unpack.
-            let t0 = Instant::now();
-            self.part.copy_own(src, dst);
-            times.unpack += t0.elapsed().as_secs_f64();
-        }
-        match schedule {
-            Schedule::Shared => self.shared_memory(src, dst, times),
-            Schedule::Alltoallv => self.alltoallv(src, dst, send, recv, times),
-            Schedule::Caterpillar => self.caterpillar(src, dst, send, recv, times),
-            Schedule::Async => self.asynchronous(src, dst, send, recv, times),
-            Schedule::Pipelined => self.pipelined(src, dst, send, recv, times),
-        }
+        self.checked(false, (src, dst, send, recv), times)
     }
 
     fn alltoallv<T: Element>(
@@ -900,6 +871,48 @@ impl Redistribution {
         times.comm += comm_s;
         times.unpack += unpack_s;
         Ok(())
+    }
+}
+
+impl FourBuffers for Redistribution {
+    fn needs(&self) -> [usize; 4] {
+        [
+            self.part.src_len,
+            self.part.dst_len,
+            self.send_len(),
+            self.recv_len(),
+        ]
+    }
+
+    fn agreement(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+
+    fn run<T: Element>(
+        &mut self,
+        src: &[T],
+        dst: &mut [T],
+        send: &mut [T],
+        recv: &mut [T],
+        times: &mut StageTimes,
+    ) -> Result<()> {
+        let schedule = match self.schedule {
+            Schedule::Shared if self.shared.is_none() => Schedule::Alltoallv,
+            s => s,
+        };
+        if !matches!(schedule, Schedule::Alltoallv | Schedule::Shared) {
+            // Copied while nothing else can happen; alltoallv copies it with the unpack.
+            let t0 = Instant::now();
+            self.part.copy_own(src, dst);
+            times.unpack += t0.elapsed().as_secs_f64();
+        }
+        match schedule {
+            Schedule::Shared => self.shared_memory(src, dst, times),
+            Schedule::Alltoallv => self.alltoallv(src, dst, send, recv, times),
+            Schedule::Caterpillar => self.caterpillar(src, dst, send, recv, times),
+            Schedule::Async => self.asynchronous(src, dst, send, recv, times),
+            Schedule::Pipelined => self.pipelined(src, dst, send, recv, times),
+        }
     }
 }
 

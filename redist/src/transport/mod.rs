@@ -1,6 +1,6 @@
 //! The one transport layer of the crate: how messages move between ranks, shared by the pencil
 //! exchanges ([`crate::exchange::Exchange`]) and the block-cyclic redistributions
-//! ([`crate::cyclic::run::Redistribution`], [`crate::thakur`]).
+//! ([`crate::cyclic::run::Redistribution`], [`crate::cyclic::thakur`]).
 //!
 //! * [`chunks`]: MPI's 32-bit count limit and the split of longer messages into chunks;
 //! * [`p2p`]: the nonblocking point-to-point calls and the chunked send/receive of one step

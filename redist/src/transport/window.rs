@@ -16,7 +16,6 @@
 
 use super::{check_mpi, SendPtr};
 use crate::error::Result;
-use crate::exchange::Exchange;
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::ffi;
 use mpi::raw::AsRaw;
@@ -204,16 +203,6 @@ impl Memory {
                 Ok(())
             }
         }
-    }
-}
-
-impl Exchange {
-    /// A shared-memory window over this exchange's group with a region of at least
-    /// `region_bytes` per member (the largest request of any member), or `None` when the
-    /// group is not all on one node, has one member, or MPI does not place the regions
-    /// contiguously. Collective over the group; every member gets the same answer.
-    pub fn group_window(&self, region_bytes: usize) -> Result<Option<GroupWindow>> {
-        GroupWindow::new(self.group_comm(), region_bytes)
     }
 }
 

@@ -24,7 +24,7 @@
 //! the general planner's ([`crate::cyclic::plan::RedistPlan`]).
 //!
 //! ```
-//! use redist::thakur::{simulate, ThakurMethod};
+//! use redist::cyclic::thakur::{simulate, ThakurMethod};
 //! use redist::dist::{AxisDist, AxisMap};
 //! let (n, p) = (100, 3);
 //! let from = AxisMap::new(AxisDist::BlockCyclic(15), n, p).unwrap();
@@ -40,6 +40,7 @@
 //! }
 //! ```
 
+use super::gcd;
 use crate::dist::{AxisDist, AxisMap, DistArray};
 use crate::element::Element;
 use crate::error::{RedistError, Result};
@@ -51,7 +52,7 @@ crate::names::named_enum! {
     /// Thakur et al.'s redistribution methods (Thakur et al.).
     ///
     /// ```
-    /// use redist::thakur::ThakurMethod;
+    /// use redist::cyclic::thakur::ThakurMethod;
     /// assert_eq!("LCM".parse::<ThakurMethod>().unwrap(), ThakurMethod::Lcm);
     /// assert_eq!("ky-to-y".parse::<ThakurMethod>().unwrap(), ThakurMethod::KyToY);
     /// ```
@@ -84,7 +85,7 @@ crate::names::named_enum! {
     /// Synchronous or asynchronous receive (Thakur et al. §3).
     ///
     /// ```
-    /// use redist::thakur::Receive;
+    /// use redist::cyclic::thakur::Receive;
     /// assert_eq!("async".parse::<Receive>().unwrap(), Receive::Async);
     /// assert!("later".parse::<Receive>().is_err());
     /// ```
@@ -122,14 +123,6 @@ fn push(list: &mut Vec<(usize, usize)>, start: usize, len: usize) {
         }
     }
     list.push((start, len));
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 fn maps(n: usize, procs: usize, x: usize, y: usize) -> Result<(AxisMap, AxisMap)> {
@@ -499,7 +492,7 @@ impl AxisMethod {
     ///
     /// ```
     /// use redist::dist::DistArray;
-    /// use redist::thakur::{AxisMethod, ThakurMethod};
+    /// use redist::cyclic::thakur::{AxisMethod, ThakurMethod};
     /// let shape = [100, 30];
     /// let from = DistArray::parse_spec("grid=3x2,dist=cyclic(15),cyclic(4)", &shape).unwrap();
     /// let to = DistArray::parse_spec("grid=3x2,dist=cyclic(10),cyclic(4)", &shape).unwrap();
@@ -605,7 +598,7 @@ impl AxisMethod {
 ///
 /// ```no_run
 /// use redist::dist::DistArray;
-/// use redist::thakur::{redistribute_axis, AxisMethod, Receive, ThakurMethod};
+/// use redist::cyclic::thakur::{redistribute_axis, AxisMethod, Receive, ThakurMethod};
 /// use mpi::topology::Communicator;
 /// let universe = mpi::initialize().unwrap();
 /// let world = universe.world();

@@ -33,7 +33,7 @@ impl Run {
     /// A run at `offset` (below 2⁶³) elements into `buffer`.
     ///
     /// ```
-    /// use redist::runs::{Run, RunBuffer};
+    /// use redist::piecewise::{Run, RunBuffer};
     /// let run = Run::new(RunBuffer::Message, 42);
     /// assert_eq!((run.buffer(), run.offset()), (RunBuffer::Message, 42));
     /// ```
@@ -207,7 +207,7 @@ fn map_runs(
 /// the same strides, in the block of `other` that holds it.
 ///
 /// ```
-/// use redist::{grid::GridShape, layout::{Layout, MemoryOrder}, runs::window_runs};
+/// use redist::{grid::GridShape, layout::{Layout, MemoryOrder}, piecewise::window_runs};
 /// // Slab in FFTW's layout: axis 0 split (from) → axis 1 split, memory order 1, 0, 2 (to).
 /// let grid = GridShape::new(vec![2]).unwrap();
 /// let from = Layout::pencil(&[4, 4, 3], grid.clone()).unwrap();
@@ -296,7 +296,7 @@ impl RankExchange {
     ///
     /// ```
     /// use redist::{grid::GridShape, layout::{Layout, MemoryOrder}, plan::ExchangePlan};
-    /// use redist::runs::RunBuffer;
+    /// use redist::piecewise::RunBuffer;
     /// // A slab in FFTW's layout: axis 0 split → axis 1 split, memory order 1, 0, 2.
     /// let grid = GridShape::new(vec![2]).unwrap();
     /// let from = Layout::pencil(&[4, 4, 3], grid.clone()).unwrap();
@@ -440,11 +440,11 @@ impl RankExchange {
 mod tests {
     use crate::grid::GridShape;
     use crate::layout::{Layout, MemoryOrder};
+    use crate::piecewise::RunBuffer;
     use crate::plan::ExchangePlan;
-    use crate::runs::RunBuffer;
 
+    use crate::piecewise::Run;
     use crate::plan::RankExchange;
-    use crate::runs::Run;
 
     /// Checks the maps of one piece of an exchange (the whole exchange, or a
     /// [`RankExchange::piece`] of it) on index-valued data, rank by rank: every run the
