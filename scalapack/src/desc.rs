@@ -278,6 +278,7 @@ pub fn resolve(records: &[Record], me: usize) -> Result<Call, CallError> {
     Ok(Call { a, b, extent })
 }
 
+/// One matrix of the call from every process's record (`side` picks A or B).
 fn matrix(
     name: char,
     records: &[Record],
@@ -291,6 +292,35 @@ fn matrix(
         .map(|(q, r)| (q, side(r)))
         .filter(|(_, s)| s.in_grid)
         .collect();
+    let s = coherent(name, &members)?;
+    check_descriptor(name, &s, extent)?;
+    let ranks = grid_ranks(name, &s, &members)?;
+    // An empty matrix has no distribution; nothing of it is copied (the extent is 0 too).
+    let shape = [(s.m as usize).max(1), (s.n as usize).max(1)];
+    let mine = side(&records[me]);
+    let lead = mine.in_grid.then_some(mine.lld.max(1) as usize);
+    let array = DistArray::new(
+        shape.to_vec(),
+        vec![s.nprow as usize, s.npcol as usize],
+        GridOrder::Row,
+        vec![
+            AxisDist::BlockCyclic(s.mb as usize),
+            AxisDist::BlockCyclic(s.nb as usize),
+        ],
+    )?
+    .with_first_procs(vec![s.rsrc as usize, s.csrc as usize])?
+    .with_storage(Storage::ColumnMajor, lead)?
+    .with_ranks(ranks)?;
+    check_leads(name, &s, &members, &array)?;
+    Ok(Matrix {
+        array,
+        start: [s.i as usize - 1, s.j as usize - 1],
+    })
+}
+
+/// The descriptor every member of the grid (`members`: rank in the union communicator and
+/// its side) gave, when they all gave the same global values.
+fn coherent(name: char, members: &[(usize, Side)]) -> Result<Side, CallError> {
     let Some(&(first_process, first)) = members.first() else {
         return Err(CallError::NoGrid { matrix: name });
     };
@@ -322,8 +352,13 @@ fn matrix(
             }
         }
     }
+    Ok(first)
+}
+
+/// Checks the grid, block sizes, first process and the submatrix of `extent` against the
+/// matrix.
+fn check_descriptor(name: char, s: &Side, extent: [usize; 2]) -> Result<(), CallError> {
     let bad = |what: String| CallError::Bad { matrix: name, what };
-    let s = first;
     if s.nprow < 1 || s.npcol < 1 {
         return Err(bad(format!("a {}x{} grid", s.nprow, s.npcol)));
     }
@@ -346,15 +381,21 @@ fn matrix(
             s.i, s.j, extent[0], extent[1], s.m, s.n
         )));
     }
-    // Grid position (row-major) → rank in the union communicator.
+    Ok(())
+}
+
+/// The rank in the union communicator at each grid position (row-major), when every
+/// position has exactly one member.
+fn grid_ranks(name: char, s: &Side, members: &[(usize, Side)]) -> Result<Vec<usize>, CallError> {
     let (rows, cols) = (s.nprow as usize, s.npcol as usize);
     let mut ranks = vec![Vec::new(); rows * cols];
-    for &(q, t) in &members {
+    for &(q, t) in members {
         let (r, c) = (t.myrow, t.mycol);
         if r < 0 || c < 0 || r >= s.nprow || c >= s.npcol {
-            return Err(bad(format!(
-                "a process at ({r}, {c}) of the {rows}x{cols} grid"
-            )));
+            return Err(CallError::Bad {
+                matrix: name,
+                what: format!("a process at ({r}, {c}) of the {rows}x{cols} grid"),
+            });
         }
         ranks[r as usize * cols + c as usize].push(q);
     }
@@ -368,24 +409,18 @@ fn matrix(
             count: ranks[hole].len(),
         });
     }
-    // An empty matrix has no distribution; nothing of it is copied (the extent is 0 too).
-    let shape = [(s.m as usize).max(1), (s.n as usize).max(1)];
-    let mine = side(&records[me]);
-    let lead = mine.in_grid.then_some(mine.lld.max(1) as usize);
-    let array = DistArray::new(
-        shape.to_vec(),
-        vec![rows, cols],
-        GridOrder::Row,
-        vec![
-            AxisDist::BlockCyclic(s.mb as usize),
-            AxisDist::BlockCyclic(s.nb as usize),
-        ],
-    )?
-    .with_first_procs(vec![s.rsrc as usize, s.csrc as usize])?
-    .with_storage(Storage::ColumnMajor, lead)?
-    .with_ranks(ranks.into_iter().map(|v| v[0]).collect())?;
-    // Every process's leading dimension, not only this one's: the same error everywhere.
-    for &(process, t) in &members {
+    Ok(ranks.into_iter().map(|v| v[0]).collect())
+}
+
+/// Checks every member's leading dimension, not only this process's: the same error
+/// everywhere.
+fn check_leads(
+    name: char,
+    s: &Side,
+    members: &[(usize, Side)],
+    array: &DistArray,
+) -> Result<(), CallError> {
+    for &(process, t) in members {
         let rows = array.local_shape(process)[0];
         if (t.lld.max(1) as usize) < rows {
             return Err(CallError::BadLead {
@@ -401,10 +436,7 @@ fn matrix(
             });
         }
     }
-    Ok(Matrix {
-        array,
-        start: [i as usize, j as usize],
-    })
+    Ok(())
 }
 
 /// Whether element `(i, j)` of an `m × n` submatrix (0-based) is copied by `p?trmr2d` with

@@ -23,162 +23,32 @@ impl DistArray {
     ///
     /// Example: `grid=2x3,order=row,dist=cyclic(36),cyclic(36)`.
     pub fn parse_spec(spec: &str, shape: &[usize]) -> Result<Self> {
-        let bad = |near: &str, reason: String| RedistError::BadDistSpec {
-            spec: spec.to_string(),
-            near: near.to_string(),
-            reason,
-        };
-        let (mut grid, mut order, mut dists): (Option<Vec<usize>>, _, Vec<AxisDist>) =
-            (None, GridOrder::Row, Vec::new());
-        let (mut first, mut ranks, mut storage, mut lead) = (None, None, Storage::RowMajor, None);
-        let numbers = |t: &str, value: &str, sep: &[char], what: &str| {
-            value
-                .split(sep)
-                .map(|n| n.trim().parse::<usize>())
-                .collect::<std::result::Result<Vec<usize>, _>>()
-                .map_err(|_| bad(t, format!("'{value}' is not a list of {what}")))
-        };
+        let mut items = SpecItems::new(spec);
         let mut in_dist = false;
         let mut seen = Vec::new();
-        // Split on commas outside parentheses.
-        let mut items = Vec::new();
-        let (mut depth, mut start) = (0i32, 0);
-        for (i, c) in spec.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                ',' if depth == 0 => {
-                    items.push(&spec[start..i]);
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        items.push(&spec[start..]);
-        for item in items {
+        for item in split_items(spec) {
             let t = item.trim();
             if t.is_empty() {
-                return Err(bad(item, "an empty item (two commas in a row?)".into()));
+                return Err(items.bad(item, "an empty item (two commas in a row?)".into()));
             }
             let Some((key, value)) = t.split_once('=') else {
                 if in_dist {
-                    dists.push(AxisDist::parse(t).map_err(|e| bad(t, e))?);
+                    let dist = AxisDist::parse(t).map_err(|e| items.bad(t, e))?;
+                    items.dists.push(dist);
                     continue;
                 }
-                return Err(bad(
-                    t,
-                    "expected key=value with key grid, order or dist".into(),
-                ));
+                let reason = "expected key=value with key grid, order or dist".into();
+                return Err(items.bad(t, reason));
             };
             let key = key.trim().to_ascii_lowercase();
             if seen.contains(&key) {
-                return Err(bad(t, format!("'{key}' given twice")));
+                return Err(items.bad(t, format!("'{key}' given twice")));
             }
             seen.push(key.clone());
-            in_dist = false;
-            match key.as_str() {
-                "grid" => {
-                    let mut dims = Vec::new();
-                    for part in value.split(['x', 'X']) {
-                        match part.trim().parse::<usize>() {
-                            Ok(n) if n > 0 => dims.push(n),
-                            _ => {
-                                return Err(bad(
-                                    t,
-                                    format!("grid dimension '{part}' is not a positive integer (expected e.g. grid=2x3)"),
-                                ))
-                            }
-                        }
-                    }
-                    grid = Some(dims);
-                }
-                "order" => {
-                    order = match value.trim().to_ascii_lowercase().as_str() {
-                        "row" | "row-major" | "r" => GridOrder::Row,
-                        "col" | "column" | "column-major" | "c" => GridOrder::Column,
-                        other => {
-                            return Err(bad(
-                                t,
-                                format!("unknown grid order '{other}' (expected row or col)"),
-                            ))
-                        }
-                    }
-                }
-                "first" => first = Some(numbers(t, value, &['x', 'X'], "coordinates (e.g. 1x0)")?),
-                "ranks" => ranks = Some(numbers(t, value, &[':'], "ranks (e.g. 3:1:2:0)")?),
-                "storage" => {
-                    storage = match value.trim().to_ascii_lowercase().as_str() {
-                        "row" | "c" | "row-major" => Storage::RowMajor,
-                        "col" | "column" | "f" | "column-major" => Storage::ColumnMajor,
-                        other => {
-                            return Err(bad(
-                                t,
-                                format!("unknown storage '{other}' (expected row or col)"),
-                            ))
-                        }
-                    }
-                }
-                "lead" => match value.trim().parse::<usize>() {
-                    Ok(n) if n > 0 => lead = Some(n),
-                    _ => return Err(bad(t, format!("lead '{value}' is not a positive integer"))),
-                },
-                "dist" => {
-                    in_dist = true;
-                    dists.push(AxisDist::parse(value).map_err(|e| bad(t, e))?);
-                }
-                other => {
-                    return Err(bad(
-                        t,
-                        format!(
-                            "unknown key '{other}' (expected grid, order, dist, first, ranks, \
-                             storage or lead)"
-                        ),
-                    ))
-                }
-            }
+            in_dist = key == "dist";
+            items.item(t, &key, value)?;
         }
-        if dists.is_empty() {
-            return Err(bad(spec, "no dist= given (e.g. dist=cyclic(64),*)".into()));
-        }
-        if dists.len() == 1 && shape.len() > 1 {
-            dists = vec![dists[0]; shape.len()];
-        }
-        if dists.len() != shape.len() {
-            return Err(bad(
-                &list(&dists),
-                format!(
-                    "{} distributions for the {}-dimensional shape {shape:?}",
-                    dists.len(),
-                    shape.len()
-                ),
-            ));
-        }
-        let distributed = dists.iter().filter(|d| **d != AxisDist::Local).count();
-        let grid = grid.unwrap_or_else(|| vec![1; distributed]);
-        if grid.len() != distributed {
-            return Err(bad(
-                &format!("grid={}", join_x(&grid)),
-                format!(
-                    "the grid has {} dimensions but {distributed} axes are distributed ({})",
-                    grid.len(),
-                    list(&dists)
-                ),
-            ));
-        }
-        let mut array = Self::new(shape.to_vec(), grid, order, dists)
-            .and_then(|a| a.with_storage(storage, lead))
-            .map_err(|e| bad(spec, e.to_string()))?;
-        if let Some(first) = first {
-            array = array
-                .with_first_procs(first)
-                .map_err(|e| bad(spec, e.to_string()))?;
-        }
-        if let Some(ranks) = ranks {
-            array = array
-                .with_ranks(ranks)
-                .map_err(|e| bad(spec, e.to_string()))?;
-        }
-        Ok(array)
+        items.array(shape)
     }
 
     /// The SPEC text of this distribution (accepted by [`DistArray::parse_spec`]).
@@ -206,6 +76,183 @@ impl DistArray {
             spec += &format!(",lead={lead}");
         }
         spec + ",dist=" + &list(self.dists())
+    }
+}
+
+/// The items of a SPEC, split on the commas outside parentheses.
+fn split_items(spec: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in spec.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&spec[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&spec[start..]);
+    items
+}
+
+/// What a SPEC's items gave so far ([`DistArray::parse_spec`]).
+struct SpecItems<'a> {
+    spec: &'a str,
+    grid: Option<Vec<usize>>,
+    order: GridOrder,
+    dists: Vec<AxisDist>,
+    first: Option<Vec<usize>>,
+    ranks: Option<Vec<usize>>,
+    storage: Storage,
+    lead: Option<usize>,
+}
+
+impl<'a> SpecItems<'a> {
+    fn new(spec: &'a str) -> Self {
+        Self {
+            spec,
+            grid: None,
+            order: GridOrder::Row,
+            dists: Vec::new(),
+            first: None,
+            ranks: None,
+            storage: Storage::RowMajor,
+            lead: None,
+        }
+    }
+
+    /// The error for the item near `near`.
+    fn bad(&self, near: &str, reason: String) -> RedistError {
+        RedistError::BadDistSpec {
+            spec: self.spec.to_string(),
+            near: near.to_string(),
+            reason,
+        }
+    }
+
+    /// `value` as a list of numbers separated by `sep` (a list of `what`).
+    fn numbers(&self, t: &str, value: &str, sep: &[char], what: &str) -> Result<Vec<usize>> {
+        value
+            .split(sep)
+            .map(|n| n.trim().parse::<usize>())
+            .collect::<std::result::Result<Vec<usize>, _>>()
+            .map_err(|_| self.bad(t, format!("'{value}' is not a list of {what}")))
+    }
+
+    /// The item `t`, `key=value`.
+    fn item(&mut self, t: &str, key: &str, value: &str) -> Result<()> {
+        let word = value.trim().to_ascii_lowercase();
+        match key {
+            "grid" => {
+                let mut dims = Vec::new();
+                for part in value.split(['x', 'X']) {
+                    match part.trim().parse::<usize>() {
+                        Ok(n) if n > 0 => dims.push(n),
+                        _ => {
+                            return Err(self.bad(
+                                t,
+                                format!("grid dimension '{part}' is not a positive integer (expected e.g. grid=2x3)"),
+                            ))
+                        }
+                    }
+                }
+                self.grid = Some(dims);
+            }
+            "order" => {
+                self.order = match word.as_str() {
+                    "row" | "row-major" | "r" => GridOrder::Row,
+                    "col" | "column" | "column-major" | "c" => GridOrder::Column,
+                    other => {
+                        let reason = format!("unknown grid order '{other}' (expected row or col)");
+                        return Err(self.bad(t, reason));
+                    }
+                }
+            }
+            "first" => {
+                let what = "coordinates (e.g. 1x0)";
+                self.first = Some(self.numbers(t, value, &['x', 'X'], what)?);
+            }
+            "ranks" => self.ranks = Some(self.numbers(t, value, &[':'], "ranks (e.g. 3:1:2:0)")?),
+            "storage" => {
+                self.storage = match word.as_str() {
+                    "row" | "c" | "row-major" => Storage::RowMajor,
+                    "col" | "column" | "f" | "column-major" => Storage::ColumnMajor,
+                    other => {
+                        let reason = format!("unknown storage '{other}' (expected row or col)");
+                        return Err(self.bad(t, reason));
+                    }
+                }
+            }
+            "lead" => match value.trim().parse::<usize>() {
+                Ok(n) if n > 0 => self.lead = Some(n),
+                _ => {
+                    let reason = format!("lead '{value}' is not a positive integer");
+                    return Err(self.bad(t, reason));
+                }
+            },
+            "dist" => {
+                let dist = AxisDist::parse(value).map_err(|e| self.bad(t, e))?;
+                self.dists.push(dist);
+            }
+            other => {
+                return Err(self.bad(
+                    t,
+                    format!(
+                        "unknown key '{other}' (expected grid, order, dist, first, ranks, \
+                         storage or lead)"
+                    ),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The distribution the items describe, for an array of `shape`.
+    fn array(self, shape: &[usize]) -> Result<DistArray> {
+        let spec = self.spec;
+        let mut dists = self.dists.clone();
+        if dists.is_empty() {
+            return Err(self.bad(spec, "no dist= given (e.g. dist=cyclic(64),*)".into()));
+        }
+        if dists.len() == 1 && shape.len() > 1 {
+            dists = vec![dists[0]; shape.len()];
+        }
+        if dists.len() != shape.len() {
+            return Err(self.bad(
+                &list(&dists),
+                format!(
+                    "{} distributions for the {}-dimensional shape {shape:?}",
+                    dists.len(),
+                    shape.len()
+                ),
+            ));
+        }
+        let distributed = dists.iter().filter(|d| **d != AxisDist::Local).count();
+        let grid = self.grid.clone().unwrap_or_else(|| vec![1; distributed]);
+        if grid.len() != distributed {
+            return Err(self.bad(
+                &format!("grid={}", join_x(&grid)),
+                format!(
+                    "the grid has {} dimensions but {distributed} axes are distributed ({})",
+                    grid.len(),
+                    list(&dists)
+                ),
+            ));
+        }
+        let fail = |e: RedistError| self.bad(spec, e.to_string());
+        let mut array = DistArray::new(shape.to_vec(), grid, self.order, dists)
+            .and_then(|a| a.with_storage(self.storage, self.lead))
+            .map_err(fail)?;
+        if let Some(first) = self.first.clone() {
+            array = array.with_first_procs(first).map_err(fail)?;
+        }
+        if let Some(ranks) = self.ranks.clone() {
+            array = array.with_ranks(ranks).map_err(fail)?;
+        }
+        Ok(array)
     }
 }
 

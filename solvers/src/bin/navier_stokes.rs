@@ -78,17 +78,41 @@ fn main() {
 }
 
 fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), SolverError> {
+    let beltrami = Beltrami {
+        amplitudes: args.amplitudes,
+        kappa: args.kappa,
+        mean: args.mean,
+    };
+    let mut ns = start(world, args, &beltrami)?;
+    let root = world.rank() == 0;
+    if root && !args.json {
+        print_header(&ns, world.size(), args);
+    }
+    report(&ns, root, args.json)?;
+    let before = ns.space().transform_times();
+    let step_s = march(&mut ns, root, args)?;
+    summarize(
+        &mut ns,
+        world.size(),
+        (before, step_s),
+        &beltrami,
+        root,
+        args,
+    )
+}
+
+/// The solver with its initial condition: the flow's, or the checkpoint's with `--restart`.
+fn start(
+    world: &mpi::topology::SimpleCommunicator,
+    args: &Args,
+    beltrami: &Beltrami,
+) -> Result<NavierStokes, SolverError> {
     let params = Parameters {
         modes: args.shape,
         nu: args.nu,
         dt: args.dt,
         dealias: args.dealias,
         grid: args.grid.clone(),
-    };
-    let beltrami = Beltrami {
-        amplitudes: args.amplitudes,
-        kappa: args.kappa,
-        mean: args.mean,
     };
     let needed = match args.flow {
         FlowKind::TaylorGreen => TaylorGreen::MAX_WAVENUMBER,
@@ -103,68 +127,74 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
         (None, FlowKind::TaylorGreen) => ns.set_velocity(|x| TaylorGreen.velocity(x))?,
         (None, FlowKind::Beltrami) => ns.set_velocity(|x| beltrami.velocity(x, 0.0, args.nu))?,
     }
-    let root = world.rank() == 0;
-    if root && !args.json {
+    Ok(ns)
+}
+
+/// The text run's first lines (rank 0).
+fn print_header(ns: &NavierStokes, ranks: i32, args: &Args) {
+    println!(
+        "navier-stokes: {} flow, {:?} modes on {:?} grid points, {} ranks (grid {:?}), nu = {}, dt = {}, dealias {}",
+        args.flow.name(),
+        args.shape,
+        ns.space().grid_points(),
+        ranks,
+        ns.space().process_grid(),
+        args.nu,
+        args.dt,
+        args.dealias.name()
+    );
+    if let Some(path) = &args.restart {
         println!(
-            "navier-stokes: {} flow, {:?} modes on {:?} grid points, {} ranks (grid {:?}), nu = {}, dt = {}, dealias {}",
-            args.flow.name(),
-            args.shape,
-            ns.space().grid_points(),
-            world.size(),
-            ns.space().process_grid(),
-            args.nu,
-            args.dt,
-            args.dealias.name()
-        );
-        if let Some(path) = &args.restart {
-            println!(
-                "restarted from {} at step {} (t = {})",
-                path.display(),
-                ns.steps(),
-                ns.time()
-            );
-        }
-        println!(
-            "{:>8} {:>10} {:>22} {:>22} {:>10}",
-            "step", "t", "energy", "dissipation", "max|k.u|"
+            "restarted from {} at step {} (t = {})",
+            path.display(),
+            ns.steps(),
+            ns.time()
         );
     }
-    // The diagnostics are sums and maxima over all modes and ranks, so a NaN or Inf anywhere
-    // in the field shows in them on every rank alike: the run stops there (exit 1).
-    let report = |ns: &NavierStokes| -> Result<(), SolverError> {
-        let (e, eps, div) = (ns.energy(), ns.dissipation(), ns.max_divergence());
-        for (quantity, value) in [("energy", e), ("dissipation", eps), ("divergence", div)] {
-            if !value.is_finite() {
-                return Err(SolverError::NonFinite {
-                    quantity,
-                    value,
-                    step: ns.steps(),
-                    time: ns.time(),
-                });
-            }
+    println!(
+        "{:>8} {:>10} {:>22} {:>22} {:>10}",
+        "step", "t", "energy", "dissipation", "max|k.u|"
+    );
+}
+
+/// The diagnostics of the current step, printed by rank 0. They are sums and maxima over all
+/// modes and ranks, so a NaN or Inf anywhere in the field shows in them on every rank alike:
+/// the run stops there (exit 1).
+fn report(ns: &NavierStokes, root: bool, json: bool) -> Result<(), SolverError> {
+    let (e, eps, div) = (ns.energy(), ns.dissipation(), ns.max_divergence());
+    for (quantity, value) in [("energy", e), ("dissipation", eps), ("divergence", div)] {
+        if !value.is_finite() {
+            return Err(SolverError::NonFinite {
+                quantity,
+                value,
+                step: ns.steps(),
+                time: ns.time(),
+            });
         }
-        if root {
-            if args.json {
-                let line = serde_json::json!({
-                    "step": ns.steps(), "t": ns.time(), "energy": e, "dissipation": eps,
-                    "max_divergence": div,
-                });
-                println!("{line}");
-            } else {
-                println!(
-                    "{:>8} {:>10.4} {:>22.15e} {:>22.15e} {:>10.2e}",
-                    ns.steps(),
-                    ns.time(),
-                    e,
-                    eps,
-                    div
-                );
-            }
+    }
+    if root {
+        if json {
+            let line = serde_json::json!({
+                "step": ns.steps(), "t": ns.time(), "energy": e, "dissipation": eps,
+                "max_divergence": div,
+            });
+            println!("{line}");
+        } else {
+            println!(
+                "{:>8} {:>10.4} {:>22.15e} {:>22.15e} {:>10.2e}",
+                ns.steps(),
+                ns.time(),
+                e,
+                eps,
+                div
+            );
         }
-        Ok(())
-    };
-    report(&ns)?;
-    let before = ns.space().transform_times();
+    }
+    Ok(())
+}
+
+/// Takes `--steps` steps, reporting and writing checkpoints as asked; the seconds of each.
+fn march(ns: &mut NavierStokes, root: bool, args: &Args) -> Result<Vec<f64>, SolverError> {
     let mut step_s = Vec::new();
     for step in 1..=args.steps {
         let start = Instant::now();
@@ -172,18 +202,32 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
         step_s.push(start.elapsed().as_secs_f64());
         // Counted in the run's steps, so a restarted run reports where one that never
         // stopped would.
-        if ns.steps() % args.every == 0 || step == args.steps {
-            report(&ns)?;
+        if ns.steps().is_multiple_of(args.every) || step == args.steps {
+            report(ns, root, args.json)?;
         }
         if let (Some(path), Some(every)) = (&args.checkpoint, args.checkpoint_every) {
-            if ns.steps() % every == 0 && step != args.steps {
-                solvers::checkpoint::write(&ns, path)?;
+            if ns.steps().is_multiple_of(every) && step != args.steps {
+                solvers::checkpoint::write(ns, path)?;
             }
         }
     }
     if let Some(path) = &args.checkpoint {
-        solvers::checkpoint::write(&ns, path)?;
+        solvers::checkpoint::write(ns, path)?;
     }
+    Ok(step_s)
+}
+
+/// The run's summary (times per step, the transforms' stages, and for a Beltrami flow its
+/// error against the exact solution), printed by rank 0; `before`: the transforms' times
+/// before the steps, `step_s` the steps' seconds.
+fn summarize(
+    ns: &mut NavierStokes,
+    ranks: i32,
+    (before, mut step_s): (fft_core::StageTimes, Vec<f64>),
+    beltrami: &Beltrami,
+    root: bool,
+    args: &Args,
+) -> Result<(), SolverError> {
     let after = ns.space().transform_times();
     let per_step = |a: f64, b: f64| {
         ns.space()
@@ -205,7 +249,7 @@ fn run(world: &mpi::topology::SimpleCommunicator, args: &Args) -> Result<(), Sol
     let mut summary = serde_json::json!({
         "summary": true,
         "flow": args.flow.name(),
-        "ranks": world.size(),
+        "ranks": ranks,
         "grid": ns.space().process_grid(),
         "modes": args.shape,
         "grid_points": ns.space().grid_points(),
