@@ -1,21 +1,21 @@
 //! The one engine behind [`crate::FftPlan`], [`crate::RealFftPlan`] and
-//! [`crate::R2rPlan`]: a plan lowered to a [`Program`] ([`crate::lower`], pure), made ready
-//! to run on MPI (exchanges, shared-memory windows, buffers) and run by
-//! [`crate::run::execute`]. Generic over the precision `T` only. Data moves as scalars
-//! (`&[T]`): a complex element is two scalars, so real and complex layouts share the same
-//! work buffers (`Complex<T>` storage, viewed through `bytemuck`).
+//! [`crate::R2rPlan`]: a plan lowered to a [`Program`] ([`crate::lower`], pure) and bound to
+//! MPI here (its exchanges' communicators, shared-memory windows, buffers), then run by
+//! [`crate::run::execute`]. Nothing here decides anything the program has not decided: the
+//! engine only binds. Generic over the precision `T` only. Data moves as scalars (`&[T]`): a
+//! complex element is two scalars, so real and complex layouts share the same work buffers
+//! (`Complex<T>` storage, viewed through `bytemuck`).
 
 pub(crate) use crate::run::Source;
 pub(crate) use crate::spec::Spec;
 
 use crate::error::{FftError, Result};
-use crate::kernels::RunMap;
-use crate::lower::fuse::{direct_runs, region_of, regions, DirectSide};
 use crate::lower::{lower, Env};
+use crate::memory::MemoryEstimate;
 use crate::options::{FftOptions, GridChoice};
-use crate::program::{At, Fused, Pass, Program, Step};
+use crate::program::{Fused, Pass, Program, Step};
 use crate::real::Real;
-use crate::run::{execute, Context, Direct, Route, SharedPath};
+use crate::run::{execute, Context, Route, SharedPath};
 use crate::shared::{BlockWindow, SharedBlock};
 use crate::stages::{pipeline_with, Pipeline};
 use mpi::collective::SystemOperation;
@@ -23,8 +23,7 @@ use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
 use num_complex::Complex;
 use redist::alloc::AlignedBuf;
-use redist::piecewise::Run;
-use redist::{Exchange, ExchangePlan, GridShape, ProcessGrid, RedistError, StageTimes};
+use redist::{Exchange, GridShape, ProcessGrid, RedistError, StageTimes};
 use std::sync::{Arc, Weak};
 
 /// The engine: the lowered program, what runs it, and the plan's buffers.
@@ -53,6 +52,8 @@ pub(crate) struct Engine<T: Real> {
     /// A batch split into groups ([`crate::groups`]): this engine then only holds the
     /// caller's layouts, and the group's plan runs the transforms.
     grouped: Option<Box<crate::groups::Grouped<T>>>,
+    /// What the most loaded rank holds, from every rank's program.
+    pub(crate) memory: MemoryEstimate,
 }
 
 /// This rank's threads for a plan made with `options`: its own count, else the current rayon
@@ -73,20 +74,59 @@ fn probe<C: Communicator>(comm: &C, options: &FftOptions) -> (usize, usize) {
     (comm.size() as usize, threads as usize)
 }
 
-/// Fails (on every rank alike) unless every rank lowered the same program: one all-reduce
-/// of its fingerprint, the only agreement lowering needs besides its folds.
-fn agree<C: Communicator>(comm: &C, fingerprint: u64) -> Result<()> {
-    let mine = [fingerprint, !fingerprint];
-    let mut least = [0u64; 2];
+/// Fails (on every rank alike) unless every rank lowered the same program, and returns what
+/// the most loaded rank's program holds (each part the largest over the ranks): one
+/// all-reduce of the programs' fingerprints and memory, the only agreement lowering needs
+/// besides its folds.
+fn agree<C: Communicator, T: Real>(comm: &C, program: &Program<T>) -> Result<MemoryEstimate> {
+    let fingerprint = program.fingerprint();
+    let m = program.memory();
+    let parts = [m.work_bytes, m.message_bytes, m.scratch_bytes, m.data_bytes];
+    // The smallest fingerprint and the complement of the largest: equal only if all agree;
+    // the complements of the parts: the smallest is the complement of the largest.
+    let mut mine = vec![fingerprint, !fingerprint];
+    mine.extend(parts.map(|p| !p));
+    let mut least = vec![0u64; mine.len()];
     comm.all_reduce_into(&mine[..], &mut least[..], SystemOperation::min());
-    // The smallest fingerprint and the complement of the largest: equal only if all agree.
     if least[0] != !least[1] {
         return Err(FftError::DivergentPlan {
             least: least[0],
             most: !least[1],
         });
     }
-    Ok(())
+    Ok(MemoryEstimate {
+        work_bytes: !least[2],
+        message_bytes: !least[3],
+        scratch_bytes: !least[4],
+        data_bytes: !least[5],
+    })
+}
+
+/// The program of this rank of `grid` for `spec`'s `pipeline`: [`lower`] with the real
+/// environment, whose fold is an all-reduce over the grid (collective).
+fn lower_here<T: Real>(
+    grid: &ProcessGrid,
+    spec: &Spec,
+    pipeline: &Pipeline,
+    options: &FftOptions,
+) -> Result<Program<T>> {
+    let rank = grid.rank();
+    let (ranks, threads) = probe(grid.communicator(), options);
+    let fold = |f: &dyn Fn(usize) -> Vec<u64>| {
+        let mine = f(rank);
+        let mut all = vec![0u64; mine.len()];
+        let world = grid.communicator();
+        world.all_reduce_into(&mine[..], &mut all[..], SystemOperation::max());
+        all
+    };
+    let env = Env {
+        ranks,
+        threads,
+        piece_bytes: options.piece_bytes,
+        shared_memory: options.shared_memory && ranks > 1,
+        fold: &fold,
+    };
+    lower::<T>(spec, pipeline, options, &env, rank)
 }
 
 impl<T: Real> Engine<T>
@@ -131,47 +171,23 @@ where
                 &spec.transformed,
             )?
         };
-        // Refuse (on every rank alike) a plan that would not fit, before allocating.
-        crate::memory::check_plan_memory(
-            comm,
-            &pipeline,
-            std::mem::size_of::<Complex<T>>(),
-            options.batch,
-            (options.memory_limit, threads_of(&options)),
-        )?;
+        // Refuse (on every rank alike) a plan whose blocks alone would not fit, before
+        // lowering, and one whose program would not, before allocating.
+        let limit = crate::memory::smallest_limit(comm, options.memory_limit);
+        let complex = std::mem::size_of::<Complex<T>>();
+        let blocks = crate::memory::blocks_only(&pipeline, complex, options.batch);
+        crate::memory::check(&blocks, limit)?;
         let grid = ProcessGrid::new(comm, grid_shape)?;
-        let rank = grid.rank();
-        let (ranks, threads) = probe(grid.communicator(), &options);
-        let fold = |f: &dyn Fn(usize) -> Vec<u64>| {
-            let mine = f(rank);
-            let mut all = vec![0u64; mine.len()];
-            let world = grid.communicator();
-            world.all_reduce_into(&mine[..], &mut all[..], SystemOperation::max());
-            all
-        };
-        let env = Env {
-            ranks,
-            threads,
-            piece_bytes: options.piece_bytes,
-            shared_memory: options.shared_memory && ranks > 1,
-            fold: &fold,
-        };
-        let program = lower::<T>(&spec, &pipeline, &options, &env, rank)?;
-        agree(grid.communicator(), program.fingerprint())?;
+        let program = lower_here::<T>(&grid, &spec, &pipeline, &options)?;
+        let memory = agree(grid.communicator(), &program)?;
+        crate::memory::check(&memory, limit)?;
         let exchanges = program
             .exchanges
             .iter()
             .map(|e| Ok(Exchange::new(&grid, &e.plan, options.method)?))
             .collect::<Result<Vec<_>>>()?;
-        let routes = [&program.forward, &program.backward].map(|pass| {
-            pass.steps
-                .iter()
-                .filter_map(|s| match s {
-                    Step::Fused(f) => Some(route(f, &program, &exchanges)),
-                    _ => None,
-                })
-                .collect::<Result<Vec<_>>>()
-        });
+        let routes = [&program.forward, &program.backward]
+            .map(|pass| bind_routes(pass, &program, &exchanges));
         let [forward_routes, backward_routes] = routes;
         let routes = [forward_routes?, backward_routes?];
         let windowed = routes.iter().flatten().map(|r| r.shared.is_some());
@@ -195,9 +211,10 @@ where
             windows: Vec::new(),
             direct_ready: false,
             grouped: None,
+            memory,
         };
         engine.intern_maps();
-        if engine.options.shared_memory && engine.direct_through_work() {
+        if engine.options.shared_memory && engine.program.direct_through_work() {
             engine.make_direct()?;
         }
         redist::alloc::release_freed();
@@ -239,47 +256,18 @@ where
         self.grouped.as_ref().map_or(1, |g| g.groups)
     }
 
-    /// Makes every run map of the program and its routes equal to an earlier one share it:
-    /// an in-place pair's gather and scatter maps, and the forward's and backward's maps of
-    /// the same exchanges, are often the same rows at the same offsets (a slab's fused pair:
-    /// one map where there were six). Run maps have a row per row of a block, so this is
-    /// most of a slab plan's memory besides its buffers.
+    /// Makes every run map of the program and its routes equal to an earlier one share it
+    /// ([`Program::intern_maps`]).
     fn intern_maps(&mut self) {
-        let mut seen: Vec<RunMap> = Vec::new();
-        let mut intern = |map: &mut RunMap| {
-            if map.is_empty() {
-                return;
-            }
-            match seen.iter().find(|m| *m == map) {
-                Some(m) => *map = m.clone(),
-                None => seen.push(map.clone()),
-            }
-        };
-        let Program {
-            forward, backward, ..
-        } = &mut self.program;
-        for step in forward.steps.iter_mut().chain(backward.steps.iter_mut()) {
-            if let Step::Fused(fused) = step {
-                intern(&mut fused.gather);
-                intern(&mut fused.scatter);
-            }
-        }
-        for route in self.routes.iter_mut().flatten() {
-            if let Some(shared) = &mut route.shared {
-                intern(&mut shared.gather);
-            }
-            if let Some(direct) = &mut route.direct {
-                intern(&mut direct.gather);
-                intern(&mut direct.scatter);
-            }
-        }
+        let routes = self.routes.iter_mut().flatten();
+        self.program.intern_maps(routes.flat_map(Route::maps_mut));
     }
 
     /// Bytes per rank of a shared-memory window holding every rank's forward input
     /// (`forward_input`) or output block: the largest block, in whole cache lines (as
     /// [`redist::transport::window::GroupWindow::new`] rounds it), the same on every rank.
     fn region_bytes(&self, forward_input: bool) -> usize {
-        let regions = regions(&self.program, &self.pipeline);
+        let regions = &self.program.regions;
         let elements = if forward_input {
             regions.input
         } else {
@@ -322,33 +310,6 @@ where
         Ok(SharedBlock::in_window(window, len))
     }
 
-    /// Whether some fused step may move its rows straight between the ranks' work buffers
-    /// alone (it reads the exchange before's rows from one and writes the exchange after's
-    /// into one): such a step then runs so between private blocks too, once the work buffers
-    /// lie in windows. The same on every rank (lowering's decisions are).
-    fn direct_through_work(&self) -> bool {
-        if self.grid.communicator().size() < 2 {
-            return false;
-        }
-        let program = &self.program;
-        [&program.forward, &program.backward]
-            .into_iter()
-            .any(|pass| {
-                let mut at = At::Input;
-                pass.steps.iter().zip(&pass.dests).any(|(step, &dest)| {
-                    let through = match step {
-                        Step::Fused(f) if f.direct => {
-                            (f.before.is_none() || matches!(at, At::Work(_)))
-                                && (f.after.is_none() || matches!(dest, At::Work(_)))
-                        }
-                        _ => false,
-                    };
-                    at = dest;
-                    through
-                })
-            })
-    }
-
     /// Moves the work buffers into windows and maps the direct steps, once: when the plan is
     /// made if some direct step goes through the work buffers (so that private blocks take
     /// it too), else with the first shared block. Collective.
@@ -387,46 +348,13 @@ where
         Ok(true)
     }
 
-    /// Maps every fused step that lowering found able to move its rows straight between the
-    /// ranks' blocks ([`Fused::direct`], decided alike on every rank) into the windows of
-    /// such blocks ([`Direct`]).
+    /// Binds the maps of every fused step that lowering found able to move its rows straight
+    /// between the ranks' blocks ([`Program::direct_maps`]) to its route.
     fn prepare_direct(&mut self) {
-        let rank = self.grid.rank();
-        let regions = regions(&self.program, &self.pipeline);
-        let program = &self.program;
-        let ends: Vec<(usize, usize)> = program.exchanges.iter().map(|e| e.ends).collect();
-        let shift = usize::from(self.options.batch > 1);
-        for (k, (pass, forward)) in [(&program.forward, true), (&program.backward, false)]
-            .into_iter()
-            .enumerate()
-        {
-            let mut routes = self.routes[k].iter_mut();
-            let mut at = At::Input;
-            for (step, &dest) in pass.steps.iter().zip(&pass.dests) {
-                if let Step::Fused(f) = step {
-                    let route = routes.next().expect("a route per fused step");
-                    route.direct = f.direct.then(|| {
-                        let side = DirectSide {
-                            before: f.before,
-                            after: f.after,
-                            in_place: f.in_place,
-                            row_position: f.kernel.row_position(shift),
-                            buffers: (at, dest),
-                        };
-                        let region = |at: At| region_of(&regions, at, forward);
-                        let (gather, scatter, row) =
-                            direct_runs(&program.layouts, &ends, &side, region, rank)
-                                .expect("every rank's rows map (lowering folded it)");
-                        debug_assert_eq!(row, f.kernel.row_len());
-                        Direct {
-                            gather: RunMap::new(gather, row),
-                            scatter: RunMap::new(scatter, row),
-                            src: at,
-                            dst: dest,
-                        }
-                    });
-                }
-                at = dest;
+        let maps = self.program.direct_maps();
+        for (routes, maps) in self.routes.iter_mut().zip(maps) {
+            for (route, direct) in routes.iter_mut().zip(maps) {
+                route.direct = direct;
             }
         }
         self.intern_maps();
@@ -658,81 +586,58 @@ where
     }
 }
 
-/// How fused step `fused` moves its pieces: its pieces' messages, and the way through a
-/// shared-memory window where lowering allowed one and the exchanges' group is on one node
-/// (collective over the group).
+/// The routes of `pass`'s fused steps, in order: each step's pieces bound to its exchanges'
+/// messages ([`Program::piece_parts`]), and where lowering allowed a shared-memory window
+/// and the exchanges' group is on one node, the window and the pieces' places in it
+/// ([`Program::shared_plan`]). Collective over the groups of the windowed steps.
+fn bind_routes<T: Real>(
+    pass: &Pass<T>,
+    program: &Program<T>,
+    exchanges: &[Exchange],
+) -> Result<Vec<Route>>
+where
+    Complex<T>: redist::Element,
+{
+    let fused = pass.steps.iter().filter_map(|s| match s {
+        Step::Fused(f) => Some(&**f),
+        _ => None,
+    });
+    fused.map(|f| route(f, program, exchanges)).collect()
+}
+
 fn route<T: Real>(fused: &Fused<T>, program: &Program<T>, exchanges: &[Exchange]) -> Result<Route>
 where
     Complex<T>: redist::Element,
 {
-    let pieces = (0..fused.pieces.len())
-        .map(|k| {
-            [fused.before, fused.after]
-                .map(|e| e.map(|e| exchanges[e].piece(fused.axis, fused.size, k)))
-        })
-        .collect::<Vec<_>>();
-    let shared = if fused.shared {
-        shared_path(fused, program, exchanges, &pieces)?
-    } else {
-        None
-    };
+    let ends = [fused.before, fused.after];
+    let bind = |e: Option<usize>, part| Some(exchanges[e?].messages(part?));
+    let pieces = program
+        .piece_parts(fused)
+        .into_iter()
+        .map(|[before, after]| [bind(ends[0], before), bind(ends[1], after)])
+        .collect();
+    let mut shared = None;
+    if fused.shared {
+        let e = fused
+            .before
+            .or(fused.after)
+            .expect("fused with an exchange");
+        if let Some(window) = exchanges[e].group_window(program.shared_bytes(fused))? {
+            let plan = program.shared_plan(fused, window.region_len::<Complex<T>>());
+            let unpacks = (plan.unpacks.into_iter())
+                .map(|part| bind(fused.after, Some(part)).expect("an exchange after"))
+                .collect();
+            shared = Some(SharedPath {
+                window,
+                gather: plan.gather,
+                unpacks,
+                after_offset: plan.after_offset,
+            });
+        }
+    }
     Ok(Route {
         pieces,
         shared,
         direct: None,
     })
-}
-
-/// The shared-memory way for `fused` (see [`SharedPath`]), or `None` when its exchanges'
-/// group is not on one node. Collective over the group.
-fn shared_path<T: Real>(
-    fused: &Fused<T>,
-    program: &Program<T>,
-    exchanges: &[Exchange],
-    pieces: &[[Option<redist::piecewise::Messages>; 2]],
-) -> Result<Option<SharedPath>>
-where
-    Complex<T>: redist::Element,
-{
-    let (before, after) = (fused.before, fused.after);
-    // The same region layout on every rank: the exchange after's part starts at the same
-    // offset in every region (lowering folded the largest part before over the ranks).
-    let (before_len, after_len) = fused.region;
-    let e = before.or(after).expect("fused with an exchange");
-    let bytes = (before_len + after_len) * std::mem::size_of::<Complex<T>>();
-    let Some(window) = exchanges[e].group_window(bytes)? else {
-        return Ok(None);
-    };
-    let region = window.region_len::<Complex<T>>();
-    let plan =
-        |e: Option<usize>| -> Option<&ExchangePlan> { e.map(|e| &program.exchanges[e].plan) };
-    let (before_plan, after_plan) = (plan(before), plan(after));
-    // Where each peer's message for this rank starts in the window: its region, the part of
-    // the exchange, and its own send offset for this rank in that piece.
-    let rank = exchanges[e].rank_part().rank;
-    let in_window = |plan: &ExchangePlan, k: usize, base: usize| {
-        plan.piece_in_window(rank, (fused.axis, fused.size, k), region, base)
-    };
-    let row = fused.kernel.row_len();
-    let mut gather = vec![Run::UNSET; fused.gather.len()];
-    let mut unpacks = Vec::new();
-    for (k, [b, a]) in pieces.iter().enumerate() {
-        if let (Some(plan), Some(_)) = (before_plan, b) {
-            let part = in_window(plan, k, 0);
-            assert!(
-                part.dst_runs_into(row, &mut gather),
-                "the same runs as the piece's"
-            );
-        }
-        if let (Some(e), Some(plan), Some(_)) = (after, after_plan, a) {
-            let part = in_window(plan, k, before_len);
-            unpacks.push(exchanges[e].messages(part));
-        }
-    }
-    Ok(Some(SharedPath {
-        window,
-        gather: RunMap::new(gather, row),
-        unpacks,
-        after_offset: before_len,
-    }))
 }

@@ -85,7 +85,6 @@ pub mod halo;
 mod kernels;
 /// Local 1-D FFT sweeps, usable alone ([`local::Sweep`]).
 pub mod local {
-    pub(crate) use crate::kernels::column_staging_bound;
     pub use crate::kernels::Sweep;
 }
 mod lower;

@@ -11,11 +11,20 @@
 //!    or c2r step and the FFTs next to it one [`PlaneSteps`]).
 //! 2. [`fuse`]: kernels fused with the exchanges next to them (one fold).
 //! 3. [`schedule`]: which buffer each step leaves the data in, from every rank's lengths.
-//! 4. [`fuse::decide_direct`]: which fused steps may move their rows straight between the
+//! 4. [`direct::decide_direct`]: which fused steps may move their rows straight between the
 //!    ranks' blocks (one fold); the buffer sizes.
+//!
+//! [`lower`] is the one entry point: the plan calls it for its own rank with the real
+//! environment, and the model ([`crate::model`]) for rank 0 of each candidate grid
+//! ([`exchange_fusions`]). The maps that only some runs need are pure methods of the
+//! [`Program`], made when the plan binds it: the pieces of each fused step and their way
+//! through a shared-memory window ([`route`]), and the rows straight between the ranks'
+//! blocks ([`direct`]).
 
-pub(crate) mod fuse;
-pub(crate) mod schedule;
+mod direct;
+mod fuse;
+mod route;
+mod schedule;
 #[cfg(test)]
 mod tests;
 
@@ -54,7 +63,6 @@ pub(crate) struct Env<'a> {
 }
 
 /// The fold of `ranks` simulated processes: `f` of every rank, entry by entry the largest.
-#[cfg(test)]
 pub(crate) fn every_rank(ranks: usize) -> impl Fn(&dyn Fn(usize) -> Vec<u64>) -> Vec<u64> {
     move |f: &dyn Fn(usize) -> Vec<u64>| {
         (0..ranks)
@@ -209,24 +217,18 @@ pub(crate) fn exchange_fusions(
     element_bytes: usize,
 ) -> Result<Vec<ExchangeFusion>> {
     if element_bytes <= 8 {
-        fusions_of::<f32>(pipeline)
+        Ok(lower_rank_0::<f32>(pipeline)?.exchange_fusions())
     } else {
-        fusions_of::<f64>(pipeline)
+        Ok(lower_rank_0::<f64>(pipeline)?.exchange_fusions())
     }
 }
 
-fn fusions_of<T: Real>(pipeline: &Pipeline) -> Result<Vec<ExchangeFusion>> {
+/// Rank 0's program of the complex transform `pipeline` as the model sees it (see
+/// [`exchange_fusions`]).
+fn lower_rank_0<T: Real>(pipeline: &Pipeline) -> Result<Program<T>> {
     let options = FftOptions::default();
     let shape = pipeline.layouts[pipeline.input].global_shape();
     let spec = Spec::new(shape, &options, crate::stages::Domain::Complex)?;
-    let (layouts, exchanges) = exchanges_of(pipeline, 1, 0)?;
-    let problem = Problem {
-        spec: &spec,
-        pipeline,
-        layouts: &layouts,
-        exchanges: &exchanges,
-        shift: 0,
-    };
     let rank_0 = |f: &dyn Fn(usize) -> Vec<u64>| f(0);
     let env = Env {
         ranks: pipeline.layouts[0].grid().ranks(),
@@ -235,27 +237,7 @@ fn fusions_of<T: Real>(pipeline: &Pipeline) -> Result<Vec<ExchangeFusion>> {
         shared_memory: false,
         fold: &rank_0,
     };
-    let passes = fused_steps::<T>(&problem, &env, 0)?;
-    let mut out = vec![
-        ExchangeFusion {
-            pieces: 1,
-            ..Default::default()
-        };
-        exchanges.len()
-    ];
-    for step in passes.iter().flat_map(|p| &p.steps) {
-        if let Step::Fused(f) = step {
-            if let Some(b) = f.before {
-                out[b].unpack = true;
-                out[b].pieces = f.pieces.len();
-            }
-            if let Some(a) = f.after {
-                out[a].pack = true;
-                out[a].pieces = f.pieces.len();
-            }
-        }
-    }
-    Ok(out)
+    lower::<T>(&spec, pipeline, &options, &env, 0)
 }
 
 /// Lowers `spec`'s `pipeline` for rank `rank` of `env` (see the module docs).
@@ -267,8 +249,6 @@ pub(crate) fn lower<T: Real>(
     rank: usize,
 ) -> Result<Program<T>> {
     let batch = options.batch;
-    let real = |r: bool| pipeline.real.contains(&r);
-    let real_to_complex = options.in_place && real(true) && real(false);
     let (layouts, exchanges) = exchanges_of(pipeline, batch, rank)?;
     let problem = Problem {
         spec,
@@ -279,92 +259,17 @@ pub(crate) fn lower<T: Real>(
     };
     let [forward, backward] = fused_steps::<T>(&problem, env, rank)?;
     let shift = problem.shift;
-
-    // Where each step leaves the data: the same buffer on every rank, from every rank's
-    // lengths (the fused steps' shared-memory paths read and write the peers' buffers of
-    // one kind, and synchronize on those buffers' windows).
-    let destroy = options.destroy_input;
-    let rank_lens = |after: &[usize], output: usize, input: usize| -> Vec<RankLens> {
-        (0..env.ranks)
-            .map(|q| RankLens {
-                steps: after.iter().map(|&l| problem.scalars(l, q)).collect(),
-                output: problem.scalars(output, q),
-                input: destroy.then(|| problem.scalars(input, q)),
-            })
-            .collect()
-    };
     let (input, output) = (pipeline.input, pipeline.output);
-    let forward_lens = rank_lens(&forward.after, output, input);
-    let backward_lens = rank_lens(&backward.after, input, output);
-    let (forward_dests, fw) = schedule(&schedule::movers(&forward.steps), &forward_lens, rank);
-    let (backward_dests, bw) = schedule(&schedule::movers(&backward.steps), &backward_lens, rank);
-    // In-place calls: one buffer per rank, the larger of its input and output blocks (a
-    // real-to-complex plan's real block with its rows padded).
-    let half = crate::spec::last_transformed(&spec.axes);
-    let rows = |q: usize| padded_rows(&layouts[input], shift, half, q);
-    if real_to_complex && rows(rank).is_none() {
-        return Err(crate::FftError::BadOptions {
-            shape: spec.shape.spectral.clone(),
-            reason: format!("in_place: a real-to-complex plan's real input must keep its real-to-complex axis (axis {half}) and the axes after it whole and fastest in memory on every rank (FFTW's padded layout)"),
-        });
-    }
-    let padded = |q: usize| rows(q).filter(|_| real_to_complex);
-    let buffer = |q: usize| {
-        let rows = padded(q).map_or(0, |r| r.rows * r.padded);
-        (problem.scalars(input, q).max(problem.scalars(output, q))).max(rows)
-    };
-    let in_place = if options.in_place {
-        let one_buffer = |lens: &[RankLens]| -> Vec<RankLens> {
-            (lens.iter().enumerate())
-                .map(|(q, r)| RankLens {
-                    steps: r.steps.clone(),
-                    output: buffer(q),
-                    input: None,
-                })
-                .collect()
-        };
-        let (fl, bl) = (one_buffer(&forward_lens), one_buffer(&backward_lens));
-        let f = schedule::schedule_in_place(&schedule::movers(&forward.steps), &fl, rank);
-        let b = schedule::schedule_in_place(&schedule::movers(&backward.steps), &bl, rank);
-        let (Some(f), Some(b)) = (f, b) else {
-            return Err(crate::FftError::BadOptions {
-                shape: spec.shape.spectral.clone(),
-                reason:
-                    "in_place: a transform of a single out-of-place step has no in-place schedule"
-                        .into(),
-            });
-        };
-        Some((f, b, fl, bl))
-    } else {
-        None
-    };
-    let complex_len = |scalars: usize| scalars.div_ceil(2);
-    let (mut fw, mut bw) = (fw, bw);
-    if let Some(((_, fi), (_, bi), _, _)) = &in_place {
-        fw = [fw[0].max(fi[0]), fw[1].max(fi[1])];
-        bw = [bw[0].max(bi[0]), bw[1].max(bi[1])];
-    }
-    let work = [complex_len(fw[0].max(bw[0])), complex_len(fw[1].max(bw[1]))];
-    let most = |dests: &[At], lens: &[RankLens], k: usize| {
-        lens.iter()
-            .map(|r| schedule::work_lens(dests, &r.steps)[k])
-            .max()
-            .unwrap_or(0)
-    };
-    let work_most = [0, 1].map(|k| {
-        let mut m =
-            most(&forward_dests, &forward_lens, k).max(most(&backward_dests, &backward_lens, k));
-        if let Some(((fd, _), (bd, _), fl, bl)) = &in_place {
-            m = m.max(most(fd, fl, k)).max(most(bd, bl, k));
-        }
-        complex_len(m)
-    });
-    let (forward_in_place, backward_in_place) = match in_place {
-        Some(((fd, _), (bd, _), _, _)) => (Some(fd), Some(bd)),
-        None => (None, None),
-    };
-    let in_place_scalars = if options.in_place { buffer(rank) } else { 0 };
-    let padded = padded(rank);
+    let sized = schedules(&problem, env, options, [&forward, &backward], rank)?;
+    let Schedules {
+        dests: [forward_dests, backward_dests],
+        in_place: [forward_in_place, backward_in_place],
+        work,
+        work_most,
+        in_place_scalars,
+        padded,
+    } = sized;
+    let regions = direct::regions::<T>(&layouts, pipeline, work_most);
     let mut program = Program {
         forward: Pass {
             steps: forward.steps,
@@ -379,11 +284,16 @@ pub(crate) fn lower<T: Real>(
             scale: T::of(spec.backward_scale),
         },
         lens: (
-            pipeline.layouts[input].local_len(rank) * batch,
-            pipeline.layouts[output].local_len(rank) * batch,
+            pipeline.layouts[input].local_len(rank) * options.batch,
+            pipeline.layouts[output].local_len(rank) * options.batch,
         ),
         in_place_scalars,
         padded,
+        ranks: env.ranks,
+        rank,
+        shift,
+        block_scalars: (problem.scalars(input, rank), problem.scalars(output, rank)),
+        regions,
         layouts,
         exchanges,
         work,
@@ -395,9 +305,154 @@ pub(crate) fn lower<T: Real>(
         fuse::swap_rows_for_sweeps(&mut program.forward, env.threads);
         fuse::swap_rows_for_sweeps(&mut program.backward, env.threads);
     }
-    fuse::decide_direct(&mut program, pipeline, env, shift);
-    program.scratch = scratch_len(&program, destroy);
+    direct::decide_direct(&mut program, env, shift);
+    program.scratch = scratch_len(&program, options.destroy_input);
     Ok(program)
+}
+
+/// Where each step of both directions leaves the data, out of place and (for in-place
+/// plans) in place, and the buffers that takes.
+struct Schedules {
+    dests: [Vec<At>; 2],
+    in_place: [Option<Vec<At>>; 2],
+    /// Complex elements of the two work buffers on this rank, and the most of any rank.
+    work: [usize; 2],
+    work_most: [usize; 2],
+    /// Scalars of this rank's in-place buffer (0 without [`FftOptions::in_place`]), and a
+    /// real-to-complex plan's padded real rows in it.
+    in_place_scalars: usize,
+    padded: Option<PaddedRows>,
+}
+
+/// Stage 3 of lowering (see the module docs): where each step of both directions (`steps`,
+/// forward first) leaves the data, the same buffer on every rank, from every rank's lengths
+/// (the fused steps' shared-memory paths read and write the peers' buffers of one kind, and
+/// synchronize on those buffers' windows); and the work buffers that takes.
+fn schedules<T: Real>(
+    problem: &Problem<'_>,
+    env: &Env<'_>,
+    options: &FftOptions,
+    passes: [&Unfused<T>; 2],
+    rank: usize,
+) -> Result<Schedules> {
+    let pipeline = problem.pipeline;
+    let (input, output) = (pipeline.input, pipeline.output);
+    let destroy = options.destroy_input;
+    let lens = |pass: usize| -> Vec<RankLens> {
+        let (to, from) = if pass == 0 {
+            (output, input)
+        } else {
+            (input, output)
+        };
+        let after = &passes[pass].after;
+        (0..env.ranks)
+            .map(|q| RankLens {
+                steps: after.iter().map(|&l| problem.scalars(l, q)).collect(),
+                output: problem.scalars(to, q),
+                input: destroy.then(|| problem.scalars(from, q)),
+            })
+            .collect()
+    };
+    let lens = [lens(0), lens(1)];
+    let movers = passes.map(|p| schedule::movers(&p.steps));
+    let [(forward, fw), (backward, bw)] = [0, 1].map(|p| schedule(&movers[p], &lens[p], rank));
+    let mut sizes = [fw, bw];
+    let mut most = [0, 1].map(|k| most_work(&[(&forward, &lens[0]), (&backward, &lens[1])], k));
+    let mut in_place = [None, None];
+    let (mut in_place_scalars, mut padded) = (0, None);
+    if options.in_place {
+        let one = in_place_schedules(problem, env, &movers, &lens, rank)?;
+        for (k, (dests, used)) in one.passes.into_iter().enumerate() {
+            sizes[k] = [sizes[k][0].max(used[0]), sizes[k][1].max(used[1])];
+            in_place[k] = Some(dests);
+        }
+        most = [most[0].max(one.most[0]), most[1].max(one.most[1])];
+        (in_place_scalars, padded) = (one.scalars, one.padded);
+    }
+    let complex_len = |scalars: usize| scalars.div_ceil(2);
+    Ok(Schedules {
+        dests: [forward, backward],
+        in_place,
+        work: [0, 1].map(|k| complex_len(sizes[0][k].max(sizes[1][k]))),
+        work_most: most.map(complex_len),
+        in_place_scalars,
+        padded,
+    })
+}
+
+/// The most scalars work buffer `k` holds on any rank, over the schedules `passes` (each
+/// with every rank's lengths).
+fn most_work(passes: &[(&Vec<At>, &Vec<RankLens>)], k: usize) -> usize {
+    let most = |(dests, lens): &(&Vec<At>, &Vec<RankLens>)| {
+        (lens.iter())
+            .map(|r| schedule::work_lens(dests, &r.steps)[k])
+            .max()
+            .unwrap_or(0)
+    };
+    passes.iter().map(most).max().unwrap_or(0)
+}
+
+/// The in-place schedules of both directions and what they take.
+struct InPlace {
+    /// Per direction: where each step leaves the data, and this rank's work scalars.
+    passes: [(Vec<At>, [usize; 2]); 2],
+    /// The most scalars of each work buffer on any rank.
+    most: [usize; 2],
+    /// This rank's buffer scalars and padded real rows.
+    scalars: usize,
+    padded: Option<PaddedRows>,
+}
+
+/// The schedules of in-place calls: one buffer per rank, the larger of its input and output
+/// blocks (a real-to-complex plan's real block with its rows padded, FFTW's layout).
+fn in_place_schedules(
+    problem: &Problem<'_>,
+    env: &Env<'_>,
+    movers: &[Vec<bool>; 2],
+    lens: &[Vec<RankLens>; 2],
+    rank: usize,
+) -> Result<InPlace> {
+    let pipeline = problem.pipeline;
+    let (input, output) = (pipeline.input, pipeline.output);
+    let real_to_complex = pipeline.real[input] && !pipeline.real[output];
+    let bad = |reason: &str| crate::FftError::BadOptions {
+        shape: problem.spec.shape.spectral.clone(),
+        reason: reason.into(),
+    };
+    let half = crate::spec::last_transformed(&problem.spec.axes);
+    let rows = |q: usize| padded_rows(&problem.layouts[input], problem.shift, half, q);
+    if real_to_complex && rows(rank).is_none() {
+        return Err(bad(&format!("in_place: a real-to-complex plan's real input must keep its real-to-complex axis (axis {half}) and the axes after it whole and fastest in memory on every rank (FFTW's padded layout)")));
+    }
+    let padded = |q: usize| rows(q).filter(|_| real_to_complex);
+    let buffer = |q: usize| {
+        let rows = padded(q).map_or(0, |r| r.rows * r.padded);
+        (problem.scalars(input, q).max(problem.scalars(output, q))).max(rows)
+    };
+    let one_buffer = |lens: &Vec<RankLens>| -> Vec<RankLens> {
+        (lens.iter().enumerate())
+            .map(|(q, r)| RankLens {
+                steps: r.steps.clone(),
+                output: buffer(q),
+                input: None,
+            })
+            .collect()
+    };
+    let lens = [one_buffer(&lens[0]), one_buffer(&lens[1])];
+    let [f, b] = [0, 1].map(|p| schedule::schedule_in_place(&movers[p], &lens[p], rank));
+    let (Some(f), Some(b)) = (f, b) else {
+        return Err(bad(
+            "in_place: a transform of a single out-of-place step has no in-place schedule",
+        ));
+    };
+    let most = [0, 1].map(|k| most_work(&[(&f.0, &lens[0]), (&b.0, &lens[1])], k));
+    debug_assert_eq!(env.ranks, lens[0].len());
+    Ok(InPlace {
+        passes: [f, b],
+        most,
+        scalars: buffer(rank),
+        padded: padded(rank),
+    })
 }
 
 /// Rank `q`'s rows of the real input `layout` (batch axis first when `shift` is 1) in FFTW's
@@ -480,185 +535,235 @@ fn steps_of<T: Real>(
     threads: usize,
     q: usize,
 ) -> Unfused<T> {
-    let Problem {
-        spec,
-        pipeline,
-        layouts,
-        shift,
-        ..
-    } = *problem;
-    let mut steps = Vec::new();
-    let mut after = Vec::new();
-    let mut exchange = first_exchange;
-    // The last r2c step's (source layout, axis), and the last complex FFT group's (layout,
-    // plans, memory positions), for running them per sub-block together.
-    let mut last_resize: Option<(usize, usize)> = None;
-    let mut last_fft: Option<(usize, FftGroup<T>)> = None;
+    let mut out = StepsOf {
+        problem,
+        planners,
+        inverse,
+        threads,
+        q,
+        steps: Vec::new(),
+        after: Vec::new(),
+        exchange: first_exchange,
+        last_resize: None,
+        last_fft: None,
+    };
     let mut i = 0;
     while i < stages.len() {
-        match stages[i] {
-            Stage::Fft { layout, axis } => {
-                let l = &layouts[layout];
-                let memory_shape = l.local_shape_in_memory(q);
-                let position = l.memory_order().position_of(axis + shift);
-                let real = pipeline.real[layout];
-                if spec.one_d && axis == 0 {
-                    // A distributed 1-D transform's FFTs along the rows, with the twiddles of
-                    // this rank's columns.
-                    let (rows, cols) = (spec.shape.physical[0], spec.shape.physical[1]);
-                    let columns = l.global_range(q, 1 + shift);
-                    let twiddle = Twiddle::new(rows * cols, columns.start, columns.len(), inverse);
-                    let op = LineOp::C2c(planners.fft(rows, inverse));
-                    let step = LineStep::new(op, &memory_shape, position, rows, false, false, rows)
-                        .with_twiddle(twiddle);
-                    steps.push(Step::Line {
-                        step,
-                        in_place: true,
-                    });
-                    after.push(layout);
-                    i += 1;
-                    continue;
-                }
-                if let AxisKind::R2r(kind) = spec.axes[axis] {
-                    let kind = if inverse { kind.inverse() } else { kind };
-                    let n = spec.resolution[axis];
-                    let op =
-                        LineOp::R2r(R2r::new(&mut planners.dcts, &mut planners.reals, kind, n));
-                    let step = LineStep::new(op, &memory_shape, position, n, real, real, n);
-                    steps.push(Step::Line {
-                        step,
-                        in_place: true,
-                    });
-                    after.push(layout);
-                    i += 1;
-                    continue;
-                }
-                // Consecutive complex FFT stages on one layout run as one step.
-                let mut plans = Vec::new();
-                let mut positions = Vec::new();
-                while let Some(&Stage::Fft { layout: same, axis }) = stages.get(i) {
-                    if same != layout || spec.axes[axis] != AxisKind::Fft {
-                        break;
-                    }
-                    plans.push(planners.fft(spec.shape.physical[axis], inverse));
-                    positions.push(l.memory_order().position_of(axis + shift));
-                    i += 1;
-                }
-                // An r2c step just before, into this layout: per sub-block together.
-                let resize = last_resize.take();
-                if let (Some((from, r_axis)), Some(Step::Line { step, .. })) =
-                    (resize, steps.last())
-                {
-                    if step.is_real_complex() && after.last() == Some(&layout) {
-                        let src = &layouts[from];
-                        let n_in = src.local_shape_in_memory(q)
-                            [src.memory_order().position_of(r_axis + shift)];
-                        let line = LineSide {
-                            op: LineOp::R2c(planners.reals.plan_fft_forward(n_in)),
-                            from,
-                            to: layout,
-                            axis: r_axis,
-                        };
-                        let group = (&plans[..], &positions[..]);
-                        if let Some((planes, rest)) =
-                            per_sub_block(problem, line, group, true, threads, q)
-                        {
-                            steps.pop();
-                            after.pop();
-                            steps.push(Step::Planes(planes));
-                            after.push(layout);
-                            if let Some(rest) = rest {
-                                steps.push(Step::Fft(rest));
-                                after.push(layout);
-                            }
-                            continue;
-                        }
-                    }
-                }
-                let local = LocalFft::new(
-                    plans.clone(),
-                    &memory_shape,
-                    &positions,
-                    threads,
-                    spec.deterministic,
-                );
-                last_fft = Some((layout, (plans, positions)));
-                steps.push(Step::Fft(local));
-                after.push(layout);
-            }
-            Stage::Resize { from, to, axis } => {
-                let l = &layouts[from];
-                let memory_shape = l.local_shape_in_memory(q);
-                let position = l.memory_order().position_of(axis + shift);
-                let n_in = memory_shape[position];
-                let n_out = layouts[to].global_shape()[axis + shift];
-                let (real_in, real_out) = (pipeline.real[from], pipeline.real[to]);
-                let op = match (real_in, real_out) {
-                    (true, false) => LineOp::R2c(planners.reals.plan_fft_forward(n_in)),
-                    (false, true) => LineOp::C2r(planners.reals.plan_fft_inverse(n_out)),
-                    _ => LineOp::C2c(planners.fft(n_in.max(n_out), inverse)),
-                };
-                // A c2r step right after FFTs on its source layout: per sub-block together
-                // (the FFTs of the other trailing axes, then the c2r).
-                let group = last_fft.take();
-                if let (LineOp::C2r(c2r), Some((layout, group)), Some(Step::Fft(_))) =
-                    (&op, group, steps.last())
-                {
-                    if layout == from && after.last() == Some(&from) {
-                        let line = LineSide {
-                            op: LineOp::C2r(c2r.clone()),
-                            from,
-                            to,
-                            axis,
-                        };
-                        let group = (&group.0[..], &group.1[..]);
-                        if let Some((planes, rest)) =
-                            per_sub_block(problem, line, group, false, threads, q)
-                        {
-                            steps.pop();
-                            after.pop();
-                            if let Some(rest) = rest {
-                                steps.push(Step::Fft(rest));
-                                after.push(from);
-                            }
-                            steps.push(Step::Planes(planes));
-                            after.push(to);
-                            i += 1;
-                            continue;
-                        }
-                    }
-                }
-                let step = LineStep::new(
-                    op,
-                    &memory_shape,
-                    position,
-                    n_out,
-                    real_in,
-                    real_out,
-                    spec.resolution[axis],
-                );
-                steps.push(Step::Line {
-                    step,
-                    in_place: false,
-                });
-                after.push(to);
-                if real_in && !real_out {
-                    last_resize = Some((from, axis));
-                }
-                i += 1;
-            }
+        i = match stages[i] {
+            Stage::Fft { layout, axis } => out.fft(stages, i, layout, axis),
+            Stage::Resize { from, to, axis } => out.resize(i, from, to, axis),
             Stage::Exchange { from, to } => {
-                steps.push(Step::Exchange {
-                    index: exchange,
-                    real: pipeline.real[from],
-                });
-                exchange += 1;
-                after.push(to);
-                i += 1;
+                let real = problem.pipeline.real[from];
+                let index = out.exchange;
+                out.exchange += 1;
+                out.push(Step::Exchange { index, real }, to);
+                i + 1
+            }
+        };
+    }
+    Unfused {
+        steps: out.steps,
+        after: out.after,
+    }
+}
+
+/// [`steps_of`] under way: the steps so far, the layout each leaves the data in, the next
+/// exchange's index, and the last r2c step's (source layout, axis) and complex FFT group's
+/// (layout, plans, memory positions), for running them per sub-block together.
+struct StepsOf<'a, 'p, T: Real> {
+    problem: &'a Problem<'p>,
+    planners: &'a mut Planners<T>,
+    inverse: bool,
+    threads: usize,
+    q: usize,
+    steps: Vec<Step<T>>,
+    after: Vec<usize>,
+    exchange: usize,
+    last_resize: Option<(usize, usize)>,
+    last_fft: Option<(usize, FftGroup<T>)>,
+}
+
+impl<T: Real> StepsOf<'_, '_, T> {
+    fn push(&mut self, step: Step<T>, layout: usize) {
+        self.steps.push(step);
+        self.after.push(layout);
+    }
+
+    /// The FFT stage `stages[i]` (of `axis` on `layout`): a real-to-real line step, or the
+    /// complex FFTs of this and the next stages on the same layout, per sub-block with an r2c
+    /// step just before where they can be. Returns the next stage's index.
+    fn fft(&mut self, stages: &[Stage], mut i: usize, layout: usize, axis: usize) -> usize {
+        let Problem {
+            spec,
+            pipeline,
+            layouts,
+            shift,
+            ..
+        } = *self.problem;
+        let l = &layouts[layout];
+        let memory_shape = l.local_shape_in_memory(self.q);
+        if spec.one_d && axis == 0 {
+            // A distributed 1-D transform's FFTs along the rows, with the twiddles of this
+            // rank's columns.
+            let (rows, cols) = (spec.shape.physical[0], spec.shape.physical[1]);
+            let columns = l.global_range(self.q, 1 + shift);
+            let twiddle = Twiddle::new(rows * cols, columns.start, columns.len(), self.inverse);
+            let op = LineOp::C2c(self.planners.fft(rows, self.inverse));
+            let position = l.memory_order().position_of(axis + shift);
+            let step = LineStep::new(op, &memory_shape, position, rows, false, false, rows)
+                .with_twiddle(twiddle);
+            let in_place = true;
+            self.push(Step::Line { step, in_place }, layout);
+            return i + 1;
+        }
+        if let AxisKind::R2r(kind) = spec.axes[axis] {
+            let kind = if self.inverse { kind.inverse() } else { kind };
+            let n = spec.resolution[axis];
+            let position = l.memory_order().position_of(axis + shift);
+            let real = pipeline.real[layout];
+            let planners = &mut *self.planners;
+            let op = LineOp::R2r(R2r::new(&mut planners.dcts, &mut planners.reals, kind, n));
+            let step = LineStep::new(op, &memory_shape, position, n, real, real, n);
+            let in_place = true;
+            self.push(Step::Line { step, in_place }, layout);
+            return i + 1;
+        }
+        // Consecutive complex FFT stages on one layout run as one step.
+        let mut plans = Vec::new();
+        let mut positions = Vec::new();
+        while let Some(&Stage::Fft { layout: same, axis }) = stages.get(i) {
+            if same != layout || spec.axes[axis] != AxisKind::Fft {
+                break;
+            }
+            plans.push(self.planners.fft(spec.shape.physical[axis], self.inverse));
+            positions.push(l.memory_order().position_of(axis + shift));
+            i += 1;
+        }
+        if self.r2c_with(layout, &plans, &positions) {
+            return i;
+        }
+        let local = LocalFft::new(
+            plans.clone(),
+            &memory_shape,
+            &positions,
+            self.threads,
+            spec.deterministic,
+        );
+        self.last_fft = Some((layout, (plans, positions)));
+        self.push(Step::Fft(local), layout);
+        i
+    }
+
+    /// Runs the r2c step just before, into `layout`, per sub-block with the FFT group
+    /// (`plans` along memory `positions`), where it can: `true` if it does.
+    fn r2c_with(&mut self, layout: usize, plans: &[Arc<dyn Fft<T>>], positions: &[usize]) -> bool {
+        let Some((from, axis)) = self.last_resize.take() else {
+            return false;
+        };
+        let Some(Step::Line { step, .. }) = self.steps.last() else {
+            return false;
+        };
+        if !step.is_real_complex() || self.after.last() != Some(&layout) {
+            return false;
+        }
+        let src = &self.problem.layouts[from];
+        let n_in = src.local_shape_in_memory(self.q)
+            [src.memory_order().position_of(axis + self.problem.shift)];
+        let line = LineSide {
+            op: LineOp::R2c(self.planners.reals.plan_fft_forward(n_in)),
+            from,
+            to: layout,
+            axis,
+        };
+        let (threads, q) = (self.threads, self.q);
+        let Some((planes, rest)) =
+            per_sub_block(self.problem, line, (plans, positions), true, threads, q)
+        else {
+            return false;
+        };
+        self.steps.pop();
+        self.after.pop();
+        self.push(Step::Planes(planes), layout);
+        if let Some(rest) = rest {
+            self.push(Step::Fft(rest), layout);
+        }
+        true
+    }
+
+    /// The resizing stage `i` (`axis` from layout `from` to `to`): an r2c, c2r or padded
+    /// c2c line step, a c2r step per sub-block with the FFTs just before where it can be.
+    /// Returns the next stage's index.
+    fn resize(&mut self, i: usize, from: usize, to: usize, axis: usize) -> usize {
+        let Problem {
+            spec,
+            pipeline,
+            layouts,
+            shift,
+            ..
+        } = *self.problem;
+        let l = &layouts[from];
+        let memory_shape = l.local_shape_in_memory(self.q);
+        let position = l.memory_order().position_of(axis + shift);
+        let n_in = memory_shape[position];
+        let n_out = layouts[to].global_shape()[axis + shift];
+        let (real_in, real_out) = (pipeline.real[from], pipeline.real[to]);
+        let op = match (real_in, real_out) {
+            (true, false) => LineOp::R2c(self.planners.reals.plan_fft_forward(n_in)),
+            (false, true) => LineOp::C2r(self.planners.reals.plan_fft_inverse(n_out)),
+            _ => LineOp::C2c(self.planners.fft(n_in.max(n_out), self.inverse)),
+        };
+        let group = self.last_fft.take();
+        if let (LineOp::C2r(c2r), Some(group)) = (&op, group) {
+            if self.c2r_after(c2r.clone(), group, (from, to, axis)) {
+                return i + 1;
             }
         }
+        let resolution = spec.resolution[axis];
+        let (real, n) = ((real_in, real_out), (n_out, resolution));
+        let step = LineStep::new(op, &memory_shape, position, n.0, real.0, real.1, n.1);
+        let in_place = false;
+        self.push(Step::Line { step, in_place }, to);
+        if real_in && !real_out {
+            self.last_resize = Some((from, axis));
+        }
+        i + 1
     }
-    Unfused { steps, after }
+
+    /// Runs the c2r step `c2r` (`axis` from `from` to `to`) per sub-block after the FFT
+    /// group just before (`(layout, group)`), on its source layout, where it can: `true` if
+    /// it does.
+    fn c2r_after(
+        &mut self,
+        c2r: Arc<dyn realfft::ComplexToReal<T>>,
+        (layout, group): (usize, FftGroup<T>),
+        (from, to, axis): (usize, usize, usize),
+    ) -> bool {
+        if !matches!(self.steps.last(), Some(Step::Fft(_)))
+            || layout != from
+            || self.after.last() != Some(&from)
+        {
+            return false;
+        }
+        let line = LineSide {
+            op: LineOp::C2r(c2r),
+            from,
+            to,
+            axis,
+        };
+        let (threads, q) = (self.threads, self.q);
+        let group = (&group.0[..], &group.1[..]);
+        let Some((planes, rest)) = per_sub_block(self.problem, line, group, false, threads, q)
+        else {
+            return false;
+        };
+        self.steps.pop();
+        self.after.pop();
+        if let Some(rest) = rest {
+            self.push(Step::Fft(rest), from);
+        }
+        self.push(Step::Planes(planes), to);
+        true
+    }
 }
 
 /// The r2c step `line` followed by the FFT group, or the FFT group followed by the c2r step

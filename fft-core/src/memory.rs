@@ -1,44 +1,38 @@
-//! How much memory a plan needs per rank, estimated before anything is allocated, and the
-//! check against the caller's limit.
+//! How much memory a plan needs per rank, and the check against the caller's limit.
 //!
-//! [`FftPlan::new`](crate::FftPlan::new) (and the other plans) refuse a plan whose estimate
+//! [`FftPlan::new`](crate::FftPlan::new) (and the other plans) refuse a plan whose need
 //! exceeds [`FftOptions::memory_limit`](crate::FftOptions::memory_limit) with
 //! [`FftError::InsufficientMemory`], giving both numbers, instead of letting one rank die of
-//! an out-of-memory kill in the middle of a collective. The estimate ([`estimate_memory`]) is
-//! pure and uses global arguments only (the largest block over all ranks), so it is the same
-//! on every rank; the limit may differ between ranks (each reads its own node) and the
-//! smallest over all ranks is used, so every rank takes the same decision. This library
-//! never reads the environment or the kernel's process files: the `dfft` program fills the
-//! limit from the kernel's meminfo, cgroups, `RLIMIT_AS` and `DFFT_MEMORY_LIMIT`. `None` (the default): no
-//! check.
+//! an out-of-memory kill in the middle of a collective. The need is what lowering sized: each
+//! rank's lowered program says what it holds (work and message buffers, window regions,
+//! every worker's scratch, the caller's blocks), and each part is the largest over the ranks,
+//! so every rank decides alike (the plans report it as `memory_estimate()`). Before
+//! lowering, a plan refuses one whose caller blocks alone exceed the limit, so that absurd
+//! sizes are refused before anything is sized. The limit may differ between ranks (each reads
+//! its own node) and the smallest over all ranks is used. This library never reads the
+//! environment or the kernel's process files: the `dfft` program fills the limit from the
+//! kernel's meminfo, cgroups, `RLIMIT_AS` and `DFFT_MEMORY_LIMIT`. `None` (the default): no
+//! check. [`estimate_memory`] gives the same numbers without MPI.
 
 use crate::error::{FftError, Result};
-use crate::stages::Pipeline;
+use crate::lower::{every_rank, lower, Env};
+use crate::options::{AxisKind, FftOptions, R2rKind};
+use crate::real::Real;
+use crate::spec::Spec;
+use crate::stages::{Domain, Pipeline, TransformShape};
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
 
-/// Lines of the strided FFT sweeps' tiles (at most 64, as in the local FFT kernels), plus
-/// headroom for rustfft's own scratch (at most a few times the axis length, e.g. Bluestein's
-/// inner FFT).
-const SCRATCH_LINES_PER_AXIS: u64 = 64 + 8;
-/// The same for the general line transforms (real, real-to-real, padded): tiles of input and
-/// output lines of up to two scalars each (at most 64 lines), plus temporaries and the
-/// transform's scratch.
-const SCRATCH_LINES_GENERAL: u64 = 2 * 64 + 16;
-/// Elements per worker besides whole lines: the tile lines' padding (two cache lines each)
-/// and small fixed parts.
-const SCRATCH_EXTRA: u64 = 64 * 16 + 64;
-
 /// What a plan needs per rank, in bytes, by purpose. Every field is the maximum over ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct MemoryEstimate {
-    /// The plan's two work buffers (the largest local block over the pipeline's layouts).
+    /// The plan's work buffers (up to two).
     pub work_bytes: u64,
-    /// Send and receive buffers of the exchanges (bounded by the largest block each).
+    /// Send and receive buffers of the exchanges and fused steps, and the regions of the
+    /// shared-memory windows fused steps may move their pieces through instead.
     pub message_bytes: u64,
-    /// Per-thread FFT scratch: tiles of lines, and the planes that plane-at-a-time steps hold
-    /// (at most two per thread; a plane is a local block without its slowest memory axis).
+    /// Every worker's transform scratch (tiles of lines, planes, staging blocks).
     pub scratch_bytes: u64,
     /// The caller's input and output blocks, which a transform needs as well.
     pub data_bytes: u64,
@@ -68,9 +62,9 @@ impl std::fmt::Display for MemoryEstimate {
     }
 }
 
-/// Estimates the memory per rank of a plan over `pipeline` with elements of `element_bytes`
-/// bytes and `threads` FFT threads per rank. Pure, global arguments only: an upper bound of
-/// what [`FftPlan::work_len`](crate::FftPlan::work_len) reports, plus the caller's blocks.
+/// The memory per rank of a plan over `pipeline` with complex elements of `element_bytes`
+/// bytes (8: `f32`, else `f64`) and `threads` FFT threads per rank: what the plan's program
+/// holds (see the module docs), without MPI.
 pub fn estimate_memory(
     pipeline: &Pipeline,
     element_bytes: usize,
@@ -79,88 +73,130 @@ pub fn estimate_memory(
     estimate_memory_batched(pipeline, element_bytes, threads, 1)
 }
 
-/// [`estimate_memory`] for `batch` fields transformed together. `element_bytes` is the size of
-/// a complex element; layouts that [`Pipeline::real`] marks real count half of it per element.
-/// An upper bound of the `work_len` of every plan kind ([`crate::FftPlan`],
-/// [`crate::RealFftPlan`], [`crate::R2rPlan`]) times `element_bytes`.
+/// [`estimate_memory`] for `batch` fields transformed together: rank 0's program (the
+/// largest blocks, under the balanced split) lowered with every rank's decisions simulated,
+/// as the plan makes it with default options (real-to-real axes taken as DCT-II). Pure; it
+/// costs about what lowering every rank's fused steps costs. Beyond blocks of 2²⁶ elements it
+/// does not lower, and bounds the buffers by the largest block without the scratch; a plan's
+/// own `memory_estimate()` is exact whatever its size.
 pub fn estimate_memory_batched(
     pipeline: &Pipeline,
     element_bytes: usize,
     threads: usize,
     batch: usize,
 ) -> MemoryEstimate {
-    let eb = element_bytes as u64;
-    let block = |i: usize| -> u64 {
-        let per = if pipeline.real.get(i).copied().unwrap_or(false) {
-            eb.div_ceil(2)
+    let (threads, batch) = (threads.max(1), batch.max(1));
+    let largest = (pipeline.layouts.iter())
+        .map(|l| l.max_local_len().saturating_mul(batch))
+        .max()
+        .unwrap_or(0);
+    if largest > MOST_LOWERED {
+        return coarse(pipeline, element_bytes, batch);
+    }
+    let lowered = if element_bytes <= 8 {
+        lowered::<f32>(pipeline, threads, batch)
+    } else {
+        lowered::<f64>(pipeline, threads, batch)
+    };
+    lowered.unwrap_or_else(|_| coarse(pipeline, element_bytes, batch))
+}
+
+/// Elements of the largest block beyond which [`estimate_memory_batched`] does not lower:
+/// lowering plans the 1-D transforms and maps every row of rank 0's block, memory in
+/// proportion to the data.
+const MOST_LOWERED: usize = 1 << 26;
+
+/// The blocks of [`blocks_only`], and as many again twice for two work buffers and the
+/// messages (with more than one rank), the transforms' scratch left out: a bound for problems
+/// too large to lower for an estimate.
+fn coarse(pipeline: &Pipeline, element_bytes: usize, batch: usize) -> MemoryEstimate {
+    let blocks = blocks_only(pipeline, element_bytes, batch);
+    let largest = (pipeline.layouts.iter())
+        .map(|l| (l.max_local_len() as u64).saturating_mul(batch as u64))
+        .max()
+        .unwrap_or(0)
+        .saturating_mul(element_bytes as u64);
+    let ranks = pipeline.layouts[0].grid().ranks();
+    MemoryEstimate {
+        work_bytes: largest.saturating_mul(2),
+        message_bytes: if ranks > 1 {
+            largest.saturating_mul(2)
         } else {
-            eb
+            0
+        },
+        ..blocks
+    }
+}
+
+/// Rank 0's program of `pipeline` (see [`estimate_memory_batched`]) and what it holds.
+fn lowered<T: Real>(pipeline: &Pipeline, threads: usize, batch: usize) -> Result<MemoryEstimate> {
+    let physical = pipeline.layouts[pipeline.input].global_shape().to_vec();
+    let spectral = pipeline.layouts[pipeline.output].global_shape().to_vec();
+    let d = physical.len();
+    let domain = match (
+        pipeline.real[pipeline.input],
+        pipeline.real[pipeline.output],
+    ) {
+        (true, true) => Domain::Real,
+        (true, false) => Domain::RealToComplex,
+        _ => Domain::Complex,
+    };
+    let axes = match domain {
+        Domain::Real => vec![AxisKind::R2r(R2rKind::Dct2); d],
+        _ => vec![AxisKind::Fft; d],
+    };
+    let mut resolution = spectral.clone();
+    if domain == Domain::RealToComplex {
+        resolution[d - 1] = physical[d - 1];
+    }
+    let options = FftOptions::default().batch(batch);
+    let spec = Spec {
+        shape: TransformShape {
+            physical,
+            spectral,
+            domain,
+        },
+        transformed: vec![true; d],
+        axes,
+        resolution,
+        forward_scale: 1.0,
+        backward_scale: 1.0,
+        one_d: false,
+        deterministic: false,
+    };
+    let ranks = pipeline.layouts[0].grid().ranks();
+    let fold = every_rank(ranks);
+    let env = Env {
+        ranks,
+        threads,
+        piece_bytes: options.piece_bytes,
+        shared_memory: options.shared_memory && ranks > 1,
+        fold: &fold,
+    };
+    Ok(lower::<T>(&spec, pipeline, &options, &env, 0)?.memory())
+}
+
+/// Only the caller's input and output blocks of `pipeline` (the largest of any rank), with
+/// complex elements of `element_bytes` (real layouts half of it): what a plan refuses before
+/// it lowers anything.
+pub(crate) fn blocks_only(
+    pipeline: &Pipeline,
+    element_bytes: usize,
+    batch: usize,
+) -> MemoryEstimate {
+    let block = |i: usize| -> u64 {
+        let per = if pipeline.real[i] {
+            element_bytes.div_ceil(2)
+        } else {
+            element_bytes
         };
         (pipeline.layouts[i].max_local_len() as u64)
             .saturating_mul(batch.max(1) as u64)
-            .saturating_mul(per)
-    };
-    let max_block = (0..pipeline.layouts.len()).map(block).max().unwrap_or(0);
-    let ranks = pipeline
-        .layouts
-        .first()
-        .map(|l| l.grid().ranks())
-        .unwrap_or(1);
-    let longest_axis = pipeline
-        .layouts
-        .iter()
-        .flat_map(|l| l.global_shape().iter().copied())
-        .max()
-        .unwrap_or(0) as u64;
-    // Transforms that change lengths or element types, and real-to-real ones, gather tiles of
-    // input and output lines besides the transform's own temporaries.
-    let general = pipeline.real.iter().any(|&r| r)
-        || pipeline
-            .forward
-            .iter()
-            .any(|s| matches!(s, crate::stages::Stage::Resize { .. }));
-    let lines = if general {
-        SCRATCH_LINES_GENERAL
-    } else {
-        SCRATCH_LINES_PER_AXIS
-    };
-    let extra = SCRATCH_EXTRA;
-    // The largest plane of any layout on any rank, counted complex.
-    let plane = pipeline
-        .layouts
-        .iter()
-        .map(|l| {
-            (0..l.grid().ranks())
-                .map(|r| l.local_shape_in_memory(r).iter().skip(1).product::<usize>())
-                .max()
-                .unwrap_or(0) as u64
-        })
-        .max()
-        .unwrap_or(0);
-    // Work buffers hold whole complex elements: a real block may round up by one.
-    let work = if general {
-        max_block.saturating_add(eb)
-    } else {
-        max_block
-    };
-    // A worker holds either a tile or a column FFT's staging block (`local::Sweep`).
-    let tiles = lines
-        .saturating_mul(longest_axis)
-        .saturating_add(extra)
-        .saturating_add(plane.saturating_mul(2));
-    // Only complex f64 has column FFTs.
-    let staging = if eb == 16 {
-        crate::local::column_staging_bound(longest_axis as usize) as u64
-    } else {
-        0
+            .saturating_mul(per as u64)
     };
     MemoryEstimate {
-        work_bytes: work.saturating_mul(2),
-        message_bytes: if ranks > 1 { work.saturating_mul(2) } else { 0 },
-        scratch_bytes: (threads.max(1) as u64)
-            .saturating_mul(tiles.max(staging))
-            .saturating_mul(eb),
         data_bytes: block(pipeline.input).saturating_add(block(pipeline.output)),
+        ..MemoryEstimate::default()
     }
 }
 
@@ -224,34 +260,28 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
     })
 }
 
-/// Checks the estimate of a plan over `pipeline` with `threads` FFT threads per rank against
-/// the smallest of the ranks' `limit`s (`None`: no limit on that rank); collective over `comm`
-/// whatever the limits. Every rank returns the same result.
-pub(crate) fn check_plan_memory<C: Communicator>(
-    comm: &C,
-    pipeline: &Pipeline,
-    element_bytes: usize,
-    batch: usize,
-    (limit, threads): (Option<u64>, usize),
-) -> Result<()> {
+/// The smallest of the ranks' `limit`s (`None`: no limit on that rank, and `None` when no
+/// rank has one). Collective over `comm` whatever the limits: one all-reduce.
+pub(crate) fn smallest_limit<C: Communicator>(comm: &C, limit: Option<u64>) -> Option<u64> {
     let mine = limit.unwrap_or(u64::MAX);
     let mut smallest = 0u64;
     comm.all_reduce_into(&mine, &mut smallest, SystemOperation::min());
-    if smallest == u64::MAX {
-        return Ok(());
-    }
-    let estimate = estimate_memory_batched(pipeline, element_bytes, threads, batch);
-    if estimate.total() > smallest {
-        return Err(FftError::InsufficientMemory {
-            need: estimate.total(),
-            limit: smallest,
+    (smallest != u64::MAX).then_some(smallest)
+}
+
+/// Refuses `need` beyond `limit` (the same on every rank, both being).
+pub(crate) fn check(need: &MemoryEstimate, limit: Option<u64>) -> Result<()> {
+    match limit {
+        Some(limit) if need.total() > limit => Err(FftError::InsufficientMemory {
+            need: need.total(),
+            limit,
             detail: format!(
-                "needs {estimate} per rank, limit {} per rank",
-                format_bytes(smallest)
+                "needs {need} per rank, limit {} per rank",
+                format_bytes(limit)
             ),
-        });
+        }),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -278,19 +308,21 @@ mod tests {
     }
 
     #[test]
-    fn estimate_scales_with_blocks_and_ranks() {
+    fn estimate_is_the_lowered_program_of_rank_0() {
+        let block = 64 * 64 * 64 * 16;
         let one = pipeline(&[64, 64, 64], GridShape::new(vec![1]).unwrap(), false).unwrap();
         let e1 = estimate_memory(&one, 16, 1);
-        let block = 64 * 64 * 64 * 16;
-        assert_eq!(e1.work_bytes, 2 * block);
         assert_eq!(e1.message_bytes, 0, "no messages on one rank");
         assert_eq!(e1.data_bytes, 2 * block);
+        assert!(e1.scratch_bytes > 0);
         let four = pipeline(&[64, 64, 64], GridShape::new(vec![2, 2]).unwrap(), false).unwrap();
         let e4 = estimate_memory(&four, 16, 1);
-        assert_eq!(e4.work_bytes, 2 * block / 4);
-        assert_eq!(e4.message_bytes, 2 * block / 4);
-        assert!(e4.total() < e1.total());
-        // Huge shapes saturate instead of overflowing.
+        assert_eq!(e4.data_bytes, 2 * block / 4);
+        assert!(e4.message_bytes > 0 && e4.message_bytes <= 2 * block / 4);
+        assert!(e4.work_bytes <= 2 * block / 4);
+        // A worker's scratch per thread.
+        assert!(estimate_memory(&four, 16, 2).scratch_bytes > e4.scratch_bytes);
+        // Huge shapes are bounded without lowering, and saturate instead of overflowing.
         let huge = pipeline(&[1 << 31, 1 << 31], GridShape::new(vec![1]).unwrap(), false).unwrap();
         assert!(estimate_memory(&huge, 16, 64).total() >= 1 << 62);
     }

@@ -147,6 +147,14 @@ macro_rules! plan_accessors {
                 self.engine.threads()
             }
 
+            /// What the most loaded rank holds, in bytes by purpose, as lowering sized every
+            /// rank's program (what [`FftOptions::memory_limit`] is checked against): at
+            /// least [`Self::work_len`]'s bytes plus the input and output blocks, on every
+            /// rank.
+            pub fn memory_estimate(&self) -> crate::memory::MemoryEstimate {
+                self.engine.memory
+            }
+
             /// Seconds spent per stage since the plan was made or `reset_times`.
             pub fn times(&self) -> StageTimes {
                 self.engine.times

@@ -3,7 +3,9 @@
 //! from the global problem alone; nothing here talks to MPI.
 
 use crate::kernels::{LineStep, LocalFft, PlaneKernel, PlaneSteps, RunMap, Sweep};
+use crate::memory::MemoryEstimate;
 use crate::real::Real;
+use redist::plan::RankExchange;
 use redist::{ExchangePlan, Layout};
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
@@ -185,6 +187,72 @@ pub(crate) struct Program<T: Real> {
     pub in_place_scalars: usize,
     /// A real-to-complex plan's real rows in an in-place call (FFTW's padded layout).
     pub padded: Option<PaddedRows>,
+    /// Processes of the plan.
+    pub ranks: usize,
+    /// 1 with a batch axis (the slowest memory axis of every layout), else 0.
+    pub shift: usize,
+    /// This rank's rank.
+    pub rank: usize,
+    /// Scalars of this rank's forward input and output blocks (batch included).
+    pub block_scalars: (usize, usize),
+    /// Region lengths of the windows the plan's buffers lie in when they are shared (see
+    /// [`Regions`]).
+    pub regions: Regions,
+}
+
+/// Region lengths (complex elements) of the windows the plan's buffers lie in when they are
+/// shared: the forward input's and output's blocks, and the two work buffers (`None`: no
+/// window). The same on every rank: each rank's region is the largest block, in whole cache
+/// lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Regions {
+    pub input: usize,
+    pub output: usize,
+    pub work: [Option<usize>; 2],
+}
+
+impl Regions {
+    /// The region length of the window buffer `at` lies in, in the forward (`forward`) or
+    /// backward direction.
+    pub(crate) fn of(&self, at: At, forward: bool) -> Option<usize> {
+        match at {
+            At::Input if forward => Some(self.input),
+            At::Input => Some(self.output),
+            At::Output if forward => Some(self.output),
+            At::Output => Some(self.input),
+            At::Work(k) => self.work[k],
+        }
+    }
+}
+
+/// A fused step's rows in the caller's blocks themselves, when every rank's blocks lie in one
+/// shared-memory window per kind: `gather` (exchange before) maps each row of the kernel's
+/// block to where it lies in the peers' (and this rank's) source blocks, `scatter` (exchange
+/// after) to where it goes in their destination blocks, as offsets from region 0 of the
+/// window of `src` or `dst`, the buffers the step reads and writes. Every rank reads and
+/// writes only the rows of its own block of the kernel's layout, so the step needs one
+/// synchronization before (the peers' source rows are written) and one after (its rows are
+/// in their destination blocks), and nothing is packed or unpacked.
+pub(crate) struct Direct {
+    pub gather: RunMap,
+    pub scatter: RunMap,
+    pub src: At,
+    pub dst: At,
+}
+
+/// How a fused step moves its pieces through a shared-memory window over the exchanges'
+/// group, as lowering maps it for a window of `region` complex elements per member: a rank
+/// packs (exchange before) or scatters (exchange after) its messages into its own region, and
+/// every rank gathers (before) or unpacks (after) its peers' messages straight from their
+/// regions. Region layout: the messages of the exchange before, then from `after_offset`
+/// those of the exchange after.
+pub(crate) struct SharedPlan {
+    /// Like [`Fused::gather`], with message offsets into the whole window.
+    pub gather: RunMap,
+    /// Per piece, this rank's part of the exchange after, with receive offsets into the
+    /// whole window.
+    pub unpacks: Vec<RankExchange>,
+    pub after_offset: usize,
 }
 
 /// The real block of a real-to-complex plan in an in-place buffer, FFTW's padded layout:
@@ -273,6 +341,81 @@ impl<T: Real> Program<T> {
             recv = recv.max(r);
         }
         (send, recv)
+    }
+
+    /// Which copies of each exchange (forward first) a fused kernel does instead, and in how
+    /// many pieces: what the model charges.
+    pub(crate) fn exchange_fusions(&self) -> Vec<ExchangeFusion> {
+        let whole = ExchangeFusion {
+            pieces: 1,
+            ..Default::default()
+        };
+        let mut out = vec![whole; self.exchanges.len()];
+        for f in self.fused() {
+            if let Some(b) = f.before {
+                out[b].unpack = true;
+                out[b].pieces = f.pieces.len();
+            }
+            if let Some(a) = f.after {
+                out[a].pack = true;
+                out[a].pieces = f.pieces.len();
+            }
+        }
+        out
+    }
+
+    /// What this rank holds, in bytes by purpose: the two work buffers, the message buffers
+    /// of every exchange and fused step (and the regions of the shared-memory windows a fused
+    /// step may move its pieces through instead), every worker's scratch, and the caller's
+    /// input and output blocks. An upper bound of the plan's `work_len` (plus the blocks)
+    /// whichever way its fused steps move.
+    pub(crate) fn memory(&self) -> MemoryEstimate {
+        let complex = (2 * std::mem::size_of::<T>()) as u64;
+        let scalar = std::mem::size_of::<T>() as u64;
+        let (send, recv) = self.message_lens(|_| false);
+        let windows: usize = self
+            .fused()
+            .filter(|f| f.shared)
+            .map(|f| f.region.0 + f.region.1)
+            .sum();
+        let elements = |n: usize| (n as u64).saturating_mul(complex);
+        MemoryEstimate {
+            work_bytes: elements(self.work[0]).saturating_add(elements(self.work[1])),
+            message_bytes: elements(send + recv).saturating_add(elements(windows)),
+            scratch_bytes: elements(self.workers.saturating_mul(self.scratch)),
+            data_bytes: ((self.block_scalars.0 + self.block_scalars.1) as u64)
+                .saturating_mul(scalar),
+        }
+    }
+
+    /// Makes every run map of the program, and the `extra` maps of its routes, equal to an
+    /// earlier one share it: an in-place pair's gather and scatter maps, and the forward's and
+    /// backward's maps of the same exchanges, are often the same rows at the same offsets (a
+    /// slab's fused pair: one map where there were six). Run maps have a row per row of a
+    /// block, so this is most of a slab plan's memory besides its buffers.
+    pub(crate) fn intern_maps<'a>(&'a mut self, extra: impl Iterator<Item = &'a mut RunMap>) {
+        let mut seen: Vec<RunMap> = Vec::new();
+        let mut intern = |map: &mut RunMap| {
+            if map.is_empty() {
+                return;
+            }
+            match seen.iter().find(|m| *m == map) {
+                Some(m) => *map = m.clone(),
+                None => seen.push(map.clone()),
+            }
+        };
+        let Program {
+            forward, backward, ..
+        } = self;
+        for step in forward.steps.iter_mut().chain(backward.steps.iter_mut()) {
+            if let Step::Fused(fused) = step {
+                intern(&mut fused.gather);
+                intern(&mut fused.scatter);
+            }
+        }
+        for map in extra {
+            intern(map);
+        }
     }
 
     /// A digest of every decision that decides which collective calls a rank makes and which

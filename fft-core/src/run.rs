@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 use crate::kernels::{LineStep, LocalFft, PlaneEnd, PlaneSteps, Planes, Rows, RunMap};
-use crate::program::{At, Fused, Kernel, Pass, Step};
+use crate::program::{At, Direct, Fused, Kernel, Pass, Step};
 use crate::real::Real;
 use crate::shared::{BlockWindow, SharedBlock};
 use num_complex::Complex;
@@ -19,15 +19,30 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// How a fused step moves its pieces, made ready by the engine from the program.
+/// How a fused step moves its pieces: the program's plain data ([`crate::program`]) bound
+/// by the engine to its exchanges and windows.
 pub(crate) struct Route {
     /// Per piece, the messages of the exchanges before and after.
     pub pieces: Vec<[Option<Messages>; 2]>,
     /// The pieces' way through a shared-memory window, when the group is on one node.
     pub shared: Option<SharedPath>,
     /// Run maps straight into the peers' blocks, for calls whose blocks lie in the plan's
-    /// shared-memory windows ([`SharedBlock`]); made when the first such block is allocated.
+    /// shared-memory windows ([`SharedBlock`]); made when the first such block is allocated
+    /// ([`crate::program::Program::direct_maps`]).
     pub direct: Option<Direct>,
+}
+
+impl Route {
+    /// The run maps of the route (the window's gather map, the direct maps), to share equal
+    /// ones ([`crate::program::Program::intern_maps`]).
+    pub(crate) fn maps_mut(&mut self) -> impl Iterator<Item = &mut RunMap> {
+        let shared = self.shared.as_mut().map(|s| &mut s.gather);
+        let direct = self
+            .direct
+            .as_mut()
+            .map(|d| [&mut d.gather, &mut d.scatter]);
+        shared.into_iter().chain(direct.into_iter().flatten())
+    }
 }
 
 /// How a fused step moves its pieces through a shared-memory window over the exchanges'
@@ -42,21 +57,6 @@ pub(crate) struct SharedPath {
     /// Per piece, the exchange after's messages with receive offsets into the whole window.
     pub unpacks: Vec<Messages>,
     pub after_offset: usize,
-}
-
-/// A fused step's rows in the caller's blocks themselves, when every rank's blocks lie in one
-/// shared-memory window per kind: `gather` (exchange before) maps each row of the kernel's
-/// block to where it lies in the peers' (and this rank's) source blocks, `scatter` (exchange
-/// after) to where it goes in their destination blocks, as offsets from region 0 of the
-/// window of `src` or `dst`, the buffers the step reads and writes. Every rank reads and
-/// writes only the rows of its own block of the kernel's layout, so the step needs one
-/// synchronization before (the peers' source rows are written) and one after (its rows are
-/// in their destination blocks), and nothing is packed or unpacked.
-pub(crate) struct Direct {
-    pub gather: RunMap,
-    pub scatter: RunMap,
-    pub src: At,
-    pub dst: At,
 }
 
 /// The caller's input: read-only, or writable for a plan made with `destroy_input`.
@@ -244,38 +244,20 @@ where
             }
             Step::Fused(fused) => {
                 let route = routes.next().expect("a route per fused step");
-                let ends = (at, to);
-                let (src, src_len, dst, dst_scalars) =
-                    fused_views(fused, exchanges, &mut buffers, ends, len);
-                let views = ((src, src_len), (dst, dst_scalars / 2));
-                // The caller's blocks in the plan's windows: rows straight between the
-                // ranks' blocks; else through the group's window; else through messages.
-                let direct = route
-                    .direct
-                    .as_ref()
-                    .filter(|_| in_place.is_none())
-                    .and_then(|d| {
-                        debug_assert_eq!((d.src, d.dst), (at, to));
-                        let from = fused.before.and(window(d.src));
-                        let into = fused.after.and(window(d.dst));
-                        let all = from.is_some() == fused.before.is_some()
-                            && into.is_some() == fused.after.is_some();
-                        all.then_some((d, (from, into)))
-                    });
+                let messages = (&mut *send, &mut *recv);
                 let work = (scale, &mut *workers, &mut *times);
-                match (direct, &route.shared) {
-                    (Some((direct, windows)), _) => {
-                        run_direct(fused, direct, windows, (src, dst), work)?
-                    }
-                    (None, Some(shared)) => {
-                        run_shared(fused, route, shared, exchanges, views, work)?
-                    }
-                    (None, None) => {
-                        let messages = (&mut *send, &mut *recv);
-                        run_pieces(fused, route, exchanges, views, messages, work)?
-                    }
-                }
-                dst_scalars
+                let direct = route.direct.as_ref().filter(|_| in_place.is_none());
+                let ends = (at, to, direct.and_then(|d| windows_of(fused, d, &window)));
+                run_fused(
+                    fused,
+                    route,
+                    exchanges,
+                    &mut buffers,
+                    ends,
+                    len,
+                    messages,
+                    work,
+                )?
             }
         };
         at = to;
@@ -285,6 +267,53 @@ where
         len == buffers.output.len() || (in_place.is_some() && len <= buffers.output.len())
     );
     Ok(())
+}
+
+/// The windows a direct step reads and writes (`direct`'s buffers' windows, through
+/// `window`), when the caller's blocks give it every one it needs: only then does it run
+/// straight between the ranks' blocks.
+fn windows_of<'w, T: Real>(
+    fused: &Fused<T>,
+    direct: &'w Direct,
+    window: &impl Fn(At) -> Option<&'w BlockWindow>,
+) -> Option<(&'w Direct, Windows<'w>)> {
+    let from = fused.before.and(window(direct.src));
+    let into = fused.after.and(window(direct.dst));
+    let all = from.is_some() == fused.before.is_some() && into.is_some() == fused.after.is_some();
+    all.then_some((direct, (from, into)))
+}
+
+/// The windows a direct step reads from and writes into.
+type Windows<'w> = (Option<&'w BlockWindow>, Option<&'w BlockWindow>);
+
+/// A fused step from `at` to `to`: straight between the ranks' blocks when the caller's
+/// blocks lie in the plan's windows (`direct`), else through the group's window, else
+/// through messages. Returns the scalars it leaves in `to`.
+#[allow(clippy::too_many_arguments)]
+fn run_fused<T: Real>(
+    fused: &Fused<T>,
+    route: &Route,
+    exchanges: &mut [Exchange],
+    buffers: &mut Buffers<'_, '_, T>,
+    (at, to, direct): (At, At, Option<(&Direct, Windows<'_>)>),
+    len: usize,
+    messages: (&mut [Complex<T>], &mut [Complex<T>]),
+    work: Work<'_, T>,
+) -> Result<usize>
+where
+    Complex<T>: redist::Element,
+{
+    let (src, src_len, dst, dst_scalars) = fused_views(fused, exchanges, buffers, (at, to), len);
+    let views = ((src, src_len), (dst, dst_scalars / 2));
+    match (direct, &route.shared) {
+        (Some((direct, windows)), _) => {
+            debug_assert_eq!((direct.src, direct.dst), (at, to));
+            run_direct(fused, direct, windows, (src, dst), work)?
+        }
+        (None, Some(shared)) => run_shared(fused, route, shared, exchanges, views, work)?,
+        (None, None) => run_pieces(fused, route, exchanges, views, messages, work)?,
+    }
+    Ok(dst_scalars)
 }
 
 /// FFTs along local axes, in place or from the buffer before.

@@ -35,7 +35,6 @@ pub(crate) use rows::{Rows, RunMap};
 pub use sweep::Sweep;
 pub(crate) use twiddle::Twiddle;
 
-use column::MAX_LEN;
 use num_complex::Complex;
 
 /// Most lines of a strided axis gathered per tile: each row of a tile is read and written as
@@ -69,14 +68,6 @@ const COLUMN_BYTES: usize = 1 << 20;
 /// Columns per task of a column FFT of length `n` (complex `f64`).
 fn column_lines(n: usize) -> usize {
     (COLUMN_BYTES / (n.max(1) * 16)).clamp(4, COLUMN_LINES)
-}
-
-/// Complex elements of a worker's staging block for a column FFT along an axis of at most
-/// `n` elements, whether or not the length has one: a bound for `memory`'s estimate.
-pub(crate) fn column_staging_bound(n: usize) -> usize {
-    // Every length up to MAX_LEN takes COLUMN_LINES columns, so the staging grows with `n`.
-    let n = n.min(MAX_LEN);
-    column::staging_len(n, column_lines(n))
 }
 
 /// Target elements per batch of contiguous lines (fits in L2 for complex f64).

@@ -24,31 +24,6 @@ fn data(n: usize, seed: u64) -> Vec<f64> {
 /// The memory estimate's bound covers a strided sweep's scratch (tiles or column
 /// staging) for every length up to past the longest column FFT, short and long rows.
 #[test]
-fn column_staging_bound_covers_the_scratch() {
-    let mut planner = rustfft::FftPlanner::<f64>::new();
-    for n in (1..=300).chain([512, 1024]) {
-        let fft = planner.plan_fft_forward(n);
-        for inner in [1, 3, 8, 1000] {
-            let sweep = Sweep::new(fft.clone(), &[2, n, inner + 1], 1);
-            let tiles = (tile_lines::<f64>(n) * tile_stride::<f64>(n)
-                + fft.get_inplace_scratch_len()) as isize;
-            let over = sweep.scratch_len() as isize - tiles;
-            assert!(
-                over <= 0 || sweep.scratch_len() <= column_staging_bound(n),
-                "n {n}: scratch {} > bound {}",
-                sweep.scratch_len(),
-                column_staging_bound(n)
-            );
-        }
-    }
-}
-
-/// A 3-D FFT from an input, whose in-cache group writes its planes digit-swapped so the
-/// axis-0 column FFT runs in place without staging, against rustfft axis by axis; the
-/// workers get only the scratch `scratch_len` asks for (the in-cache axes' tiles, or
-/// nothing where their column FFT stages in output planes not yet written: too small for
-/// any task through staging), and the input is left as it was.
-#[test]
 fn swapped_planes_need_no_staging() {
     let mut planner = rustfft::FftPlanner::<f64>::new();
     // The last two: the in-cache group's first sweep is a column FFT too, staged in two

@@ -1,16 +1,13 @@
 //! Fusion: kernels merged with the exchanges next to them ([`Fused`]), decided alike on
-//! every rank from values folded over all ranks; and the other decisions about fused steps
-//! (rows straight between the ranks' blocks, digit-swapped rows on one rank).
+//! every rank from values folded over all ranks; and digit-swapped rows on one rank.
 
 use super::{Env, Problem, Unfused};
 use crate::error::Result;
 use crate::kernels::{PlaneKernel, RunMap};
-use crate::program::{At, Fused, Kernel, Pass, Program, Step};
+use crate::program::{At, Fused, Kernel, Pass, Step};
 use crate::real::Real;
-use crate::stages::Pipeline;
 use num_complex::Complex;
-use redist::piecewise::{window_runs, Run, RunBuffer};
-use redist::Layout;
+use redist::piecewise::{Run, RunBuffer};
 
 /// Plane buffers (all threads together) a plane kernel may always hold; beyond this, only up
 /// to half the block it spares.
@@ -342,27 +339,20 @@ fn cut_kernel<T: Real>(
     cut(problem, env, kernel, layouts, exchanges, reversed, q)
 }
 
-/// Cuts the fused step around `kernel` (on `layout`, of rank `q`; its planes those of
-/// `plane_layout`) into pieces of about `env.piece_bytes` (at least one plane each) and maps
-/// its runs; `None` where the rows are not whole runs. Pieces need the kernel's planes to be
-/// the slowest axis of `layout` (after the batch axis) and that axis to be the one both
-/// exchanges scatter or gather; otherwise there is one piece, the whole exchange. The piece
-/// size and count depend on global shapes only (rank 0's planes, the largest), so every rank
-/// cuts alike. `in_place` comes out as whether every own row is read and
-/// written at the same offset (with `reversed` exchanges).
-fn cut<T: Real>(
+/// How [`cut`] cuts the fused step around `kernel` (on `layout`, of rank `q`; its planes
+/// those of `plane_layout`): the kernel's planes as `groups` groups of `count`, pieces of
+/// `size` planes, how many pieces, and the axis they are cut along.
+fn pieces_of<T: Real>(
     problem: &Problem<'_>,
     env: &Env<'_>,
-    kernel: Kernel<T>,
+    kernel: &Kernel<T>,
     (layout, plane_layout): (usize, usize),
     (before, after): (Option<usize>, Option<usize>),
-    reversed: bool,
     q: usize,
-) -> Option<Fused<T>> {
+) -> (usize, usize, usize, usize, usize) {
     let layout = &problem.layouts[layout];
     let shift = problem.shift;
     let exchanges = problem.exchanges;
-    let row = kernel.row_len();
     let order = layout.memory_order().axes();
     let memory_shape = layout.local_shape_in_memory(q);
     let outer = kernel.outer();
@@ -422,6 +412,37 @@ fn cut<T: Real>(
     } else {
         (1, outer, usize::MAX / 4, 1)
     };
+    (groups, count, size, pieces, axis)
+}
+
+/// Cuts the fused step around `kernel` (on `layout`, of rank `q`; its planes those of
+/// `plane_layout`) into pieces of about `env.piece_bytes` (at least one plane each) and maps
+/// its runs; `None` where the rows are not whole runs. Pieces need the kernel's planes to be
+/// the slowest axis of `layout` (after the batch axis) and that axis to be the one both
+/// exchanges scatter or gather; otherwise there is one piece, the whole exchange. The piece
+/// size and count depend on global shapes only (rank 0's planes, the largest), so every rank
+/// cuts alike. `in_place` comes out as whether every own row is read and
+/// written at the same offset (with `reversed` exchanges).
+fn cut<T: Real>(
+    problem: &Problem<'_>,
+    env: &Env<'_>,
+    kernel: Kernel<T>,
+    (layout, plane_layout): (usize, usize),
+    (before, after): (Option<usize>, Option<usize>),
+    reversed: bool,
+    q: usize,
+) -> Option<Fused<T>> {
+    let exchanges = problem.exchanges;
+    let row = kernel.row_len();
+    let (groups, count, size, pieces, axis) = pieces_of(
+        problem,
+        env,
+        &kernel,
+        (layout, plane_layout),
+        (before, after),
+        q,
+    );
+    let outer = kernel.outer();
     let rows = outer * kernel.rows();
     let unset = Run::UNSET;
     let mut gather = vec![unset; if before.is_some() { rows } else { 0 }];
@@ -483,153 +504,6 @@ fn cut<T: Real>(
         messages,
         direct: false,
     })
-}
-
-/// Decides, for every fused step, whether it may move its rows straight between the
-/// ranks' blocks when they lie in the plan's shared-memory windows: every rank's rows of
-/// the kernel's layout must be whole runs of the far side's blocks, read and written in
-/// the windows of the buffers the schedule puts them in. One fold over the ranks.
-pub(super) fn decide_direct<T: Real>(
-    program: &mut Program<T>,
-    pipeline: &Pipeline,
-    env: &Env<'_>,
-    shift: usize,
-) {
-    if env.ranks < 2 || program.fused().next().is_none() {
-        return;
-    }
-    let regions = regions::<T>(program, pipeline);
-    let layouts = &program.layouts;
-    let ends: Vec<(usize, usize)> = program.exchanges.iter().map(|e| e.ends).collect();
-    // Every fused step as rank-independent values: its exchanges, where its rows run, the
-    // buffers it reads and writes, and the direction.
-    let mut sides = Vec::new();
-    for (pass, forward) in [(&program.forward, true), (&program.backward, false)] {
-        let mut at = At::Input;
-        for (step, &dest) in pass.steps.iter().zip(&pass.dests) {
-            if let Step::Fused(f) = step {
-                let side = DirectSide {
-                    before: f.before,
-                    after: f.after,
-                    in_place: f.in_place,
-                    row_position: f.kernel.row_position(shift),
-                    buffers: (at, dest),
-                };
-                sides.push((side, forward));
-            }
-            at = dest;
-        }
-    }
-    let features = |q: usize| -> Vec<u64> {
-        sides
-            .iter()
-            .map(|(side, forward)| {
-                let region = |at: At| region_of(&regions, at, *forward);
-                u64::from(direct_runs(layouts, &ends, side, region, q).is_none())
-            })
-            .collect()
-    };
-    let folded = (env.fold)(&features);
-    let fused = program
-        .forward
-        .steps
-        .iter_mut()
-        .chain(program.backward.steps.iter_mut())
-        .filter_map(|s| match s {
-            Step::Fused(f) => Some(f),
-            _ => None,
-        });
-    for (f, fails) in fused.zip(folded) {
-        f.direct = fails == 0;
-    }
-}
-
-/// What deciding and mapping a fused step's rows between the blocks needs: its exchanges,
-/// the memory position its rows run after (in the kernel's layout), and the buffers it
-/// reads and writes.
-pub(crate) struct DirectSide {
-    pub before: Option<usize>,
-    pub after: Option<usize>,
-    pub in_place: bool,
-    pub row_position: usize,
-    pub buffers: (At, At),
-}
-
-/// Region lengths (complex elements) of the windows the plan's buffers lie in when they are
-/// shared: the forward input's and output's blocks, and the two work buffers (`None`: no
-/// window). The same on every rank: each rank's region is the largest block, in whole cache
-/// lines.
-pub(crate) struct Regions {
-    pub input: usize,
-    pub output: usize,
-    pub work: [Option<usize>; 2],
-}
-
-pub(crate) fn regions<T: Real>(program: &Program<T>, pipeline: &Pipeline) -> Regions {
-    let complex = std::mem::size_of::<Complex<T>>();
-    let lines = |bytes: usize| bytes.max(1).div_ceil(64) * 64;
-    let block = |layout: usize| {
-        let scalars = if pipeline.real[layout] { 1 } else { 2 };
-        let bytes = program.layouts[layout].max_local_len() * scalars * std::mem::size_of::<T>();
-        lines(bytes) / complex
-    };
-    Regions {
-        input: block(pipeline.input),
-        output: block(pipeline.output),
-        work: program
-            .work_most
-            .map(|most| (most > 0).then(|| lines(most * complex) / complex)),
-    }
-}
-
-/// The region length of the window buffer `at` lies in, in the forward (`forward`) or
-/// backward direction.
-pub(crate) fn region_of(regions: &Regions, at: At, forward: bool) -> Option<usize> {
-    match at {
-        At::Input if forward => Some(regions.input),
-        At::Input => Some(regions.output),
-        At::Output if forward => Some(regions.output),
-        At::Output => Some(regions.input),
-        At::Work(k) => regions.work[k],
-    }
-}
-
-/// Rank `q`'s rows of a fused step in the windows' blocks: for the exchange before, each
-/// row of the kernel's layout where it lies in the source blocks; for the one after, where
-/// it goes in the destination blocks, as offsets from region 0 of the window of the buffer
-/// read or written; and the row length. `None` where some row is not a whole run there, or
-/// where running straight between the blocks is not safe: one buffer on both sides only
-/// when every element stays where it is (the exchange after is the one before reversed,
-/// in place).
-pub(crate) fn direct_runs(
-    layouts: &[Layout],
-    ends: &[(usize, usize)],
-    side: &DirectSide,
-    region: impl Fn(At) -> Option<usize>,
-    q: usize,
-) -> Option<(Vec<Run>, Vec<Run>, usize)> {
-    let (before, after) = (side.before, side.after);
-    let (src, dst) = side.buffers;
-    let stays = |b: usize, a: usize| side.in_place && ends[b] == (ends[a].1, ends[a].0);
-    if src == dst && !matches!((before, after), (Some(b), Some(a)) if stays(b, a)) {
-        return None;
-    }
-    // The kernel's layout: the far side of the exchange before, or the near side of the
-    // one after; its rows are the runs of the memory positions after `row_position`.
-    let mid = match (before, after) {
-        (Some(b), _) => ends[b].1,
-        (None, Some(a)) => ends[a].0,
-        (None, None) => return None,
-    };
-    let memory_shape = layouts[mid].local_shape_in_memory(q);
-    let row: usize = memory_shape[side.row_position + 1..].iter().product();
-    let runs = |far: Option<usize>, at: At| match far {
-        Some(far) => window_runs(&layouts[mid], q, &layouts[far], row, region(at)?),
-        None => Some(Vec::new()),
-    };
-    let gather = runs(before.map(|b| ends[b].0), src)?;
-    let scatter = runs(after.map(|a| ends[a].1), dst)?;
-    Some((gather, scatter, row))
 }
 
 /// Lets each in-place FFT step whose sweep across its sub-blocks' rows is a column FFT
