@@ -7,7 +7,7 @@ use crate::status::{
     guard, Failure, Outcome, DFFT_ERROR_BAD_BUFFER, DFFT_ERROR_IN_PLACE, DFFT_ERROR_OTHER_RANK,
     DFFT_SUCCESS,
 };
-use fft_core::{with_any_plan, Transform};
+use fft_core::{with_any_plan, Direction, Transform};
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::Communicator;
 use mpi::traits::Root;
@@ -143,17 +143,27 @@ fn check_pair(input: &Buffer, output: &Buffer, one: Option<Buffer>) -> Outcome<M
 
 impl DfftPlan {
     /// The caller's buffers of one direction, typed by the plan's kind and precision.
-    fn buffers(&self, forward: bool, src: *mut c_void, dst: *mut c_void) -> (Buffer, Buffer) {
+    fn buffers(
+        &self,
+        direction: Direction,
+        src: *mut c_void,
+        dst: *mut c_void,
+    ) -> (Buffer, Buffer) {
         let (input_len, output_len) = self.counts();
-        let (src_len, dst_len) = if forward {
+        let (src_len, dst_len) = if direction.is_forward() {
             (input_len, output_len)
         } else {
             (output_len, input_len)
         };
         let (src, dst) = ((src, src_len), (dst, dst_len));
         // Generic over the plan inside, for its element types.
-        fn typed<P: Transform>(_: &P, forward: bool, src: Raw, dst: Raw) -> (Buffer, Buffer) {
-            if forward {
+        fn typed<P: Transform>(
+            _: &P,
+            direction: Direction,
+            src: Raw,
+            dst: Raw,
+        ) -> (Buffer, Buffer) {
+            if direction.is_forward() {
                 (
                     Buffer::of::<P::In>(src.0, src.1, "input"),
                     Buffer::of::<P::Out>(dst.0, dst.1, "output"),
@@ -165,7 +175,7 @@ impl DfftPlan {
                 )
             }
         }
-        with_any_plan!(&self.transform, p => typed(p, forward, src, dst))
+        with_any_plan!(&self.transform, p => typed(p, direction, src, dst))
     }
 
     /// The largest code any rank's check returned (`DFFT_SUCCESS` when all passed), the
@@ -207,8 +217,8 @@ impl DfftPlan {
     }
 
     /// Runs one direction on the caller's pointers.
-    fn run(&mut self, forward: bool, src: *mut c_void, dst: *mut c_void) -> Outcome {
-        let (input, output) = self.buffers(forward, src, dst);
+    fn run(&mut self, direction: Direction, src: *mut c_void, dst: *mut c_void) -> Outcome {
+        let (input, output) = self.buffers(direction, src, dst);
         let local = check_pair(&input, &output, self.in_place_buffer(input.ptr));
         let (code, mode) = match &local {
             Ok(mode) => (DFFT_SUCCESS, *mode),
@@ -231,7 +241,7 @@ impl DfftPlan {
             ));
         }
         if in_place {
-            return self.run_in_place(forward, input);
+            return self.run_in_place(direction, input);
         }
         let destroy = self.destroys_input();
         // One direction of the plan inside, whatever its kind and precision.
@@ -250,10 +260,9 @@ impl DfftPlan {
                 }
             };
         }
-        let result = with_any_plan!(&mut self.transform, p => if forward {
-            go!(p, forward, forward_destroying)
-        } else {
-            go!(p, backward, backward_destroying)
+        let result = with_any_plan!(&mut self.transform, p => match direction {
+            Direction::Forward => go!(p, forward, forward_destroying),
+            Direction::Backward => go!(p, backward, backward_destroying),
         });
         Ok(result?)
     }
@@ -275,7 +284,7 @@ impl DfftPlan {
 
     /// Runs one direction in place on the caller's one buffer (`input == output`; checked
     /// and agreed on every rank; a plan made with `DFFT_IN_PLACE`).
-    fn run_in_place(&mut self, forward: bool, buffer: Buffer) -> Outcome {
+    fn run_in_place(&mut self, direction: Direction, buffer: Buffer) -> Outcome {
         let one = self
             .in_place_buffer(buffer.ptr)
             .expect("in place only on DFFT_IN_PLACE plans (checked)");
@@ -283,11 +292,7 @@ impl DfftPlan {
         // API's contract for in-place calls, holds `dfft_local_in_place`'s count of this
         // rank's elements of the type `in_place_buffer` gave it, which nothing else accesses.
         let result = unsafe {
-            with_any_plan!(&mut self.transform, p => if forward {
-                p.forward_in_place(one.write())
-            } else {
-                p.backward_in_place(one.write())
-            })
+            with_any_plan!(&mut self.transform, p => p.transform_in_place(direction, one.write()))
         };
         Ok(result?)
     }
@@ -326,7 +331,7 @@ pub unsafe extern "C" fn dfft_forward(
 ) -> c_int {
     guard(|| {
         // SAFETY: the caller's contract.
-        unsafe { plan_mut(plan) }?.run(true, input, output)
+        unsafe { plan_mut(plan) }?.run(Direction::Forward, input, output)
     })
 }
 
@@ -345,6 +350,6 @@ pub unsafe extern "C" fn dfft_backward(
 ) -> c_int {
     guard(|| {
         // SAFETY: the caller's contract.
-        unsafe { plan_mut(plan) }?.run(false, input, output)
+        unsafe { plan_mut(plan) }?.run(Direction::Backward, input, output)
     })
 }

@@ -3,9 +3,11 @@
 //! generic code on the typed plan inside, and [`Transform`] is the typed interface every
 //! plan kind shares, so that such code is written once for all of them.
 //!
-//! A new plan kind is added here: a variant of [`AnyPlan`] per precision, an arm of the
-//! macro, a [`PlanKind`] and a [`Transform`] implementation.
+//! A new plan kind is a [`Kind`](crate::plan::Kind) (its element types; [`Transform`]
+//! follows), a [`PlanKind`], and here a variant of [`AnyPlan`] per precision and an arm of
+//! the macro.
 
+use crate::plan::{Direction, Kind, Plan};
 use crate::stages::Pipeline;
 use crate::{FftOptions, FftPlan, R2rPlan, Real, RealFftPlan, Result, SharedBlock, StageTimes};
 use mpi::topology::Communicator;
@@ -80,6 +82,14 @@ pub trait Transform {
     fn forward_in_place(&mut self, buffer: &mut [Self::In]) -> Result<()>;
     /// The backward transform in place. Collective.
     fn backward_in_place(&mut self, buffer: &mut [Self::In]) -> Result<()>;
+    /// [`Transform::forward_in_place`] or [`Transform::backward_in_place`], as `direction`
+    /// says. Collective.
+    fn transform_in_place(&mut self, direction: Direction, buffer: &mut [Self::In]) -> Result<()> {
+        match direction {
+            Direction::Forward => self.forward_in_place(buffer),
+            Direction::Backward => self.backward_in_place(buffer),
+        }
+    }
     /// A zeroed forward-input block allocated by the plan. Collective.
     fn alloc_input(&mut self) -> Result<SharedBlock<Self::In>>;
     /// A zeroed forward-output block allocated by the plan. Collective.
@@ -107,80 +117,68 @@ pub trait Transform {
     fn reset_times(&mut self);
 }
 
-/// [`Transform`] for a plan type, whose inherent methods have the same names.
-macro_rules! transform {
-    ($plan:ident, $in:ty, $out:ty) => {
-        impl<T: Real> Transform for $plan<T>
-        where
-            Complex<T>: Element,
-        {
-            type In = $in;
-            type Out = $out;
-            fn forward(&mut self, input: &[$in], output: &mut [$out]) -> Result<()> {
-                $plan::forward(self, input, output)
-            }
-            fn backward(&mut self, input: &[$out], output: &mut [$in]) -> Result<()> {
-                $plan::backward(self, input, output)
-            }
-            fn forward_destroying(&mut self, input: &mut [$in], output: &mut [$out]) -> Result<()> {
-                $plan::forward_destroying(self, input, output)
-            }
-            fn backward_destroying(
-                &mut self,
-                input: &mut [$out],
-                output: &mut [$in],
-            ) -> Result<()> {
-                $plan::backward_destroying(self, input, output)
-            }
-            fn forward_in_place(&mut self, buffer: &mut [$in]) -> Result<()> {
-                $plan::forward_in_place(self, buffer)
-            }
-            fn backward_in_place(&mut self, buffer: &mut [$in]) -> Result<()> {
-                $plan::backward_in_place(self, buffer)
-            }
-            fn alloc_input(&mut self) -> Result<SharedBlock<$in>> {
-                $plan::alloc_input(self)
-            }
-            fn alloc_output(&mut self) -> Result<SharedBlock<$out>> {
-                $plan::alloc_output(self)
-            }
-            fn input_layout(&self) -> &Layout {
-                $plan::input_layout(self)
-            }
-            fn output_layout(&self) -> &Layout {
-                $plan::output_layout(self)
-            }
-            fn batch(&self) -> usize {
-                $plan::batch(self)
-            }
-            fn groups(&self) -> usize {
-                $plan::groups(self)
-            }
-            fn grid(&self) -> &ProcessGrid {
-                $plan::grid(self)
-            }
-            fn pipeline(&self) -> &Pipeline {
-                $plan::pipeline(self)
-            }
-            fn in_place_len(&self) -> usize {
-                $plan::in_place_len(self)
-            }
-            fn work_len(&self) -> usize {
-                $plan::work_len(self)
-            }
-            fn times(&self) -> StageTimes {
-                $plan::times(self)
-            }
-            fn reset_times(&mut self) {
-                $plan::reset_times(self)
-            }
-        }
-    };
+/// [`Transform`] is every plan's inherent methods of the same names.
+impl<K: Kind<T>, T: Real> Transform for Plan<K, T>
+where
+    Complex<T>: Element,
+{
+    type In = K::In;
+    type Out = K::Out;
+    fn forward(&mut self, input: &[K::In], output: &mut [K::Out]) -> Result<()> {
+        Plan::forward(self, input, output)
+    }
+    fn backward(&mut self, input: &[K::Out], output: &mut [K::In]) -> Result<()> {
+        Plan::backward(self, input, output)
+    }
+    fn forward_destroying(&mut self, input: &mut [K::In], output: &mut [K::Out]) -> Result<()> {
+        Plan::forward_destroying(self, input, output)
+    }
+    fn backward_destroying(&mut self, input: &mut [K::Out], output: &mut [K::In]) -> Result<()> {
+        Plan::backward_destroying(self, input, output)
+    }
+    fn forward_in_place(&mut self, buffer: &mut [K::In]) -> Result<()> {
+        Plan::forward_in_place(self, buffer)
+    }
+    fn backward_in_place(&mut self, buffer: &mut [K::In]) -> Result<()> {
+        Plan::backward_in_place(self, buffer)
+    }
+    fn alloc_input(&mut self) -> Result<SharedBlock<K::In>> {
+        Plan::alloc_input(self)
+    }
+    fn alloc_output(&mut self) -> Result<SharedBlock<K::Out>> {
+        Plan::alloc_output(self)
+    }
+    fn input_layout(&self) -> &Layout {
+        Plan::input_layout(self)
+    }
+    fn output_layout(&self) -> &Layout {
+        Plan::output_layout(self)
+    }
+    fn batch(&self) -> usize {
+        Plan::batch(self)
+    }
+    fn groups(&self) -> usize {
+        Plan::groups(self)
+    }
+    fn grid(&self) -> &ProcessGrid {
+        Plan::grid(self)
+    }
+    fn pipeline(&self) -> &Pipeline {
+        Plan::pipeline(self)
+    }
+    fn in_place_len(&self) -> usize {
+        Plan::in_place_len(self)
+    }
+    fn work_len(&self) -> usize {
+        Plan::work_len(self)
+    }
+    fn times(&self) -> StageTimes {
+        Plan::times(self)
+    }
+    fn reset_times(&mut self) {
+        Plan::reset_times(self)
+    }
 }
-
-transform!(FftPlan, Complex<T>, Complex<T>);
-transform!(RealFftPlan, T, Complex<T>);
-transform!(R2rPlan, T, T);
 
 /// A plan of the kind and precision chosen at run time ([`AnyPlan::new`]). The accessors
 /// every kind shares are methods here; for the typed ones (transforms, blocks) match it or

@@ -13,6 +13,7 @@ use crate::error::{FftError, Result};
 use crate::lower::{lower, Env};
 use crate::memory::MemoryEstimate;
 use crate::options::{FftOptions, GridChoice};
+use crate::plan::Direction;
 use crate::program::{Fused, Pass, Program, Step};
 use crate::real::Real;
 use crate::run::{execute, Context, Route, SharedPath};
@@ -366,7 +367,7 @@ where
     /// reads or writes there (one small all-reduce per call, only once blocks exist).
     fn shared_call(
         &self,
-        forward: bool,
+        direction: Direction,
         input: *const u8,
         output: *const u8,
     ) -> [Option<Arc<BlockWindow>>; 2] {
@@ -382,6 +383,7 @@ where
                 .filter_map(|(w, _)| w.upgrade())
                 .find(|w| std::ptr::eq(w.window.own::<u8>(), at))
         };
+        let forward = direction.is_forward();
         let found = [find(input, forward), find(output, !forward)];
         let mask = i32::from(found[0].is_some()) | (i32::from(found[1].is_some()) << 1);
         let mut all = 0i32;
@@ -452,11 +454,11 @@ where
     /// `destroy_input` is refused (the same on every rank).
     pub(crate) fn transform<I: bytemuck::Pod, O: bytemuck::Pod>(
         &mut self,
-        forward: bool,
+        direction: Direction,
         input: Source<'_, I>,
         output: &mut [O],
     ) -> Result<()> {
-        let (input_len, output_len) = if forward {
+        let (input_len, output_len) = if direction.is_forward() {
             (self.input_len(), self.output_len())
         } else {
             (self.output_len(), self.input_len())
@@ -475,7 +477,7 @@ where
         }
         if self.options.destroy_input && matches!(input, Source::Read(_)) {
             return Err(FftError::InputNotWritable {
-                direction: if forward { "forward" } else { "backward" },
+                direction: direction.name(),
             });
         }
         let input: Source<'_, T> = match input {
@@ -484,26 +486,26 @@ where
         };
         let output: &mut [T] = bytemuck::cast_slice_mut(output);
         if let Some(grouped) = self.grouped.as_mut() {
-            return grouped.transform(forward, input.get(), output, &mut self.times);
+            return grouped.transform(direction, input.get(), output, &mut self.times);
         }
-        self.transform_scalars(forward, input, output)
+        self.transform_scalars(direction, input, output)
     }
 
     /// [`Engine::transform`] on scalars whose lengths are known to be right on every rank
     /// (a group's plan run by [`crate::groups::Grouped`]). Collective.
     pub(crate) fn transform_scalars(
         &mut self,
-        forward: bool,
+        direction: Direction,
         input: Source<'_, T>,
         output: &mut [T],
     ) -> Result<()> {
         let blocks = self.shared_call(
-            forward,
+            direction,
             input.get().as_ptr().cast::<u8>(),
             output.as_ptr().cast::<u8>(),
         );
         let destroy_input = self.options.destroy_input;
-        let (pass, routes, context) = self.parts(forward, destroy_input, blocks);
+        let (pass, routes, context) = self.parts(direction, destroy_input, blocks);
         execute(pass, routes, context, (input, None), output)
     }
 
@@ -522,7 +524,7 @@ where
     /// Collective; allocates nothing.
     pub(crate) fn transform_in_place<E: bytemuck::Pod>(
         &mut self,
-        forward: bool,
+        direction: Direction,
         buffer: &mut [E],
     ) -> Result<()> {
         if !self.options.in_place {
@@ -538,6 +540,7 @@ where
                 actual,
             });
         }
+        let forward = direction.is_forward();
         let (input_len, layout) = if forward {
             (self.input_len(), self.pipeline.input)
         } else {
@@ -550,7 +553,7 @@ where
         if let (true, Some(rows)) = (forward, padded) {
             rows.pack(buffer);
         }
-        let (pass, routes, context) = self.parts(forward, true, [None, None]);
+        let (pass, routes, context) = self.parts(direction, true, [None, None]);
         let start = Some(input_len * scalars);
         execute(pass, routes, context, (Source::Read(&[]), start), buffer)?;
         if let (false, Some(rows)) = (forward, padded) {
@@ -563,10 +566,11 @@ where
     /// buffers: what both the two-buffer and the in-place calls hand to [`execute`].
     fn parts(
         &mut self,
-        forward: bool,
+        direction: Direction,
         destroy_input: bool,
         blocks: [Option<Arc<BlockWindow>>; 2],
     ) -> (&Pass<T>, &[Route], Context<'_, T>) {
+        let forward = direction.is_forward();
         let pass = if forward {
             &self.program.forward
         } else {

@@ -32,9 +32,10 @@
 
 use crate::error::{FftError, Result};
 use crate::options::{AxisKind, R2rKind};
-use crate::plan::FftPlan;
+use crate::plan::{Kind, Plan};
 use crate::real::Real;
-use crate::spectral::{wavenumber, R2rPlan, RealFftPlan};
+use crate::spectral::wavenumber;
+use crate::stages::Domain;
 use crate::view::owned_block;
 use ndarray::{ArrayD, IxDyn, Zip};
 use num_complex::Complex;
@@ -375,45 +376,26 @@ fn half_axis_real_len(s: usize, m: usize, factor: f64) -> usize {
         .expect("the physical length of a real-to-complex axis comes from its real length")
 }
 
-impl<T: Real> FftPlan<T>
+impl<K: Kind<T>, T: Real> Plan<K, T>
 where
     Complex<T>: Element,
 {
-    /// The wavenumbers of this rank's spectral (forward-output) block; see [`crate::grids`].
+    /// The wavenumbers of this rank's spectral (forward-output) block (for a real-to-complex
+    /// plan, the real-to-complex axis holding the non-negative half); see [`crate::grids`].
     pub fn spectral_grid(&self) -> SpectralGrid<T> {
-        let axes = plan_axes(self.options().axes.as_ref(), self.spectral_shape(), None);
-        SpectralGrid::new(self.output_layout(), self.rank(), axes).expect("the plan's own axes")
-    }
-}
-
-impl<T: Real> RealFftPlan<T>
-where
-    Complex<T>: Element,
-{
-    /// The wavenumbers of this rank's spectral (forward-output) block, the last axis holding
-    /// the non-negative half; see [`crate::grids`].
-    pub fn spectral_grid(&self) -> SpectralGrid<T> {
-        let d = self.spectral_shape().len();
         let kinds = self.options().axes.as_ref();
-        let half = kinds.map_or(d - 1, |k| crate::spec::last_transformed(k));
-        let factor = self.options().padding.as_ref().map_or(1.0, |p| p[half]);
-        let n = half_axis_real_len(
-            self.spectral_shape()[half],
-            self.global_shape()[half],
-            factor,
-        );
-        let axes = plan_axes(kinds, self.spectral_shape(), Some((half, n)));
-        SpectralGrid::new(self.output_layout(), self.rank(), axes).expect("the plan's own axes")
-    }
-}
-
-impl<T: Real> R2rPlan<T>
-where
-    Complex<T>: Element,
-{
-    /// The wavenumbers of this rank's spectral (forward-output) block; see [`crate::grids`].
-    pub fn spectral_grid(&self) -> SpectralGrid<T> {
-        let axes = plan_axes(self.options().axes.as_ref(), self.spectral_shape(), None);
+        let half = (K::DOMAIN == Domain::RealToComplex).then(|| {
+            let d = self.spectral_shape().len();
+            let half = kinds.map_or(d - 1, |k| crate::spec::last_transformed(k));
+            let factor = self.options().padding.as_ref().map_or(1.0, |p| p[half]);
+            let n = half_axis_real_len(
+                self.spectral_shape()[half],
+                self.global_shape()[half],
+                factor,
+            );
+            (half, n)
+        });
+        let axes = plan_axes(kinds, self.spectral_shape(), half);
         SpectralGrid::new(self.output_layout(), self.rank(), axes).expect("the plan's own axes")
     }
 }

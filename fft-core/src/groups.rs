@@ -13,6 +13,7 @@ use crate::error::{FftError, Result};
 use crate::model::groups::predict_groups;
 use crate::model::{evaluate_groups, Problem};
 use crate::options::{FftOptions, GridChoice};
+use crate::plan::Direction;
 use crate::real::Real;
 use crate::run::Source;
 use crate::spec::Spec;
@@ -302,18 +303,22 @@ where
     /// groups, each group's plan, and back into `output`. Collective; allocates nothing.
     pub(crate) fn transform(
         &mut self,
-        forward: bool,
+        direction: Direction,
         input: &[T],
         output: &mut [T],
         times: &mut StageTimes,
     ) -> Result<()> {
-        let (into, out_of) = if forward { (0, 1) } else { (2, 3) };
+        let (into, out_of) = match direction {
+            Direction::Forward => (0, 1),
+            Direction::Backward => (2, 3),
+        };
         let [x, y] = &mut self.blocks;
         let x = &mut x[..self.moves[into].dst_len()];
         let y = &mut y[..self.moves[out_of].src_len()];
         let (send, recv) = (&mut self.send[..], &mut self.recv[..]);
         self.moves[into].execute_sized(input, x, send, recv, times)?;
-        self.inner.transform_scalars(forward, Source::Write(x), y)?;
+        self.inner
+            .transform_scalars(direction, Source::Write(x), y)?;
         times.add(&self.inner.times);
         self.inner.times = StageTimes::default();
         self.moves[out_of].execute_sized(y, output, send, recv, times)?;

@@ -114,7 +114,7 @@ pub use groups::Groups;
 pub use halo::{Boundary, HaloArray, HaloPlan};
 pub use options::{AxisKind, FftOptions, GridChoice, Normalization, OneD, R2rKind};
 pub use pencil_array::PencilArray;
-pub use plan::FftPlan;
+pub use plan::{C2c, Direction, FftPlan, Kind, Plan, R2c, R2r};
 pub use real::{as_complex, as_complex_mut, Real};
 pub use redist::{Method, StageTimes};
 pub use shared::SharedBlock;

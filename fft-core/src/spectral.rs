@@ -2,16 +2,12 @@
 //! forward, complex-to-real backward), [`R2rPlan`] (real-to-real on every axis) and
 //! [`wavenumber`]. Conventions are in `docs/spectral.md`.
 
-use crate::engine::{Engine, Source, Spec};
 use crate::error::Result;
-use crate::options::FftOptions;
-use crate::plan::plan_accessors;
+use crate::plan::{Plan, R2c, R2r};
 use crate::real::Real;
-use crate::stages::{Domain, Pipeline};
-use mpi::topology::Communicator;
 use ndarray::{ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
 use num_complex::Complex;
-use redist::{Element, Layout, ProcessGrid, StageTimes};
+use redist::Element;
 
 /// The signed wavenumber of global index `index` along an FFT axis of `n` points (numpy's
 /// `fftfreq(n) * n`): `index` for `index < (n + 1) / 2`, else `index − n`. Along the last axis
@@ -58,107 +54,13 @@ pub fn wavenumber(n: usize, index: usize) -> i64 {
 /// plan.backward(&spectrum, &mut back).unwrap();
 /// assert!((back[0] - 1.0).abs() < 1e-12);
 /// ```
-pub struct RealFftPlan<T: Real>
-where
-    Complex<T>: Element,
-{
-    engine: Engine<T>,
-}
+pub type RealFftPlan<T> = Plan<R2c, T>;
 
-plan_accessors!(RealFftPlan, T, Complex<T>);
-
+/// What only a real-to-complex plan has: its in-place buffer's padded real block.
 impl<T: Real> RealFftPlan<T>
 where
     Complex<T>: Element,
 {
-    /// Plans the transform of a real global array of `shape` (with padding: the spectral
-    /// resolution; the real input then lives on the padded grid, [`RealFftPlan::global_shape`])
-    /// over all processes of `comm`; collective. `options.axes`, if given, must make the last
-    /// axis an FFT axis.
-    pub fn new<C: Communicator>(comm: &C, shape: &[usize], options: FftOptions) -> Result<Self> {
-        let spec = Spec::new(shape, &options, Domain::RealToComplex)?;
-        Ok(Self {
-            engine: Engine::new(comm, spec, options)?,
-        })
-    }
-
-    /// The forward (real-to-complex) transform of `input` (input layout) into `output`
-    /// (output layout). Collective; `input` is not modified; allocates nothing (refused by a plan made with
-    /// [`FftOptions::destroy_input`]: use the `_destroying` variant).
-    pub fn forward(&mut self, input: &[T], output: &mut [Complex<T>]) -> Result<()> {
-        self.engine.transform(true, Source::Read(input), output)
-    }
-
-    /// [`RealFftPlan::forward`] that may use `input` as scratch (see
-    /// [`crate::FftPlan::forward_destroying`]).
-    pub fn forward_destroying(&mut self, input: &mut [T], output: &mut [Complex<T>]) -> Result<()> {
-        self.engine.transform(true, Source::Write(input), output)
-    }
-
-    /// The backward (complex-to-real) transform of `input` (output layout) into `output`
-    /// (input layout). Collective; `input` is not modified; allocates nothing (refused by a plan made with
-    /// [`FftOptions::destroy_input`]: use the `_destroying` variant).
-    pub fn backward(&mut self, input: &[Complex<T>], output: &mut [T]) -> Result<()> {
-        self.engine.transform(false, Source::Read(input), output)
-    }
-
-    /// [`RealFftPlan::backward`] that may use `input` as scratch (see
-    /// [`crate::FftPlan::forward_destroying`]): with [`FftOptions::destroy_input`], the
-    /// complex-to-real backward then needs no complex work block, like FFTW's c2r plans.
-    pub fn backward_destroying(
-        &mut self,
-        input: &mut [Complex<T>],
-        output: &mut [T],
-    ) -> Result<()> {
-        self.engine.transform(false, Source::Write(input), output)
-    }
-
-    /// Real scalars of this rank's buffer for [`RealFftPlan::forward_in_place`] and
-    /// [`RealFftPlan::backward_in_place`]: the largest of the padded real block
-    /// ([`RealFftPlan::padded_input_shape`]) and the complex blocks (two scalars per
-    /// element); always even, so [`crate::as_complex`] views all of it.
-    pub fn in_place_len(&self) -> usize {
-        self.engine.in_place_len::<T>()
-    }
-
-    /// The forward (real-to-complex) transform in place, like FFTW's in-place r2c: `buffer`
-    /// ([`RealFftPlan::in_place_len`] scalars) holds the real input block in FFTW's padded
-    /// layout, the last (contiguous) axis of each row padded from `n` to `2·(n/2 + 1)`
-    /// scalars ([`RealFftPlan::padded_input_shape`] and its strides, or
-    /// [`RealFftPlan::padded_input_view_mut`] to index it); afterwards its first
-    /// 2·[`RealFftPlan::output_len`] scalars hold the spectrum (output layout), viewed as
-    /// complex by [`crate::as_complex`]. The padding and the rest of the buffer are
-    /// scratch. Needs a plan made with [`FftOptions::in_place`] (else
-    /// [`crate::FftError::InPlaceNotPlanned`]); a buffer of the wrong length on any rank is
-    /// [`crate::FftError::InPlaceLength`] on every rank. Collective; allocates nothing.
-    ///
-    /// ```no_run
-    /// use fft_core::{as_complex, FftOptions, RealFftPlan};
-    /// let universe = mpi::initialize().unwrap();
-    /// let opts = FftOptions::default().in_place(true);
-    /// let mut plan = RealFftPlan::<f64>::new(&universe.world(), &[8, 6, 5], opts).unwrap();
-    /// let mut buffer = vec![0.0; plan.in_place_len()];
-    /// // Rows of 5 reals padded to 2·(5/2 + 1) = 6 scalars: element [i, j, k] of the block.
-    /// let mut field = plan.padded_input_view_mut(&mut buffer).unwrap();
-    /// field.fill(1.0);
-    /// plan.forward_in_place(&mut buffer).unwrap();
-    /// let spectrum = &as_complex(&buffer)[..plan.output_len()];
-    /// if plan.rank() == 0 {
-    ///     assert_eq!(spectrum[0].re, 240.0); // the zero mode: the sum of 8·6·5 ones
-    /// }
-    /// plan.backward_in_place(&mut buffer).unwrap(); // the padded field again, times 240
-    /// ```
-    pub fn forward_in_place(&mut self, buffer: &mut [T]) -> Result<()> {
-        self.engine.transform_in_place(true, buffer)
-    }
-
-    /// The backward (complex-to-real) transform in place: `buffer` holds the spectrum in its
-    /// first 2·[`RealFftPlan::output_len`] scalars, and afterwards the real block in the
-    /// padded layout of [`RealFftPlan::forward_in_place`] (the padding scalars unspecified).
-    pub fn backward_in_place(&mut self, buffer: &mut [T]) -> Result<()> {
-        self.engine.transform_in_place(false, buffer)
-    }
-
     /// The shape of this rank's real block in an in-place buffer as it lies in memory
     /// (C order, the input layout's axis order; a leading field axis for a batch): the
     /// input block's local shape with the real-to-complex axis (the last one, or the last
@@ -231,7 +133,7 @@ where
 }
 
 /// A distributed real-to-real transform with a [`crate::R2rKind`] on every axis (given by
-/// [`FftOptions::axes`], which is required), real in and real out; backward applies the
+/// [`crate::FftOptions::axes`], which is required), real in and real out; backward applies the
 /// inverse kinds, so backward(forward(x)) = (product of logical sizes)·x with
 /// [`crate::Normalization::None`].
 ///
@@ -245,75 +147,15 @@ where
 /// let mut y = vec![0.0; plan.output_len()];
 /// plan.forward(&x, &mut y).unwrap();
 /// ```
-pub struct R2rPlan<T: Real>
-where
-    Complex<T>: Element,
-{
-    engine: Engine<T>,
-}
-
-plan_accessors!(R2rPlan, T, T);
-
-impl<T: Real> R2rPlan<T>
-where
-    Complex<T>: Element,
-{
-    /// Plans the transform of a real global array of `shape` over all processes of `comm`;
-    /// collective.
-    pub fn new<C: Communicator>(comm: &C, shape: &[usize], options: FftOptions) -> Result<Self> {
-        let spec = Spec::new(shape, &options, Domain::Real)?;
-        Ok(Self {
-            engine: Engine::new(comm, spec, options)?,
-        })
-    }
-
-    /// The forward transform of `input` (input layout) into `output` (output layout).
-    /// Collective; `input` is not modified (refused with [`FftOptions::destroy_input`]).
-    pub fn forward(&mut self, input: &[T], output: &mut [T]) -> Result<()> {
-        self.engine.transform(true, Source::Read(input), output)
-    }
-
-    /// [`R2rPlan::forward`] that may use `input` as scratch (see
-    /// [`crate::FftPlan::forward_destroying`]).
-    pub fn forward_destroying(&mut self, input: &mut [T], output: &mut [T]) -> Result<()> {
-        self.engine.transform(true, Source::Write(input), output)
-    }
-
-    /// The backward transform (inverse kinds) of `input` (output layout) into `output`
-    /// (input layout). Collective; `input` is not modified (refused with [`FftOptions::destroy_input`]).
-    pub fn backward(&mut self, input: &[T], output: &mut [T]) -> Result<()> {
-        self.engine.transform(false, Source::Read(input), output)
-    }
-
-    /// [`R2rPlan::backward`] that may use `input` as scratch (see
-    /// [`crate::FftPlan::forward_destroying`]).
-    pub fn backward_destroying(&mut self, input: &mut [T], output: &mut [T]) -> Result<()> {
-        self.engine.transform(false, Source::Write(input), output)
-    }
-
-    /// Elements of this rank's in-place buffer: the larger of [`R2rPlan::input_len`] and
-    /// [`R2rPlan::output_len`].
-    pub fn in_place_len(&self) -> usize {
-        self.engine.in_place_len::<T>()
-    }
-
-    /// The forward transform in place (see [`crate::FftPlan::forward_in_place`]; a plan made
-    /// with [`FftOptions::in_place`]).
-    pub fn forward_in_place(&mut self, buffer: &mut [T]) -> Result<()> {
-        self.engine.transform_in_place(true, buffer)
-    }
-
-    /// The backward transform in place (see [`crate::FftPlan::backward_in_place`]).
-    pub fn backward_in_place(&mut self, buffer: &mut [T]) -> Result<()> {
-        self.engine.transform_in_place(false, buffer)
-    }
-}
+pub type R2rPlan<T> = Plan<R2r, T>;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::wavenumber;
     use crate::engine::Spec;
+    use crate::options::FftOptions;
     use crate::options::{AxisKind, R2rKind};
+    use crate::stages::Domain;
     use crate::FftError;
 
     fn reason(shape: &[usize], options: FftOptions, domain: Domain) -> String {

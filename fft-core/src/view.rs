@@ -8,7 +8,7 @@
 //! `(offsets[0] + i, offsets[1] + j, offsets[2] + k)` however the data lies. Buffers of a
 //! batch (several fields one after another) get a leading field axis.
 //!
-//! Every plan kind ([`FftPlan`], [`RealFftPlan`], [`R2rPlan`]) offers:
+//! Every plan kind ([`crate::FftPlan`], [`crate::RealFftPlan`], [`crate::R2rPlan`]) offers:
 //!
 //! * views of its blocks: `input_view(&buf)`, `input_view_mut(&mut buf)`, `output_view`,
 //!   `output_view_mut`, and their global offsets `input_offsets()`, `output_offsets()`;
@@ -34,9 +34,8 @@
 
 use crate::error::{FftError, Result};
 use crate::pencil_array::PencilArray;
-use crate::plan::FftPlan;
+use crate::plan::{Kind, Plan};
 use crate::real::Real;
-use crate::spectral::{R2rPlan, RealFftPlan};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
 use num_complex::Complex;
 use redist::{Element, Layout};
@@ -156,127 +155,112 @@ fn to_memory_order<S: Copy + Default>(
     Ok(data)
 }
 
-/// The view, array and ndarray-transform methods every plan kind shares; `$in` and `$out`
-/// are the element types of the forward input and output.
-macro_rules! ndarray_methods {
-    ($plan:ident, $in:ty, $out:ty) => {
-        impl<T: Real> $plan<T>
-        where
-            Complex<T>: Element,
-        {
-            /// This rank's forward-input buffer (`input_len()` elements) as a view in logical
-            /// axis order (with a leading field axis when `batch() > 1`); see
-            /// [`crate::view`]. Errors if the length is wrong.
-            pub fn input_view<'a>(&self, buffer: &'a [$in]) -> Result<ArrayViewD<'a, $in>> {
-                check_len("input", self.input_len(), buffer.len())?;
-                block_view(self.input_layout(), self.rank(), self.batch(), buffer)
-            }
+/// The view, array and ndarray-transform methods of every plan kind.
+impl<K: Kind<T>, T: Real> Plan<K, T>
+where
+    Complex<T>: Element,
+{
+    /// This rank's forward-input buffer (`input_len()` elements) as a view in logical
+    /// axis order (with a leading field axis when `batch() > 1`); see
+    /// [`crate::view`]. Errors if the length is wrong.
+    pub fn input_view<'a>(&self, buffer: &'a [K::In]) -> Result<ArrayViewD<'a, K::In>> {
+        check_len("input", self.input_len(), buffer.len())?;
+        block_view(self.input_layout(), self.rank(), self.batch(), buffer)
+    }
 
-            /// The mutable counterpart of `input_view`.
-            pub fn input_view_mut<'a>(
-                &self,
-                buffer: &'a mut [$in],
-            ) -> Result<ArrayViewMutD<'a, $in>> {
-                check_len("input", self.input_len(), buffer.len())?;
-                block_view_mut(self.input_layout(), self.rank(), self.batch(), buffer)
-            }
+    /// The mutable counterpart of `input_view`.
+    pub fn input_view_mut<'a>(&self, buffer: &'a mut [K::In]) -> Result<ArrayViewMutD<'a, K::In>> {
+        check_len("input", self.input_len(), buffer.len())?;
+        block_view_mut(self.input_layout(), self.rank(), self.batch(), buffer)
+    }
 
-            /// This rank's forward-output buffer (`output_len()` elements) as a view in
-            /// logical axis order (with a leading field axis when `batch() > 1`), whatever
-            /// the output's memory order (transposed or not); see [`crate::view`].
-            pub fn output_view<'a>(&self, buffer: &'a [$out]) -> Result<ArrayViewD<'a, $out>> {
-                check_len("output", self.output_len(), buffer.len())?;
-                block_view(self.output_layout(), self.rank(), self.batch(), buffer)
-            }
+    /// This rank's forward-output buffer (`output_len()` elements) as a view in
+    /// logical axis order (with a leading field axis when `batch() > 1`), whatever
+    /// the output's memory order (transposed or not); see [`crate::view`].
+    pub fn output_view<'a>(&self, buffer: &'a [K::Out]) -> Result<ArrayViewD<'a, K::Out>> {
+        check_len("output", self.output_len(), buffer.len())?;
+        block_view(self.output_layout(), self.rank(), self.batch(), buffer)
+    }
 
-            /// The mutable counterpart of `output_view`.
-            pub fn output_view_mut<'a>(
-                &self,
-                buffer: &'a mut [$out],
-            ) -> Result<ArrayViewMutD<'a, $out>> {
-                check_len("output", self.output_len(), buffer.len())?;
-                block_view_mut(self.output_layout(), self.rank(), self.batch(), buffer)
-            }
+    /// The mutable counterpart of `output_view`.
+    pub fn output_view_mut<'a>(
+        &self,
+        buffer: &'a mut [K::Out],
+    ) -> Result<ArrayViewMutD<'a, K::Out>> {
+        check_len("output", self.output_len(), buffer.len())?;
+        block_view_mut(self.output_layout(), self.rank(), self.batch(), buffer)
+    }
 
-            /// The global index of this rank's first input element along each logical axis
-            /// (index `i` of an input view is global index `offsets + i`).
-            pub fn input_offsets(&self) -> Vec<usize> {
-                self.input_layout().global_offsets(self.rank())
-            }
+    /// The global index of this rank's first input element along each logical axis
+    /// (index `i` of an input view is global index `offsets + i`).
+    pub fn input_offsets(&self) -> Vec<usize> {
+        self.input_layout().global_offsets(self.rank())
+    }
 
-            /// The global index of this rank's first output element along each logical axis.
-            pub fn output_offsets(&self) -> Vec<usize> {
-                self.output_layout().global_offsets(self.rank())
-            }
+    /// The global index of this rank's first output element along each logical axis.
+    pub fn output_offsets(&self) -> Vec<usize> {
+        self.output_layout().global_offsets(self.rank())
+    }
 
-            /// A zeroed distributed array in the forward-input layout, with `batch()` fields.
-            pub fn input_array(&self) -> PencilArray<$in> {
-                PencilArray::zeros(self.input_layout().clone(), self.rank(), self.batch())
-            }
+    /// A zeroed distributed array in the forward-input layout, with `batch()` fields.
+    pub fn input_array(&self) -> PencilArray<K::In> {
+        PencilArray::zeros(self.input_layout().clone(), self.rank(), self.batch())
+    }
 
-            /// A zeroed distributed array in the forward-output layout, with `batch()` fields.
-            pub fn output_array(&self) -> PencilArray<$out> {
-                PencilArray::zeros(self.output_layout().clone(), self.rank(), self.batch())
-            }
+    /// A zeroed distributed array in the forward-output layout, with `batch()` fields.
+    pub fn output_array(&self) -> PencilArray<K::Out> {
+        PencilArray::zeros(self.output_layout().clone(), self.rank(), self.batch())
+    }
 
-            /// `forward` between distributed arrays made by `input_array` and
-            /// `output_array` (or of the same layouts, rank and fields; checked). Collective;
-            /// allocates nothing.
-            pub fn forward_array(
-                &mut self,
-                input: &PencilArray<$in>,
-                output: &mut PencilArray<$out>,
-            ) -> Result<()> {
-                input.check_fits("input", self.input_layout(), self.rank(), self.batch())?;
-                output.check_fits("output", self.output_layout(), self.rank(), self.batch())?;
-                self.forward(input.as_slice(), output.as_mut_slice())
-            }
+    /// `forward` between distributed arrays made by `input_array` and
+    /// `output_array` (or of the same layouts, rank and fields; checked). Collective;
+    /// allocates nothing.
+    pub fn forward_array(
+        &mut self,
+        input: &PencilArray<K::In>,
+        output: &mut PencilArray<K::Out>,
+    ) -> Result<()> {
+        input.check_fits("input", self.input_layout(), self.rank(), self.batch())?;
+        output.check_fits("output", self.output_layout(), self.rank(), self.batch())?;
+        self.forward(input.as_slice(), output.as_mut_slice())
+    }
 
-            /// `backward` between distributed arrays of the output and input layouts
-            /// (checked). Collective; allocates nothing.
-            pub fn backward_array(
-                &mut self,
-                input: &PencilArray<$out>,
-                output: &mut PencilArray<$in>,
-            ) -> Result<()> {
-                input.check_fits("input", self.output_layout(), self.rank(), self.batch())?;
-                output.check_fits("output", self.input_layout(), self.rank(), self.batch())?;
-                self.backward(input.as_slice(), output.as_mut_slice())
-            }
+    /// `backward` between distributed arrays of the output and input layouts
+    /// (checked). Collective; allocates nothing.
+    pub fn backward_array(
+        &mut self,
+        input: &PencilArray<K::Out>,
+        output: &mut PencilArray<K::In>,
+    ) -> Result<()> {
+        input.check_fits("input", self.output_layout(), self.rank(), self.batch())?;
+        output.check_fits("output", self.input_layout(), self.rank(), self.batch())?;
+        self.backward(input.as_slice(), output.as_mut_slice())
+    }
 
-            /// The forward transform of this rank's input block given as any ndarray view in
-            /// logical axis order (the shape of `input_view`'s), returned as an owned array in
-            /// logical order, stored in the output's memory order. Collective. Allocates a copy
-            /// of the input and the output: for set-up code; use `forward_array` in loops.
-            pub fn forward_ndarray(&mut self, input: &ArrayViewD<'_, $in>) -> Result<ArrayD<$out>> {
-                let (layout, rank, batch) = (self.input_layout(), self.rank(), self.batch());
-                let mut data = to_memory_order("input", layout, rank, batch, input)?;
-                let mut out = vec![<$out>::default(); self.output_len()];
-                // The copy is ours to destroy (and a destroy_input plan needs that).
-                self.forward_destroying(&mut data, &mut out)?;
-                Ok(owned_block(self.output_layout(), rank, batch, out))
-            }
+    /// The forward transform of this rank's input block given as any ndarray view in
+    /// logical axis order (the shape of `input_view`'s), returned as an owned array in
+    /// logical order, stored in the output's memory order. Collective. Allocates a copy
+    /// of the input and the output: for set-up code; use `forward_array` in loops.
+    pub fn forward_ndarray(&mut self, input: &ArrayViewD<'_, K::In>) -> Result<ArrayD<K::Out>> {
+        let (layout, rank, batch) = (self.input_layout(), self.rank(), self.batch());
+        let mut data = to_memory_order("input", layout, rank, batch, input)?;
+        let mut out = vec![<K::Out>::default(); self.output_len()];
+        // The copy is ours to destroy (and a destroy_input plan needs that).
+        self.forward_destroying(&mut data, &mut out)?;
+        Ok(owned_block(self.output_layout(), rank, batch, out))
+    }
 
-            /// The backward transform of this rank's spectral block given as any ndarray view
-            /// in logical axis order (the shape of `output_view`'s), returned as an owned
-            /// array in logical order. Collective; allocates like `forward_ndarray`.
-            pub fn backward_ndarray(
-                &mut self,
-                input: &ArrayViewD<'_, $out>,
-            ) -> Result<ArrayD<$in>> {
-                let (layout, rank, batch) = (self.output_layout(), self.rank(), self.batch());
-                let mut data = to_memory_order("input", layout, rank, batch, input)?;
-                let mut out = vec![<$in>::default(); self.input_len()];
-                self.backward_destroying(&mut data, &mut out)?;
-                Ok(owned_block(self.input_layout(), rank, batch, out))
-            }
-        }
-    };
+    /// The backward transform of this rank's spectral block given as any ndarray view
+    /// in logical axis order (the shape of `output_view`'s), returned as an owned
+    /// array in logical order. Collective; allocates like `forward_ndarray`.
+    pub fn backward_ndarray(&mut self, input: &ArrayViewD<'_, K::Out>) -> Result<ArrayD<K::In>> {
+        let (layout, rank, batch) = (self.output_layout(), self.rank(), self.batch());
+        let mut data = to_memory_order("input", layout, rank, batch, input)?;
+        let mut out = vec![<K::In>::default(); self.input_len()];
+        self.backward_destroying(&mut data, &mut out)?;
+        Ok(owned_block(self.input_layout(), rank, batch, out))
+    }
 }
-
-ndarray_methods!(FftPlan, Complex<T>, Complex<T>);
-ndarray_methods!(RealFftPlan, T, Complex<T>);
-ndarray_methods!(R2rPlan, T, T);
 
 #[cfg(test)]
 mod tests {

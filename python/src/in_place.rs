@@ -17,6 +17,7 @@ use crate::arrays::{data_address, dtype_name, shape_str};
 use crate::comm::{agree, collective};
 use crate::errors::{fft_error, value_error};
 use crate::transform::{AssertSend, Context, Transform};
+use fft_core::Direction;
 use mpi::topology::Communicator;
 use numpy::ndarray::ArrayViewMut1;
 use numpy::prelude::*;
@@ -219,15 +220,12 @@ pub(crate) fn run_in_place<'py, P: Transform>(
     plan: &mut P,
     x: &Bound<'py, PyAny>,
     shapes: &InPlaceShapes<'_>,
-    forward: bool,
+    direction: Direction,
     spectral_dtype: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let rank = ctx.comm.rank();
-    let what = if forward {
-        format!("rank {rank}: forward_in_place input")
-    } else {
-        format!("rank {rank}: backward_in_place input")
-    };
+    let forward = direction.is_forward();
+    let what = format!("rank {rank}: {}_in_place input", direction.name());
     let found = find_buffer::<P::In>(x, shapes, !forward, spectral_dtype, &what);
     let mut borrowed = match &found {
         Ok(buffer) => buffer
@@ -260,11 +258,7 @@ pub(crate) fn run_in_place<'py, P: Transform>(
                 let work = AssertSend((plan, buffer));
                 let go = move || {
                     let (plan, buffer) = work.into_inner();
-                    if forward {
-                        plan.forward_in_place(buffer)
-                    } else {
-                        plan.backward_in_place(buffer)
-                    }
+                    plan.transform_in_place(direction, buffer)
                 };
                 match pool {
                     Some(pool) => {

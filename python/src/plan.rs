@@ -18,8 +18,8 @@ use crate::spectral::{self, AxisWaves};
 use crate::transform::{run, time_runs, AssertSend, Context, Transform};
 use fft_core::model::{self, MachineProfile, Problem};
 use fft_core::{
-    with_any_plan, AnyPlan, AxisKind, Complex, FftOptions, Normalization, Precision, SpectralAxis,
-    SpectralGrid,
+    with_any_plan, AnyPlan, AxisKind, Complex, Direction, FftOptions, Normalization, Precision,
+    SpectralAxis, SpectralGrid,
 };
 use mpi::topology::{Communicator, SimpleCommunicator};
 use numpy::ndarray::IxDyn;
@@ -493,7 +493,7 @@ impl Pfft {
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.call_in_place(py, a, true)
+        self.call_in_place(py, a, Direction::Forward)
     }
 
     /// The backward transform in place: ``b`` is the spectrum as a view of an in-place
@@ -504,7 +504,7 @@ impl Pfft {
         py: Python<'py>,
         b: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.call_in_place(py, b, false)
+        self.call_in_place(py, b, Direction::Backward)
     }
 
     /// Whether the plan was made with ``in_place=True``.
@@ -1039,13 +1039,9 @@ impl Pfft {
         &mut self,
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
-        forward: bool,
+        direction: Direction,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.require_in_place(if forward {
-            "forward_in_place"
-        } else {
-            "backward_in_place"
-        })?;
+        self.require_in_place(&format!("{}_in_place", direction.name()))?;
         let out_dtype = self.spectral_dtype(py)?;
         let blocks = self.blocks.clone();
         let shapes = InPlaceShapes {
@@ -1063,7 +1059,7 @@ impl Pfft {
             pool: live.pool.as_ref(),
             blocks: &blocks,
         };
-        with_any_plan!(&mut live.plan, p => run_in_place(py, ctx, p, x, &shapes, forward, &out_dtype))
+        with_any_plan!(&mut live.plan, p => run_in_place(py, ctx, p, x, &shapes, direction, &out_dtype))
     }
 
     fn problem(&self) -> Problem {
