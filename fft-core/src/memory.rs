@@ -73,8 +73,9 @@ pub fn estimate_memory(
     estimate_memory_batched(pipeline, element_bytes, threads, 1)
 }
 
-/// [`estimate_memory`] for `batch` fields transformed together: rank 0's program (the
-/// largest blocks, under the balanced split) lowered with every rank's decisions simulated,
+/// [`estimate_memory`] for `batch` fields transformed together: every rank's program (rank
+/// 0's alone, with the coarse bound, once all blocks exceed 2²⁶ elements) lowered with every
+/// rank's decisions simulated, the most of each part,
 /// as the plan makes it with default options (real-to-real axes taken as DCT-II). Pure; it
 /// costs about what lowering every rank's fused steps costs. Beyond blocks of 2²⁶ elements it
 /// does not lower, and bounds the buffers by the largest block without the scratch; a plan's
@@ -173,7 +174,39 @@ fn lowered<T: Real>(pipeline: &Pipeline, threads: usize, batch: usize) -> Result
         shared_memory: options.shared_memory && ranks > 1,
         fold: &fold,
     };
-    Ok(lower::<T>(&spec, pipeline, &options, &env, 0)?.memory())
+    // Every rank's program while their blocks together stay small, so that each part is the
+    // most loaded rank's (the fused steps' pieces differ between ranks of uneven splits);
+    // beyond, rank 0's, each part at least the coarse bound's.
+    let total = (pipeline.layouts.iter())
+        .map(|l| {
+            l.max_local_len()
+                .saturating_mul(batch)
+                .saturating_mul(ranks)
+        })
+        .max()
+        .unwrap_or(0);
+    let (every, mut most) = if total <= MOST_LOWERED {
+        (0..ranks, MemoryEstimate::default())
+    } else {
+        let bound = coarse(pipeline, 2 * std::mem::size_of::<T>(), batch);
+        (
+            0..1,
+            MemoryEstimate {
+                scratch_bytes: 0,
+                ..bound
+            },
+        )
+    };
+    for q in every {
+        let m = lower::<T>(&spec, pipeline, &options, &env, q)?.memory();
+        most = MemoryEstimate {
+            work_bytes: most.work_bytes.max(m.work_bytes),
+            message_bytes: most.message_bytes.max(m.message_bytes),
+            scratch_bytes: most.scratch_bytes.max(m.scratch_bytes),
+            data_bytes: most.data_bytes.max(m.data_bytes),
+        };
+    }
+    Ok(most)
 }
 
 /// Only the caller's input and output blocks of `pipeline` (the largest of any rank), with
