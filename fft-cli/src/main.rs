@@ -53,6 +53,14 @@ fn main() {
     logging::init();
     // `dfft plan` is the model alone: it runs without MPI.
     if let args::Command::Plan(plan_args) = &cli.command {
+        // --axes that the shape does not have: a usage error (status 2).
+        if let (Some(axes), Some(shape)) = (&plan_args.axes, &plan_args.shape) {
+            if let Err(e) =
+                fft_core::AxisKind::partial(shape.0.len(), axes, fft_core::AxisKind::Fft)
+            {
+                usage_exit(&format!("dfft: error: --axes: {e}"));
+            }
+        }
         match plan_cmd::plan(plan_args) {
             Ok(()) => std::process::exit(0),
             Err(e) => {

@@ -106,6 +106,11 @@ pub struct PlanArgs {
     /// each, and says which `dfft run --batch K` picks (JSON: `groups`, `group_candidates`).
     #[arg(long, default_value_t = 1, value_parser = crate::args::parse_batch, conflicts_with = "transposed_out")]
     pub fields: usize,
+    /// Transform only these axes (0-based, comma-separated; `dfft run --axes`), the others
+    /// left as they are: the model costs only the exchanges that bring a transformed axis into
+    /// memory (axes 1,2 of a 3-D field on a slab need none) and chooses the grid by that.
+    #[arg(long, value_delimiter = ',', num_args = 1.., conflicts_with = "fields")]
+    pub axes: Option<Vec<usize>>,
     /// One JSON object per candidate per line (the chosen one first) instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -471,10 +476,13 @@ pub fn plan(args: &PlanArgs) -> Result<(), FftError> {
     };
     let mut results = Vec::with_capacity(ranks.len());
     for &p in &ranks {
-        results.push((
-            p,
-            model::evaluate_among(&problem(p), &loaded.profile, &which(&args.grid))?,
-        ));
+        let evaluated = match &args.axes {
+            Some(axes) => {
+                model::evaluate_partial(&problem(p), axes, &loaded.profile, &which(&args.grid))?
+            }
+            None => model::evaluate_among(&problem(p), &loaded.profile, &which(&args.grid))?,
+        };
+        results.push((p, evaluated));
     }
     let base = (results[0].0, results[0].1[0].prediction.predicted_s);
     let mut groups = Vec::with_capacity(results.len());
@@ -509,6 +517,11 @@ pub fn plan(args: &PlanArgs) -> Result<(), FftError> {
         return Ok(());
     }
     let mut text = header(&problem(ranks[0]), &ranks, &loaded);
+    if let Some(axes) = &args.axes {
+        text.push_str(&format!(
+            "partial transform: axes {axes:?} only, the others untouched (only the exchanges that bring a transformed axis into memory are costed)\n"
+        ));
+    }
     if loaded.origin == crate::machine::Origin::Defaults {
         text.push_str("note: the built-in profile describes a generic cluster node; give --machine FILE (from `dfft calibrate` on the target machine) or the flags below for a real one\n");
     }

@@ -734,3 +734,47 @@ fn first_run_predicts_its_own_time() {
     }
     panic!("measured/predicted {ratios:?}: not within 0.5..2 twice in a row");
 }
+
+/// `dfft plan --axes 1,2`: a 3-D field transformed along axes 1 and 2 on a slab needs no
+/// exchange; the model chooses that slab and its JSON says 0 exchanges, where the full
+/// transform needs some; axes the shape lacks are a usage error (status 2).
+#[test]
+fn plan_knows_partial_transforms() {
+    let args = ["--shape", "64,64,64", "--ranks", "4"];
+    let full = plan_json(&args);
+    let part = plan_json(&[&args[..], &["--axes", "1,2"]].concat());
+    assert_eq!(full[0]["grid"], serde_json::json!([4]), "{}", full[0]);
+    assert!(full[0]["exchanges"].as_u64().unwrap() > 0, "{}", full[0]);
+    assert_eq!(part[0]["grid"], serde_json::json!([4]), "{}", part[0]);
+    assert_eq!(part[0]["exchanges"], 0, "{}", part[0]);
+    assert_eq!(part[0]["bytes"], 0, "{}", part[0]);
+    // On a 2x2 grid: half the full transform's exchanges.
+    let pencil = ["--shape", "64,64,64", "--ranks", "4", "--grid", "2x2"];
+    let full = plan_json(&pencil);
+    let part = plan_json(&[&pencil[..], &["--axes", "1,2"]].concat());
+    assert_eq!(full[0]["exchanges"], 8, "{}", full[0]);
+    assert_eq!(part[0]["exchanges"], 4, "{}", part[0]);
+    let text = Command::new(DFFT)
+        .args([
+            "plan", "--shape", "64,64,64", "--ranks", "4", "--axes", "1,2",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        stdout.contains("partial transform: axes [1, 2] only"),
+        "{stdout}"
+    );
+    let bad = Command::new(DFFT)
+        .args([
+            "plan", "--shape", "64,64,64", "--ranks", "4", "--axes", "0,3",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("[0, 3]") && stderr.contains("out of range"),
+        "{stderr}"
+    );
+}

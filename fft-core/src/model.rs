@@ -127,6 +127,17 @@ impl Problem {
     fn pipeline(&self, grid: GridShape) -> Result<Pipeline> {
         pipeline_for(&self.transform_shape(), grid, self.transposed_out)
     }
+
+    /// The pipeline of this problem on `grid`, transforming only the axes with
+    /// `transformed[a]` (exchanges only where a transformed axis must become local).
+    fn pipeline_of(&self, grid: GridShape, transformed: &[bool]) -> Result<Pipeline> {
+        crate::stages::pipeline_partial(
+            &self.transform_shape(),
+            grid,
+            self.transposed_out,
+            transformed,
+        )
+    }
 }
 
 /// The predicted cost of one candidate grid, split into terms (seconds per forward+backward
@@ -190,7 +201,11 @@ struct Fusion {
 /// axis (at least 2), because its coordinates from there on own nothing. Rank 0's blocks and
 /// boxes, the stage list and each exchange's run lengths stay the same, so [`fusions`] gives
 /// the same answer for it while looking at O(N) peers instead of O(P).
-fn fusion_pipeline(pipe: &Pipeline, problem: &Problem) -> Result<Option<Pipeline>> {
+fn fusion_pipeline(
+    pipe: &Pipeline,
+    problem: &Problem,
+    transformed: &[bool],
+) -> Result<Option<Pipeline>> {
     let grid = pipe.layouts[0].grid();
     let mut dims = grid.dims().to_vec();
     for (j, p) in dims.iter_mut().enumerate() {
@@ -205,7 +220,7 @@ fn fusion_pipeline(pipe: &Pipeline, problem: &Problem) -> Result<Option<Pipeline
     if dims == grid.dims() {
         return Ok(None);
     }
-    let cut = problem.pipeline(GridShape::new(dims)?)?;
+    let cut = problem.pipeline_of(GridShape::new(dims)?, transformed)?;
     let same = cut.forward == pipe.forward && cut.backward == pipe.backward;
     Ok(same.then_some(cut))
 }
@@ -229,7 +244,47 @@ pub fn predict(
     grid: &GridShape,
     profile: &MachineProfile,
 ) -> Result<Prediction> {
-    predict_with(problem, grid, profile, &mut FusionMemo::default())
+    let all = vec![true; problem.shape.len()];
+    predict_with(problem, grid, profile, &all, &mut FusionMemo::default())
+}
+
+/// [`predict`] of a partial transform: only the axes listed in `axes` are transformed, the
+/// others left as they are (`AxisKind::Identity`), so only the exchanges that bring a
+/// transformed axis into a rank's memory are costed: a 3-D field transformed along axes 1
+/// and 2 on a slab (split along axis 0) needs none.
+///
+/// ```
+/// use fft_core::model::{predict_partial, MachineProfile, Problem};
+/// use redist::GridShape;
+/// let problem = Problem::new(&[64, 64, 64], 4);
+/// let slab = GridShape::new(vec![4]).unwrap();
+/// let p = predict_partial(&problem, &[1, 2], &slab, &MachineProfile::default()).unwrap();
+/// assert_eq!((p.exchanges, p.messages, p.bytes), (0, 0, 0));
+/// ```
+pub fn predict_partial(
+    problem: &Problem,
+    axes: &[usize],
+    grid: &GridShape,
+    profile: &MachineProfile,
+) -> Result<Prediction> {
+    let transformed = transformed_axes(problem, axes)?;
+    predict_with(
+        problem,
+        grid,
+        profile,
+        &transformed,
+        &mut FusionMemo::default(),
+    )
+}
+
+/// Which of `problem`'s axes `axes` transforms (checked as `AxisKind::partial` checks them).
+fn transformed_axes(problem: &Problem, axes: &[usize]) -> Result<Vec<bool>> {
+    let d = problem.shape.len();
+    let kinds = crate::AxisKind::partial(d, axes, crate::AxisKind::Fft)?;
+    Ok(kinds
+        .iter()
+        .map(|k| *k != crate::AxisKind::Identity)
+        .collect())
 }
 
 /// The fusions of each (cut) pipeline already lowered: the candidates of a huge rank count
@@ -257,10 +312,11 @@ fn predict_with(
     problem: &Problem,
     grid: &GridShape,
     profile: &MachineProfile,
+    transformed: &[bool],
     memo: &mut FusionMemo,
 ) -> Result<Prediction> {
     check_inputs(problem, grid, profile)?;
-    let pipe = problem.pipeline(grid.clone())?;
+    let pipe = problem.pipeline_of(grid.clone(), transformed)?;
     let mut pred = Prediction {
         grid: grid.dims().to_vec(),
         grid_rank: grid.rank(),
@@ -276,7 +332,7 @@ fn predict_with(
         bytes: 0,
         idle_ranks: idle_ranks(&pipe, grid),
     };
-    let fused = stage_fusions(&pipe, problem, memo)?;
+    let fused = stage_fusions(&pipe, problem, transformed, memo)?;
     let cpu = Cpu::new(profile, problem.ranks);
     // Forward and backward pass the same exchanges (the backward ones mirrored): each distinct
     // (from, to, fusion) is costed once.
@@ -353,16 +409,22 @@ fn idle_ranks(pipe: &Pipeline, grid: &GridShape) -> usize {
 }
 
 /// Which copies each stage's fused kernel takes over (forward then backward stages).
-fn stage_fusions(pipe: &Pipeline, problem: &Problem, memo: &mut FusionMemo) -> Result<Vec<Fusion>> {
+fn stage_fusions(
+    pipe: &Pipeline,
+    problem: &Problem,
+    transformed: &[bool],
+    memo: &mut FusionMemo,
+) -> Result<Vec<Fusion>> {
     // Beyond 2^20 ranks the blocks are tiny and the candidate grids many (thousands, each
-    // lowered in a few hundred microseconds): the exchanges are costed unfused.
-    if problem.ranks > 1 << 20 {
+    // lowered in a few hundred microseconds): the exchanges are costed unfused. So are
+    // partial transforms' (the lowering the model asks is that of a full transform).
+    if problem.ranks > 1 << 20 || transformed.iter().any(|&t| !t) {
         return Ok(vec![
             Fusion::default();
             pipe.forward.len() + pipe.backward.len()
         ]);
     }
-    let cut = fusion_pipeline(pipe, problem)?;
+    let cut = fusion_pipeline(pipe, problem, transformed)?;
     memo.fusions(cut.as_ref().unwrap_or(pipe), problem.element_bytes)
 }
 
@@ -486,6 +548,19 @@ pub fn evaluate_among(
     profile: &MachineProfile,
     which: &Candidates,
 ) -> Result<Vec<Candidate>> {
+    let all: Vec<usize> = (0..problem.shape.len()).collect();
+    evaluate_partial(problem, &all, profile, which)
+}
+
+/// [`evaluate_among`] for a partial transform of the axes `axes` (see [`predict_partial`]):
+/// the grids that keep the untransformed axes distributed need fewer exchanges, or none, and
+/// the choice weighs that.
+pub fn evaluate_partial(
+    problem: &Problem,
+    axes: &[usize],
+    profile: &MachineProfile,
+    which: &Candidates,
+) -> Result<Vec<Candidate>> {
     let d = problem.shape.len();
     if d < 2 {
         return Err(FftError::TooFewDimensions {
@@ -523,9 +598,10 @@ pub fn evaluate_among(
         }
     };
     let mut out = Vec::with_capacity(grids.len());
+    let transformed = transformed_axes(problem, axes)?;
     let mut memo = FusionMemo::default();
     for grid in grids {
-        let prediction = predict_with(problem, &grid, profile, &mut memo)?;
+        let prediction = predict_with(problem, &grid, profile, &transformed, &mut memo)?;
         let excluded = (prediction.idle_ranks > 0).then(|| {
             format!(
                 "{} rank(s) own nothing in some layout (a grid dimension exceeds an axis it splits)",

@@ -618,7 +618,9 @@ fn fusions_of_the_cut_grid_are_the_real_ones() {
                         real_to_complex: false,
                     };
                     let pipe = pipeline(&shape, grid.clone(), transposed_out).unwrap();
-                    let Some(cut) = fusion_pipeline(&pipe, &problem).unwrap() else {
+                    let Some(cut) =
+                        fusion_pipeline(&pipe, &problem, &vec![true; shape.len()]).unwrap()
+                    else {
                         continue;
                     };
                     cut_some += 1;
@@ -770,4 +772,40 @@ fn node_memory_bounds_sweeps_copies_and_shared_memory() {
     m.tw_memory_s_per_byte = 0.0;
     let pr = predict(&problem, &grid, &m).unwrap();
     assert_eq!((pr.fft_s, pr.memory_s, pr.bandwidth_s), (0.0, 0.0, 0.0));
+}
+
+/// A partial transform costs only the exchanges that bring a transformed axis into memory:
+/// axes 1 and 2 of a 3-D field on a slab (split along axis 0) need none, on a 2x2 pencil
+/// grid fewer than the full transform's; the FFTs of the untransformed axis are not charged,
+/// and the choice prefers the slab that needs no exchange.
+#[test]
+fn partial_transforms_cost_only_the_exchanges_they_need() {
+    let problem = Problem::new(&[64, 64, 64], 4);
+    let profile = MachineProfile::default();
+    let slab = GridShape::new(vec![4]).unwrap();
+    let pencils = GridShape::new(vec![2, 2]).unwrap();
+    let full = predict(&problem, &slab, &profile).unwrap();
+    let part = predict_partial(&problem, &[1, 2], &slab, &profile).unwrap();
+    assert!(full.exchanges > 0);
+    assert_eq!((part.exchanges, part.messages, part.bytes), (0, 0, 0));
+    assert_eq!(part.latency_s + part.bandwidth_s, 0.0);
+    // Two of the three axes: two thirds of the FFT work.
+    assert!(
+        (part.fft_s / full.fft_s - 2.0 / 3.0).abs() < 1e-9,
+        "{part:?} {full:?}"
+    );
+    let full_p = predict(&problem, &pencils, &profile).unwrap();
+    let part_p = predict_partial(&problem, &[1, 2], &pencils, &profile).unwrap();
+    assert!(part_p.exchanges > 0 && part_p.exchanges < full_p.exchanges);
+    // Every axis listed: the full transform.
+    let all = predict_partial(&problem, &[0, 1, 2], &slab, &profile).unwrap();
+    assert_eq!(all, full);
+    let ranked = evaluate_partial(&problem, &[1, 2], &profile, &Candidates::All).unwrap();
+    assert_eq!(ranked[0].prediction.grid, vec![4]);
+    assert_eq!(ranked[0].prediction.exchanges, 0);
+    // Axes 0 and 1: the slab must bring axis 0 in; a slab still wins over pencils here, but
+    // with exchanges.
+    let other = predict_partial(&problem, &[0, 1], &slab, &profile).unwrap();
+    assert!(other.exchanges > 0);
+    assert!(predict_partial(&problem, &[3], &slab, &profile).is_err());
 }
