@@ -39,6 +39,9 @@ class PFFT:
         in_place: bool = False,
         axes: Optional[Sequence[int]] = None,
         deterministic: bool = False,
+        scrambled_in: bool = False,
+        scrambled_out: bool = False,
+        groups: Union[None, Literal["auto"], int] = None,
     ) -> None: ...
     def exchange_halo(
         self,
@@ -46,11 +49,13 @@ class PFFT:
         width: Union[int, Sequence[int]],
         periodic: bool = True,
         fill: Union[None, float, complex] = None,
+        in_place: bool = False,
     ) -> np.ndarray:
         """This rank's block of the forward input ``u`` extended by ``width`` cells on both
         sides of every axis from the neighbours' blocks: ``numpy.pad(x, w, mode="wrap")``
         sliced to this rank (``periodic=False``: ``mode="constant"`` with ``fill``). A new
-        array. Collective."""
+        array; with ``in_place=True``, ``u`` is already the extended block and only its
+        halo cells are filled (the same form on every rank). Collective."""
     def forward(self, a: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Forward transform of ``a`` (``local_shape``, ``dtype``) into ``out``
         (``local_spectral_shape``, ``spectral_dtype``; allocated when None). Collective."""
@@ -66,6 +71,9 @@ class PFFT:
         returns the physical view of the same buffer. Collective."""
     @property
     def in_place(self) -> bool: ...
+    @property
+    def groups(self) -> int:
+        """Groups of ranks the batch is split into (1: every rank transforms every field)."""
     @property
     def in_place_len(self) -> int:
         """Elements of ``dtype`` in this rank's in-place buffer (0 without ``in_place``)."""
