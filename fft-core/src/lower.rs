@@ -63,6 +63,7 @@ pub(crate) struct Env<'a> {
 }
 
 /// The fold of `ranks` simulated processes: `f` of every rank, entry by entry the largest.
+#[cfg(test)]
 pub(crate) fn every_rank(ranks: usize) -> impl Fn(&dyn Fn(usize) -> Vec<u64>) -> Vec<u64> {
     move |f: &dyn Fn(usize) -> Vec<u64>| {
         (0..ranks)
@@ -217,15 +218,15 @@ pub(crate) fn exchange_fusions(
     element_bytes: usize,
 ) -> Result<Vec<ExchangeFusion>> {
     if element_bytes <= 8 {
-        Ok(lower_rank_0::<f32>(pipeline)?.exchange_fusions())
+        fusions_of_rank_0::<f32>(pipeline)
     } else {
-        Ok(lower_rank_0::<f64>(pipeline)?.exchange_fusions())
+        fusions_of_rank_0::<f64>(pipeline)
     }
 }
 
-/// Rank 0's program of the complex transform `pipeline` as the model sees it (see
-/// [`exchange_fusions`]).
-fn lower_rank_0<T: Real>(pipeline: &Pipeline) -> Result<Program<T>> {
+/// Rank 0's fused steps of the complex transform `pipeline` as the model sees it (see
+/// [`exchange_fusions`]): lowering's stages 1–2 only, which never visit the other ranks.
+fn fusions_of_rank_0<T: Real>(pipeline: &Pipeline) -> Result<Vec<ExchangeFusion>> {
     let options = FftOptions::default();
     let shape = pipeline.layouts[pipeline.input].global_shape();
     let spec = Spec::new(shape, &options, crate::stages::Domain::Complex)?;
@@ -237,7 +238,17 @@ fn lower_rank_0<T: Real>(pipeline: &Pipeline) -> Result<Program<T>> {
         shared_memory: false,
         fold: &rank_0,
     };
-    lower::<T>(&spec, pipeline, &options, &env, 0)
+    let (layouts, exchanges) = exchanges_of(pipeline, options.batch, 0)?;
+    let problem = Problem {
+        spec: &spec,
+        pipeline,
+        layouts: &layouts,
+        exchanges: &exchanges,
+        shift: usize::from(options.batch > 1),
+    };
+    let [forward, backward] = fused_steps::<T>(&problem, &env, 0)?;
+    let steps = forward.steps.iter().chain(&backward.steps);
+    Ok(crate::program::exchange_fusions_of(exchanges.len(), steps))
 }
 
 /// Lowers `spec`'s `pipeline` for rank `rank` of `env` (see the module docs).

@@ -12,14 +12,11 @@
 //! its own node) and the smallest over all ranks is used. This library never reads the
 //! environment or the kernel's process files: the `dfft` program fills the limit from the
 //! kernel's meminfo, cgroups, `RLIMIT_AS` and `DFFT_MEMORY_LIMIT`. `None` (the default): no
-//! check. [`estimate_memory`] gives the same numbers without MPI.
+//! check. [`estimate_memory`] gives an upper bound of them without MPI, cheaply at any rank
+//! count (the `dfft` program checks it before planning).
 
 use crate::error::{FftError, Result};
-use crate::lower::{every_rank, lower, Env};
-use crate::options::{AxisKind, FftOptions, R2rKind};
-use crate::real::Real;
-use crate::spec::Spec;
-use crate::stages::{Domain, Pipeline, TransformShape};
+use crate::stages::Pipeline;
 use mpi::collective::SystemOperation;
 use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
@@ -73,141 +70,86 @@ pub fn estimate_memory(
     estimate_memory_batched(pipeline, element_bytes, threads, 1)
 }
 
-/// [`estimate_memory`] for `batch` fields transformed together: every rank's program (rank
-/// 0's alone, with the coarse bound, once all blocks exceed 2²⁶ elements) lowered with every
-/// rank's decisions simulated, the most of each part,
-/// as the plan makes it with default options (real-to-real axes taken as DCT-II). Pure; it
-/// costs about what lowering every rank's fused steps costs. Beyond blocks of 2²⁶ elements it
-/// does not lower, and bounds the buffers by the largest block without the scratch; a plan's
-/// own `memory_estimate()` is exact whatever its size.
+/// [`estimate_memory`] for `batch` fields transformed together. `element_bytes` is the size of
+/// a complex element; layouts that [`Pipeline::real`] marks real count half of it per element.
+/// Pure and cheap (global arguments only, whatever the rank count): an upper bound of what
+/// any rank's lowered program holds (a plan's own `memory_estimate()` is that exact
+/// number), with room for the shared-memory windows every rank maps.
 pub fn estimate_memory_batched(
     pipeline: &Pipeline,
     element_bytes: usize,
     threads: usize,
     batch: usize,
 ) -> MemoryEstimate {
-    let (threads, batch) = (threads.max(1), batch.max(1));
-    let largest = (pipeline.layouts.iter())
-        .map(|l| l.max_local_len().saturating_mul(batch))
+    let eb = element_bytes as u64;
+    let max_block = (pipeline.layouts.iter().zip(&pipeline.real))
+        .map(|(l, &real)| {
+            let per = if real { eb.div_ceil(2) } else { eb };
+            (l.max_local_len() as u64)
+                .saturating_mul(batch.max(1) as u64)
+                .saturating_mul(per)
+        })
         .max()
         .unwrap_or(0);
-    if largest > MOST_LOWERED {
-        return coarse(pipeline, element_bytes, batch);
-    }
-    let lowered = if element_bytes <= 8 {
-        lowered::<f32>(pipeline, threads, batch)
-    } else {
-        lowered::<f64>(pipeline, threads, batch)
-    };
-    lowered.unwrap_or_else(|_| coarse(pipeline, element_bytes, batch))
-}
-
-/// Elements of the largest block beyond which [`estimate_memory_batched`] does not lower:
-/// lowering plans the 1-D transforms and maps every row of rank 0's block, memory in
-/// proportion to the data.
-const MOST_LOWERED: usize = 1 << 26;
-
-/// The blocks of [`blocks_only`], and as many again twice for two work buffers and the
-/// messages (with more than one rank), the transforms' scratch left out: a bound for problems
-/// too large to lower for an estimate.
-fn coarse(pipeline: &Pipeline, element_bytes: usize, batch: usize) -> MemoryEstimate {
-    let blocks = blocks_only(pipeline, element_bytes, batch);
-    let largest = (pipeline.layouts.iter())
-        .map(|l| (l.max_local_len() as u64).saturating_mul(batch as u64))
-        .max()
-        .unwrap_or(0)
-        .saturating_mul(element_bytes as u64);
     let ranks = pipeline.layouts[0].grid().ranks();
+    let longest_axis = (pipeline.layouts.iter())
+        .flat_map(|l| l.global_shape().iter().copied())
+        .max()
+        .unwrap_or(0) as u64;
+    // Transforms that change lengths or element types, and real-to-real ones, gather tiles of
+    // input and output lines besides the transform's own temporaries.
+    let general = pipeline.real.iter().any(|&r| r)
+        || (pipeline.forward.iter()).any(|s| matches!(s, crate::stages::Stage::Resize { .. }));
+    let lines = if general {
+        SCRATCH_LINES_GENERAL
+    } else {
+        SCRATCH_LINES_PER_AXIS
+    };
+    // The largest plane of any layout on any rank, counted complex.
+    let plane = (pipeline.layouts.iter())
+        .map(|l| {
+            (0..l.grid().ranks())
+                .map(|r| l.local_shape_in_memory(r).iter().skip(1).product::<usize>())
+                .max()
+                .unwrap_or(0) as u64
+        })
+        .max()
+        .unwrap_or(0);
+    // Work buffers hold whole complex elements: a real block may round up by one.
+    let work = if general {
+        max_block.saturating_add(eb)
+    } else {
+        max_block
+    };
+    // A worker holds either a tile or a column FFT's staging block.
+    let tiles = (lines.saturating_mul(longest_axis))
+        .saturating_add(SCRATCH_EXTRA)
+        .saturating_add(plane.saturating_mul(2));
+    // Only complex f64 has column FFTs.
+    let staging = if eb == 16 {
+        crate::kernels::column_staging_bound(longest_axis as usize) as u64
+    } else {
+        0
+    };
+    let blocks = blocks_only(pipeline, element_bytes, batch);
     MemoryEstimate {
-        work_bytes: largest.saturating_mul(2),
-        message_bytes: if ranks > 1 {
-            largest.saturating_mul(2)
-        } else {
-            0
-        },
+        work_bytes: work.saturating_mul(2),
+        message_bytes: if ranks > 1 { work.saturating_mul(2) } else { 0 },
+        scratch_bytes: (threads.max(1) as u64)
+            .saturating_mul(tiles.max(staging))
+            .saturating_mul(eb),
         ..blocks
     }
 }
 
-/// Rank 0's program of `pipeline` (see [`estimate_memory_batched`]) and what it holds.
-fn lowered<T: Real>(pipeline: &Pipeline, threads: usize, batch: usize) -> Result<MemoryEstimate> {
-    let physical = pipeline.layouts[pipeline.input].global_shape().to_vec();
-    let spectral = pipeline.layouts[pipeline.output].global_shape().to_vec();
-    let d = physical.len();
-    let domain = match (
-        pipeline.real[pipeline.input],
-        pipeline.real[pipeline.output],
-    ) {
-        (true, true) => Domain::Real,
-        (true, false) => Domain::RealToComplex,
-        _ => Domain::Complex,
-    };
-    let axes = match domain {
-        Domain::Real => vec![AxisKind::R2r(R2rKind::Dct2); d],
-        _ => vec![AxisKind::Fft; d],
-    };
-    let mut resolution = spectral.clone();
-    if domain == Domain::RealToComplex {
-        resolution[d - 1] = physical[d - 1];
-    }
-    let options = FftOptions::default().batch(batch);
-    let spec = Spec {
-        shape: TransformShape {
-            physical,
-            spectral,
-            domain,
-        },
-        transformed: vec![true; d],
-        axes,
-        resolution,
-        forward_scale: 1.0,
-        backward_scale: 1.0,
-        one_d: false,
-        deterministic: false,
-    };
-    let ranks = pipeline.layouts[0].grid().ranks();
-    let fold = every_rank(ranks);
-    let env = Env {
-        ranks,
-        threads,
-        piece_bytes: options.piece_bytes,
-        shared_memory: options.shared_memory && ranks > 1,
-        fold: &fold,
-    };
-    // Every rank's program while their blocks together stay small, so that each part is the
-    // most loaded rank's (the fused steps' pieces differ between ranks of uneven splits);
-    // beyond, rank 0's, each part at least the coarse bound's.
-    let total = (pipeline.layouts.iter())
-        .map(|l| {
-            l.max_local_len()
-                .saturating_mul(batch)
-                .saturating_mul(ranks)
-        })
-        .max()
-        .unwrap_or(0);
-    let (every, mut most) = if total <= MOST_LOWERED {
-        (0..ranks, MemoryEstimate::default())
-    } else {
-        let bound = coarse(pipeline, 2 * std::mem::size_of::<T>(), batch);
-        (
-            0..1,
-            MemoryEstimate {
-                scratch_bytes: 0,
-                ..bound
-            },
-        )
-    };
-    for q in every {
-        let m = lower::<T>(&spec, pipeline, &options, &env, q)?.memory();
-        most = MemoryEstimate {
-            work_bytes: most.work_bytes.max(m.work_bytes),
-            message_bytes: most.message_bytes.max(m.message_bytes),
-            scratch_bytes: most.scratch_bytes.max(m.scratch_bytes),
-            data_bytes: most.data_bytes.max(m.data_bytes),
-        };
-    }
-    Ok(most)
-}
+/// Lines of the strided FFT sweeps' tiles (at most 64, as in the local FFT kernels), plus
+/// headroom for rustfft's own scratch (at most a few times the axis length).
+const SCRATCH_LINES_PER_AXIS: u64 = 64 + 8;
+/// The same for the general line transforms (real, real-to-real, padded): tiles of input and
+/// output lines of up to two scalars each (at most 64 lines), plus temporaries and scratch.
+const SCRATCH_LINES_GENERAL: u64 = 2 * 64 + 16;
+/// Elements per worker besides whole lines: the tile lines' padding and small fixed parts.
+const SCRATCH_EXTRA: u64 = 64 * 16 + 64;
 
 /// Only the caller's input and output blocks of `pipeline` (the largest of any rank), with
 /// complex elements of `element_bytes` (real layouts half of it): what a plan refuses before

@@ -343,27 +343,6 @@ impl<T: Real> Program<T> {
         (send, recv)
     }
 
-    /// Which copies of each exchange (forward first) a fused kernel does instead, and in how
-    /// many pieces: what the model charges.
-    pub(crate) fn exchange_fusions(&self) -> Vec<ExchangeFusion> {
-        let whole = ExchangeFusion {
-            pieces: 1,
-            ..Default::default()
-        };
-        let mut out = vec![whole; self.exchanges.len()];
-        for f in self.fused() {
-            if let Some(b) = f.before {
-                out[b].unpack = true;
-                out[b].pieces = f.pieces.len();
-            }
-            if let Some(a) = f.after {
-                out[a].pack = true;
-                out[a].pieces = f.pieces.len();
-            }
-        }
-        out
-    }
-
     /// What this rank holds, in bytes by purpose: the two work buffers, the message buffers
     /// of every exchange and fused step (and the regions of the shared-memory windows a fused
     /// step may move its pieces through instead), every worker's scratch, and the caller's
@@ -445,4 +424,31 @@ impl<T: Real> Program<T> {
         self.work_most.hash(&mut h);
         h.finish()
     }
+}
+
+/// Which copies of each of `exchanges` exchanges (forward first) a fused step among `steps`
+/// does instead, and in how many pieces: what the model charges. From the fused steps
+/// alone, so that the model needs only lowering's first stages (not the schedules, which
+/// visit every rank).
+pub(crate) fn exchange_fusions_of<'a, T: Real + 'a>(
+    exchanges: usize,
+    steps: impl Iterator<Item = &'a Step<T>>,
+) -> Vec<ExchangeFusion> {
+    let whole = ExchangeFusion {
+        pieces: 1,
+        ..Default::default()
+    };
+    let mut out = vec![whole; exchanges];
+    for step in steps {
+        let Step::Fused(f) = step else { continue };
+        if let Some(b) = f.before {
+            out[b].unpack = true;
+            out[b].pieces = f.pieces.len();
+        }
+        if let Some(a) = f.after {
+            out[a].pack = true;
+            out[a].pieces = f.pieces.len();
+        }
+    }
+    out
 }

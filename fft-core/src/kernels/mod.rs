@@ -70,6 +70,13 @@ fn column_lines(n: usize) -> usize {
     (COLUMN_BYTES / (n.max(1) * 16)).clamp(4, COLUMN_LINES)
 }
 
+/// Complex elements of a worker's staging block for a column FFT along an axis of at most
+/// `n` elements, whether or not the length has one: a bound for `memory`'s estimate.
+pub(crate) fn column_staging_bound(n: usize) -> usize {
+    let n = n.min(column::MAX_LEN);
+    column::staging_len(n, column_lines(n))
+}
+
 /// Target elements per batch of contiguous lines (fits in L2 for complex f64).
 const BATCH_ELEMENTS: usize = 1 << 14;
 
