@@ -104,15 +104,12 @@ pub(crate) fn pipeline(
 ) -> Result<Pipeline> {
     let one_d = options.one_d.unwrap_or_default();
     let dims = &shape.physical;
-    let (rows, cols, d) = (dims[0], dims[1], dims.len());
-    let bad = |reason: String| FftError::BadOptions {
-        shape: vec![rows * cols],
-        reason,
-    };
+    let (rows, cols) = (dims[0], dims[1]);
     if grid.rank() != 1 {
-        return Err(bad(format!(
-            "a distributed 1-D transform runs on a 1-D grid, got {grid}"
-        )));
+        return Err(bad_option(
+            rows * cols,
+            format!("a distributed 1-D transform runs on a 1-D grid, got {grid}"),
+        ));
     }
     let ends = [
         if one_d.scrambled_in {
@@ -126,45 +123,8 @@ pub(crate) fn pipeline(
             Slab::L1
         },
     ];
-    // The block of each end's split axis, in rows of its matrix.
-    let given = [&options.input_blocks, &options.output_blocks];
-    let mut blocks = [None, None];
-    for (k, (&slab, given)) in ends.iter().zip(given).enumerate() {
-        let list = given.as_deref().unwrap_or(&[]);
-        if list.iter().skip(1).any(Option::is_some) {
-            return Err(bad(format!(
-                "a 1-D transform's block sizes apply to its axis 0 only, got {list:?}"
-            )));
-        }
-        if let Some(b) = list.first().copied().flatten() {
-            let row = if slab == Slab::L0 { cols } else { rows };
-            if b == 0 || !b.is_multiple_of(row) {
-                let which = ["input", "output"][k];
-                return Err(bad(format!(
-                    "the {which} block of a 1-D transform of {rows} × {cols} points must be a positive multiple of {row}, got {b}"
-                )));
-            }
-            blocks[k] = Some(b / row);
-        }
-    }
-    let slab = |which: Slab, block: Option<usize>| -> Result<Layout> {
-        let (split, order) = match which {
-            Slab::L0 => (0, MemoryOrder::natural(d)),
-            Slab::L1 => {
-                let mut order: Vec<usize> = (0..d).collect();
-                order.swap(0, 1);
-                (1, MemoryOrder::new(order)?)
-            }
-        };
-        Ok(Layout::new(dims, grid.clone(), vec![split], order)?.with_blocks(vec![block])?)
-    };
-    // In between, each slab takes the blocks of an end of its kind (the output's first).
-    let between = |which: Slab| {
-        (0..2)
-            .rev()
-            .find(|&k| ends[k] == which)
-            .and_then(|k| blocks[k])
-    };
+    let blocks = end_blocks(ends, options, rows, cols)?;
+    let slab = |which: Slab, block: Option<usize>| slab_layout(which, block, dims, &grid);
     let mut layouts = vec![slab(ends[0], blocks[0])?];
     let mut forward = Vec::new();
     if grid.ranks() == 1 && rows == 1 {
@@ -172,22 +132,8 @@ pub(crate) fn pipeline(
         // same memory.
         forward.push(Stage::Fft { layout: 0, axis: 1 });
     } else {
-        // The slabs the data visits, with their blocks and the axis transformed there.
-        let mut visits = Vec::new();
-        if ends[0] == Slab::L0 {
-            visits.push((Slab::L0, blocks[0], None));
-            visits.push((Slab::L1, between(Slab::L1), Some(0)));
-        } else {
-            visits.push((Slab::L1, blocks[0], Some(0)));
-        }
-        if ends[1] == Slab::L0 {
-            visits.push((Slab::L0, blocks[1], Some(1)));
-        } else {
-            visits.push((Slab::L0, between(Slab::L0), Some(1)));
-            visits.push((Slab::L1, blocks[1], None));
-        }
         let mut at = 0;
-        for (v, &(which, block, axis)) in visits.iter().enumerate() {
+        for (v, (which, block, axis)) in visits(ends, blocks).into_iter().enumerate() {
             if v > 0 {
                 let layout = slab(which, block)?;
                 let to = match layouts.iter().position(|l| *l == layout) {
@@ -230,6 +176,97 @@ pub(crate) fn pipeline(
         input: 0,
         output,
     })
+}
+
+/// The error of a 1-D transform of `n` points whose options do not fit.
+fn bad_option(n: usize, reason: String) -> FftError {
+    FftError::BadOptions {
+        shape: vec![n],
+        reason,
+    }
+}
+
+/// The block of each end's split axis in rows of its matrix, from the options' block sizes
+/// in points (checked: axis 0 only, a positive multiple of the split axis's row).
+fn end_blocks(
+    ends: [Slab; 2],
+    options: &FftOptions,
+    rows: usize,
+    cols: usize,
+) -> Result<[Option<usize>; 2]> {
+    let given = [&options.input_blocks, &options.output_blocks];
+    let mut blocks = [None, None];
+    for (k, (&slab, given)) in ends.iter().zip(given).enumerate() {
+        let list = given.as_deref().unwrap_or(&[]);
+        if list.iter().skip(1).any(Option::is_some) {
+            return Err(bad_option(
+                rows * cols,
+                format!("a 1-D transform's block sizes apply to its axis 0 only, got {list:?}"),
+            ));
+        }
+        if let Some(b) = list.first().copied().flatten() {
+            let row = if slab == Slab::L0 { cols } else { rows };
+            if b == 0 || !b.is_multiple_of(row) {
+                let which = ["input", "output"][k];
+                return Err(bad_option(
+                    rows * cols,
+                    format!(
+                        "the {which} block of a 1-D transform of {rows} × {cols} points must be a positive multiple of {row}, got {b}"
+                    ),
+                ));
+            }
+            blocks[k] = Some(b / row);
+        }
+    }
+    Ok(blocks)
+}
+
+/// The layout of slab `which` of the matrix `dims` on `grid`, with `block` rows per block.
+fn slab_layout(
+    which: Slab,
+    block: Option<usize>,
+    dims: &[usize],
+    grid: &GridShape,
+) -> Result<Layout> {
+    let d = dims.len();
+    let (split, order) = match which {
+        Slab::L0 => (0, MemoryOrder::natural(d)),
+        Slab::L1 => {
+            let mut order: Vec<usize> = (0..d).collect();
+            order.swap(0, 1);
+            (1, MemoryOrder::new(order)?)
+        }
+    };
+    Ok(Layout::new(dims, grid.clone(), vec![split], order)?.with_blocks(vec![block])?)
+}
+
+/// The slabs the forward data visits from end `ends[0]` to end `ends[1]`, each with its
+/// block and the axis transformed there. In between, each slab takes the blocks of an end of
+/// its kind (the output's first).
+fn visits(
+    ends: [Slab; 2],
+    blocks: [Option<usize>; 2],
+) -> Vec<(Slab, Option<usize>, Option<usize>)> {
+    let between = |which: Slab| {
+        (0..2)
+            .rev()
+            .find(|&k| ends[k] == which)
+            .and_then(|k| blocks[k])
+    };
+    let mut visits = Vec::new();
+    if ends[0] == Slab::L0 {
+        visits.push((Slab::L0, blocks[0], None));
+        visits.push((Slab::L1, between(Slab::L1), Some(0)));
+    } else {
+        visits.push((Slab::L1, blocks[0], Some(0)));
+    }
+    if ends[1] == Slab::L0 {
+        visits.push((Slab::L0, blocks[1], Some(1)));
+    } else {
+        visits.push((Slab::L0, between(Slab::L0), Some(1)));
+        visits.push((Slab::L1, blocks[1], None));
+    }
+    visits
 }
 
 /// The positions of the 1-D axis (ordered, or in the scrambled order) that `rank`'s block of
