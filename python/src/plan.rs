@@ -1,34 +1,30 @@
 //! `dfft.PFFT`: a distributed FFT plan on numpy arrays, after mpi4py-fft's `PFFT`.
 
-use crate::args::{
-    axis_kinds, default_threads, dtype_name_of, grid_choice, groups_choice, kind_and_precision,
-    machine_profile, padding_factors, partial_kinds, Kind,
-};
+mod calls;
+mod making;
+
+use crate::args::Kind;
 use crate::arrays::{aligned_zeros, shape_str};
 use crate::blocks::Blocks;
-use crate::comm::{
-    agree, agree_on_arguments, collective, from_mpi4py, serialized_level, thread_allowed,
-    thread_level, MpiOwned,
-};
+use crate::comm::{agree, agree_on_arguments, collective, from_mpi4py, thread_allowed, MpiOwned};
 use crate::errors::{fft_error, value_error, DfftError};
 use crate::halo::{exchange_halo, halo_widths, HaloRequest};
-use crate::in_place::{run_in_place, zeros as zeros_in_place, InPlaceShapes};
-use crate::one_d::{self, OneDBlocks};
+use crate::in_place::{zeros as zeros_in_place, InPlaceShapes};
+use crate::one_d::OneDBlocks;
 use crate::spectral::{self, AxisWaves};
-use crate::transform::{run, time_runs, AssertSend, Context, Transform};
+use crate::transform::{time_runs, AssertSend, Context, Transform};
 use fft_core::model::{self, MachineProfile, Problem};
 use fft_core::{
-    with_any_plan, AnyPlan, AxisKind, Complex, Direction, FftOptions, Normalization, Precision,
-    SpectralAxis, SpectralGrid,
+    with_any_plan, AnyPlan, AxisKind, Complex, Direction, Normalization, SpectralAxis, SpectralGrid,
 };
-use mpi::topology::{Communicator, SimpleCommunicator};
+use making::{make_plan, thread_pool, Request};
+use mpi::topology::SimpleCommunicator;
 use numpy::ndarray::IxDyn;
 use numpy::prelude::*;
 use numpy::{PyArray1, PyArrayDyn};
 use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyTuple};
 use redist::Layout;
-use std::str::FromStr;
 
 /// A distributed FFT of a global array over the processes of an mpi4py communicator, planned
 /// once and run many times on numpy arrays (no copies; the GIL is released while it runs).
@@ -255,156 +251,44 @@ impl Pfft {
         scrambled_out: bool,
         groups: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        // Checked on every rank, then agreed on once the communicator is duplicated: a rank
-        // whose arguments are wrong or differ must not leave the others in the plan's set-up.
-        let checked = (|| {
-            let machine = machine_profile(machine)?;
-            let dtype = dtype.map(dtype_name_of).transpose()?;
-            let (kind, single) = kind_and_precision(kind, dtype)?;
-            let normalization = Normalization::from_str(normalization).map_err(fft_error)?;
-            let axes = partial_kinds(kind, shape.len(), axes, axis_kinds(axes_kinds)?)?;
-            if kind == Kind::R2r && axes.is_none() {
-                return Err(DfftError::new_err(
-                    "kind 'r2r' needs axes_kinds, one real-to-real kind per axis (e.g. ['dct2'] * 3)",
-                ));
-            }
-            if batch == 0 {
-                return Err(DfftError::new_err("batch must be at least 1, got 0"));
-            }
-            if let Some(t) = threads.filter(|t| !(1..=fft_core::MAX_THREADS).contains(t)) {
-                return Err(DfftError::new_err(format!(
-                    "threads must be 1 to {}, got {t}",
-                    fft_core::MAX_THREADS
-                )));
-            }
-            let mut options = FftOptions::default()
-                .groups(groups_choice(groups)?)
-                .grid(grid_choice(grid)?)
-                .normalization(normalization)
-                .transposed_out(transposed_out)
-                .batch(batch)
-                .in_place(in_place)
-                .deterministic(deterministic)
-                .machine(machine.clone());
-            if let Some(a) = &axes {
-                options = options.axes(a.clone());
-            }
-            if let Some(p) = padding_factors(padding, shape.len())? {
-                options = options.padding(p);
-            }
-            if let Some(o) = one_d::option(&shape, scrambled_in, scrambled_out)? {
-                options = options.one_d(o);
-            }
-            Ok((kind, single, normalization, axes, options, machine))
-        })();
-        let comm_dup = from_mpi4py(comm)?;
-        let args = match &checked {
-            Ok((kind, single, _, _, options, _)) => {
-                format!("shape={shape:?} kind={kind:?} single={single} {options:?}")
-            }
-            Err(_) => String::new(),
-        };
-        let (kind, single, normalization, axes, options, machine) =
-            agree_on_arguments(&comm_dup, checked, &args)?;
-        let d = shape.len();
-        let threads = match threads {
-            Some(t) => t,
-            None => default_threads(py, &comm_dup)?,
-        };
-        // rayon's global pool serves when it has the requested size: the transforms then run
-        // on the calling thread. Otherwise a pool of the plan's own runs them on one of its
-        // workers, MPI calls included: allowed from MPI_THREAD_SERIALIZED on (mpi4py's
-        // default is MPI_THREAD_MULTIPLE); below that the global pool serves whatever its size.
-        let global = rayon::current_num_threads();
-        let pool = if threads != global && thread_level() >= serialized_level() {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .thread_name(|i| format!("dfft-{i}"))
-                .build()
-                .map(Some)
-                .map_err(|e| {
-                    format!(
-                        "rank {}: cannot start {threads} threads: {e}",
-                        comm_dup.rank()
-                    )
-                })
-        } else {
-            Ok(None)
-        };
-        // A pool that cannot start on one rank must not leave the others in the planning.
-        let pool = match agree(&comm_dup, pool.as_ref().map(drop).map_err(Clone::clone)) {
-            Ok(()) => pool.expect("agreed"),
-            Err(m) => return Err(pyo3::exceptions::PyRuntimeError::new_err(m)),
-        };
-        let threads = if pool.is_some() { threads } else { global };
-        let precision = if single {
-            Precision::F32
-        } else {
-            Precision::F64
-        };
-        let build = |pool: Option<&rayon::ThreadPool>| -> fft_core::Result<AnyPlan> {
-            let make = || AnyPlan::new(&comm_dup, kind, precision, &shape, options);
-            // Planning sizes per-thread scratch from the pool it runs in.
-            match pool {
-                Some(pool) => {
-                    let make = AssertSend(make);
-                    pool.install(move || AssertSend((make.into_inner())()))
-                        .into_inner()
-                }
-                None => make(),
-            }
-        };
-        let plan = collective(&comm_dup, || build(pool.as_ref())).map_err(fft_error)?;
-        let rank = plan.rank();
-        let (input_layout, output_layout) =
-            (plan.input_layout().clone(), plan.output_layout().clone());
-        let grid_dims = plan.grid().shape().dims().to_vec();
-        let groups = plan.groups();
-        let in_place_len = plan.in_place_len();
-        // A 1-D transform's blocks are ranges of its axis; other plans' are their layouts'.
-        let one_d = (shape.len() == 1)
-            .then(|| OneDBlocks::new(&input_layout, &output_layout, rank, scrambled_out));
-        let (input_local, output_local) = match &one_d {
-            Some(b) => (vec![b.ranges[0].len()], vec![b.ranges[1].len()]),
-            None => (
-                input_layout.local_shape_in_memory(rank),
-                output_layout.local_shape_in_memory(rank),
-            ),
-        };
-        let axes = axes.unwrap_or_else(|| vec![AxisKind::Fft; d]);
-        let size = comm_dup.size() as usize;
-        let mut me = Self {
-            blocks: Blocks::default(),
-            live: Some(MpiOwned::new(Live {
-                plan,
-                comm: comm_dup,
-                pool,
-            })),
-            mpi4py_comm: comm.clone().unbind(),
-            single,
-            rank,
-            size,
-            grid_dims,
-            input_layout,
-            output_layout,
+        let request = Request {
+            shape: &shape,
             kind,
-            axes,
-            resolution: shape,
+            dtype,
+            grid,
+            axes_kinds,
             normalization,
             transposed_out,
+            padding,
             batch,
-            groups,
             threads,
             machine,
             in_place,
-            in_place_len,
-            input_shape: Vec::new(),
-            output_shape: Vec::new(),
-            one_d,
+            axes,
+            deterministic,
+            scrambled: (scrambled_in, scrambled_out),
+            groups,
         };
-        me.input_shape = me.with_batch(input_local);
-        me.output_shape = me.with_batch(output_local);
-        Ok(me)
+        // Checked on every rank, then agreed on once the communicator is duplicated: a rank
+        // whose arguments are wrong or differ must not leave the others in the plan's set-up.
+        let checked = request.checked();
+        let comm_dup = from_mpi4py(comm)?;
+        let args = match &checked {
+            Ok(c) => format!(
+                "shape={shape:?} kind={:?} single={} {:?}",
+                c.kind, c.single, c.options
+            ),
+            Err(_) => String::new(),
+        };
+        let checked = agree_on_arguments(&comm_dup, checked, &args)?;
+        let (pool, threads) = thread_pool(py, &comm_dup, threads)?;
+        let plan = make_plan(&comm_dup, pool.as_ref(), &checked, &shape)?;
+        let live = Live {
+            plan,
+            comm: comm_dup,
+            pool,
+        };
+        Ok(Self::from_plan(comm, live, threads, &request, checked))
     }
 
     /// The forward transform of ``a`` (shape ``local_shape``, dtype ``dtype``) into ``out``
@@ -417,7 +301,7 @@ impl Pfft {
         a: &Bound<'py, PyAny>,
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.call(py, a, out, true)
+        self.call(py, a, out, Direction::Forward)
     }
 
     /// This rank's block of the forward input ``u`` (shape ``local_shape``, dtype ``dtype``)
@@ -477,7 +361,7 @@ impl Pfft {
         b: &Bound<'py, PyAny>,
         out: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.call(py, b, out, false)
+        self.call(py, b, out, Direction::Backward)
     }
 
     /// The forward transform in place (a plan made with ``in_place=True``): ``a`` is the
@@ -985,83 +869,6 @@ impl Pfft {
 }
 
 impl Pfft {
-    /// `forward` (or `backward`) of `x` into `out`.
-    fn call<'py>(
-        &mut self,
-        py: Python<'py>,
-        x: &Bound<'py, PyAny>,
-        out: Option<&Bound<'py, PyAny>>,
-        forward: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let (shapes, names) = if forward {
-            let shapes = (self.input_shape.clone(), self.output_shape.clone());
-            (shapes, ("forward input", "forward output"))
-        } else {
-            let shapes = (self.output_shape.clone(), self.input_shape.clone());
-            (shapes, ("backward input", "backward output"))
-        };
-        let blocks = self.blocks.clone();
-        let live = self.live_mut()?;
-        let ctx = Context {
-            comm: &live.comm,
-            pool: live.pool.as_ref(),
-            blocks: &blocks,
-        };
-        let s = (&shapes.0[..], &shapes.1[..]);
-        if forward {
-            with_any_plan!(&mut live.plan, p => run(py, ctx, p, x, out, names, s, fft_core::Transform::forward))
-        } else {
-            with_any_plan!(&mut live.plan, p => run(py, ctx, p, x, out, names, s, fft_core::Transform::backward))
-        }
-    }
-
-    fn require_in_place(&self, call: &str) -> PyResult<()> {
-        if self.in_place {
-            Ok(())
-        } else {
-            Err(DfftError::new_err(format!(
-                "{call} needs a plan made with in_place=True (PFFT(..., in_place=True))"
-            )))
-        }
-    }
-
-    fn in_place_shapes(&self) -> InPlaceShapes<'_> {
-        InPlaceShapes {
-            input: &self.input_shape,
-            output: &self.output_shape,
-            len: self.in_place_len,
-            real_to_complex: self.kind == Kind::R2c,
-        }
-    }
-
-    /// `forward_in_place` (or `backward_in_place`) of `x`.
-    fn call_in_place<'py>(
-        &mut self,
-        py: Python<'py>,
-        x: &Bound<'py, PyAny>,
-        direction: Direction,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.require_in_place(&format!("{}_in_place", direction.name()))?;
-        let out_dtype = self.spectral_dtype(py)?;
-        let blocks = self.blocks.clone();
-        let shapes = InPlaceShapes {
-            input: &self.input_shape,
-            output: &self.output_shape,
-            len: self.in_place_len,
-            real_to_complex: self.kind == Kind::R2c,
-        };
-        let live = self
-            .live
-            .as_deref_mut()
-            .ok_or_else(|| value_error(DESTROYED.into()))?;
-        let ctx = Context {
-            comm: &live.comm,
-            pool: live.pool.as_ref(),
-            blocks: &blocks,
-        };
-        with_any_plan!(&mut live.plan, p => run_in_place(py, ctx, p, x, &shapes, direction, &out_dtype))
-    }
-
     fn problem(&self) -> Problem {
         let unit = if self.single { 8 } else { 16 };
         Problem {
