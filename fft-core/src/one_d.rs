@@ -20,7 +20,7 @@
 
 use crate::error::{FftError, Result};
 use crate::options::FftOptions;
-use crate::stages::{Pipeline, Stage, TransformShape};
+use crate::stages::{reversed, Pipeline, Stage, TransformShape};
 use redist::{GridShape, Layout, MemoryOrder};
 use std::ops::Range;
 
@@ -159,14 +159,7 @@ pub(crate) fn pipeline(
             _ => None,
         })
         .unwrap_or(0);
-    let backward = forward
-        .iter()
-        .rev()
-        .map(|s| match *s {
-            Stage::Exchange { from, to } => Stage::Exchange { from: to, to: from },
-            other => other,
-        })
-        .collect();
+    let backward = reversed(&forward);
     let count = layouts.len();
     Ok(Pipeline {
         layouts,

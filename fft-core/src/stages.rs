@@ -354,45 +354,14 @@ pub fn pipeline_with(
     ends: &Ends,
     transformed: &[bool],
 ) -> Result<Pipeline> {
+    check_pipeline(shape, &grid, ends, transformed)?;
     let physical = &shape.physical;
-    if physical.len() < 2 {
-        return Err(FftError::TooFewDimensions {
-            shape: physical.to_vec(),
-        });
-    }
     let d = physical.len();
-    let bad = |reason: String| FftError::BadOptions {
-        shape: shape.spectral.clone(),
-        reason,
-    };
-    if transformed.len() != d || !transformed.contains(&true) {
-        return Err(bad(format!("a pipeline needs one flag per axis and at least one transformed axis, got {transformed:?}")));
-    }
-    if ends.transposed_in && shape.domain == Domain::RealToComplex {
-        return Err(bad("a real-to-complex transform cannot take a transposed input (its real FFT comes first); the backward of a plan with transposed output takes one".into()));
-    }
-    for (name, blocks) in [
-        ("input", &ends.input_blocks),
-        ("output", &ends.output_blocks),
-    ] {
-        if !blocks.is_empty() && blocks.len() != d {
-            return Err(bad(format!(
-                "{name} blocks has {} entries for {d} axes: {blocks:?}",
-                blocks.len()
-            )));
-        }
-    }
     let half = transformed
         .iter()
         .rposition(|&t| t)
         .expect("one transformed axis");
     let r = grid.rank();
-    if r >= 2 && (0..d).any(|a| ends.block(a, 0) != ends.block(a, 2)) {
-        return Err(bad(format!(
-            "on a grid of rank {r} the input and output block sizes must agree, got {:?} and {:?}",
-            ends.input_blocks, ends.output_blocks
-        )));
-    }
     let single = grid.ranks() == 1 && !ends.transposed_out && !ends.transposed_in;
     let chain = pencils_partial(d, r, single, transformed);
     let visits = visits(chain.len(), ends);
@@ -457,7 +426,68 @@ pub fn pipeline_with(
             at = next;
         }
     }
-    let backward = forward
+    let backward = reversed(&forward);
+    Ok(Pipeline {
+        layouts,
+        real,
+        forward,
+        backward,
+        input,
+        output: at,
+    })
+}
+
+/// [`pipeline_with`]'s arguments checked: at least two axes, one flag per axis with one
+/// transformed, no transposed real-to-complex input, one block entry per axis (or none), and
+/// the same blocks at both ends on a grid of rank 2 or more.
+fn check_pipeline(
+    shape: &TransformShape,
+    grid: &GridShape,
+    ends: &Ends,
+    transformed: &[bool],
+) -> Result<()> {
+    let physical = &shape.physical;
+    if physical.len() < 2 {
+        return Err(FftError::TooFewDimensions {
+            shape: physical.to_vec(),
+        });
+    }
+    let d = physical.len();
+    let bad = |reason: String| FftError::BadOptions {
+        shape: shape.spectral.clone(),
+        reason,
+    };
+    if transformed.len() != d || !transformed.contains(&true) {
+        return Err(bad(format!("a pipeline needs one flag per axis and at least one transformed axis, got {transformed:?}")));
+    }
+    if ends.transposed_in && shape.domain == Domain::RealToComplex {
+        return Err(bad("a real-to-complex transform cannot take a transposed input (its real FFT comes first); the backward of a plan with transposed output takes one".into()));
+    }
+    for (name, blocks) in [
+        ("input", &ends.input_blocks),
+        ("output", &ends.output_blocks),
+    ] {
+        if !blocks.is_empty() && blocks.len() != d {
+            return Err(bad(format!(
+                "{name} blocks has {} entries for {d} axes: {blocks:?}",
+                blocks.len()
+            )));
+        }
+    }
+    let r = grid.rank();
+    if r >= 2 && (0..d).any(|a| ends.block(a, 0) != ends.block(a, 2)) {
+        return Err(bad(format!(
+            "on a grid of rank {r} the input and output block sizes must agree, got {:?} and {:?}",
+            ends.input_blocks, ends.output_blocks
+        )));
+    }
+    Ok(())
+}
+
+/// The backward stages of the `forward` ones: the same in reverse order, every exchange and
+/// resize from its target back to its source.
+pub(crate) fn reversed(forward: &[Stage]) -> Vec<Stage> {
+    forward
         .iter()
         .rev()
         .map(|s| match *s {
@@ -469,15 +499,7 @@ pub fn pipeline_with(
             },
             Stage::Exchange { from, to } => Stage::Exchange { from: to, to: from },
         })
-        .collect();
-    Ok(Pipeline {
-        layouts,
-        real,
-        forward,
-        backward,
-        input,
-        output: at,
-    })
+        .collect()
 }
 
 /// The rule `GridChoice::Auto` followed before the complexity model ([`crate::model`]): the
