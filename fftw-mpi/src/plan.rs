@@ -14,9 +14,14 @@ use std::mem::size_of;
 enum Staging {
     /// Two arrays, straight to the out-of-place transform.
     Direct,
-    /// One buffer for the in-place transform: FFTW's arrays are one (`in == out`), or the
-    /// input is first copied into the output array (a real transform's padded rows, which
-    /// dfft reads in place only; or a process whose arrays differ while another's are one).
+    /// Two arrays of a real transform: the out-of-place transform on FFTW's complex array
+    /// and the plan's real block ([`Scratch`]), FFTW's padded real rows copied into that
+    /// block before an r2c, out of it after a c2r (dfft's out-of-place real plans take
+    /// unpadded rows; its in-place ones exchange through messages only).
+    Padded,
+    /// One buffer for the in-place transform: FFTW's arrays are one (`in == out`), or, on a
+    /// process whose arrays differ while another's are one, the input is first copied into
+    /// the output array.
     InPlace,
 }
 
@@ -39,6 +44,43 @@ struct Work {
     plan: AnyPlan,
     /// Each process's way of calling (decided at planning, for every execution).
     staging: Staging,
+    /// The real block of [`Staging::Padded`].
+    scratch: Option<Scratch>,
+}
+
+/// A real block the dfft plan allocated (`alloc_input`, in a shared-memory window when the
+/// processes are on one node, so that the transform reads or writes the peers' rows in
+/// place), made once at planning.
+struct Scratch {
+    /// Keeps the block alive (a `SharedBlock` of the plan's real scalars).
+    _block: Box<dyn std::any::Any>,
+    /// Its first scalar (the memory does not move with the box).
+    at: *mut c_void,
+    /// The axis of the dfft shape FFTW pads (the real one, before any `howmany` axis).
+    axis: usize,
+}
+
+impl Scratch {
+    /// The plan's real input block (collective). Its rows are dfft's input layout in C
+    /// order, which the copies below assume.
+    fn new(plan: &mut AnyPlan, axis: usize) -> Result<Self, Refusal> {
+        if !plan.input_layout().memory_order().is_natural() {
+            return Err(Refusal::Unsupported(
+                "dfft's real block is not in C order (a bug of the lowering)".into(),
+            ));
+        }
+        let made = with_any_plan!(plan, p => p.alloc_input().map(|mut b| {
+            let at = b.as_mut_ptr() as *mut c_void;
+            (Box::new(b) as Box<dyn std::any::Any>, at)
+        }));
+        let (block, at) =
+            made.map_err(|e| Refusal::Unsupported(format!("dfft's real block: {e}")))?;
+        Ok(Self {
+            _block: block,
+            at,
+            axis,
+        })
+    }
 }
 
 /// What the C API passed to a planner.
@@ -198,8 +240,8 @@ impl MpiPlan {
 
 impl Work {
     /// Makes the dfft plan of `lowered`: in place when any process's arrays are one (FFTW
-    /// decides by the planning arrays) or for real data (FFTW's padded rows), else out of
-    /// place. Checks its blocks against FFTW's.
+    /// decides by the planning arrays), else out of place (real data through the plan's real
+    /// block). Checks its blocks against FFTW's.
     fn new(request: &Request<'_>, lowered: Lowered, procs: usize) -> Result<Self, Refusal> {
         let problem = &request.problem;
         let real = matches!(problem.transform, Transform::R2c | Transform::C2r);
@@ -208,15 +250,23 @@ impl Work {
         request
             .comm
             .all_reduce_into(&mine, &mut any, SystemOperation::max());
-        let staging = if any != 0 || real {
+        let staging = if any != 0 {
             Staging::InPlace
+        } else if real {
+            Staging::Padded
         } else {
             Staging::Direct
+        };
+        // The real block is the plan's own: an r2c may always use it as scratch.
+        let destroy = match staging {
+            Staging::Direct => lowered.destroy_input,
+            Staging::Padded => lowered.destroy_input || lowered.forward,
+            Staging::InPlace => false,
         };
         let mut options = FftOptions::default()
             .grid(GridChoice::Dims(vec![procs]))
             .transposed_out(lowered.transposed_out)
-            .destroy_input(lowered.destroy_input && staging == Staging::Direct)
+            .destroy_input(destroy)
             .in_place(staging == Staging::InPlace);
         if let Some(axes) = &lowered.axes {
             options = options.axes(axes.clone());
@@ -231,7 +281,7 @@ impl Work {
             options = options.one_d(one_d);
         }
         options = options.threads(Some(request.threads.max(1)));
-        let plan = AnyPlan::new(
+        let mut plan = AnyPlan::new(
             &**request.comm,
             lowered.kind,
             request.precision,
@@ -240,10 +290,15 @@ impl Work {
         )
         .map_err(|e| Refusal::Unsupported(format!("dfft refused the plan: {e}")))?;
         check_layouts(&plan, &lowered, problem.flags, procs)?;
+        let scratch = match staging {
+            Staging::Padded => Some(Scratch::new(&mut plan, problem.n.len() - 1)?),
+            _ => None,
+        };
         Ok(Self {
             lowered,
             plan,
             staging,
+            scratch,
         })
     }
 
@@ -266,6 +321,14 @@ impl Work {
             }
             Staging::InPlace => {
                 with_any_plan!(&mut self.plan, p => in_place(p, forward, real_in, input, output))
+            }
+            Staging::Padded => {
+                let Some(scratch) = &self.scratch else {
+                    unreachable!("a padded plan holds its real block");
+                };
+                let destroy = self.lowered.destroy_input;
+                let (at, axis) = (scratch.at, scratch.axis);
+                with_any_plan!(&mut self.plan, p => padded(p, forward, destroy, axis, at, input, output))
             }
         }
     }
@@ -422,4 +485,75 @@ fn padded_real_bytes<P: fft_core::Transform>(p: &P, padded_axis: usize) -> usize
     }
     local[padded_axis] = 2 * (layout.global_shape()[padded_axis] / 2 + 1);
     local.iter().product::<usize>() * p.batch() * size_of::<P::In>()
+}
+
+/// FFTW's padded real array and its complex array: the out-of-place transform between the
+/// complex array and the plan's real block at `block`, the real rows copied between that
+/// block and FFTW's array (padded along `axis`) before the forward (r2c) or after the
+/// backward (c2r) transform. `destroy`: the backward transform may overwrite its input.
+fn padded<P: fft_core::Transform>(
+    p: &mut P,
+    forward: bool,
+    destroy: bool,
+    axis: usize,
+    block: *mut c_void,
+    input: *mut c_void,
+    output: *mut c_void,
+) -> fft_core::Result<()> {
+    let (n_in, n_out) = lens(p);
+    let rows = padded_rows(p, axis);
+    // SAFETY: the plan's block holds `n_in` elements (its input length) and is used only
+    // here; FFTW's arrays hold their blocks and differ from it.
+    let real = unsafe { slice::<P::In>(block, n_in) };
+    if forward {
+        copy_rows(input, real, rows, true);
+        // SAFETY: FFTW's output array holds the output block (its `local_size`).
+        let spectrum = unsafe { slice::<P::Out>(output, n_out) };
+        p.forward_destroying(real, spectrum)
+    } else {
+        // SAFETY: FFTW's input array holds the complex block.
+        let spectrum = unsafe { slice::<P::Out>(input, n_out) };
+        if destroy {
+            p.backward_destroying(spectrum, real)?;
+        } else {
+            p.backward(spectrum, real)?;
+        }
+        copy_rows(output, real, rows, false);
+        Ok(())
+    }
+}
+
+/// A real block's rows: `(count, scalars per row, scalars per padded row)`, a row being
+/// everything from the padded axis inward (the real axis and any `howmany` axis).
+fn padded_rows<P: fft_core::Transform>(p: &P, axis: usize) -> (usize, usize, usize) {
+    let layout = p.input_layout();
+    let local = layout.local_shape(p.grid().rank());
+    let inner = local[axis + 1..].iter().product::<usize>() * p.batch();
+    let count = local[..axis].iter().product::<usize>();
+    let padded = 2 * (layout.global_shape()[axis] / 2 + 1);
+    (count, local[axis] * inner, padded * inner)
+}
+
+/// Copies `rows` between FFTW's padded array `fftw` and the unpadded `block`: into the block
+/// when `into_block`, else out of it (leaving FFTW's padding scalars alone).
+fn copy_rows<E: Copy>(
+    fftw: *mut c_void,
+    block: &mut [E],
+    (count, row, padded): (usize, usize, usize),
+    into_block: bool,
+) {
+    if count == 0 || row == 0 {
+        return;
+    }
+    // SAFETY: FFTW's array holds `count` padded rows (its `local_size`), distinct from the
+    // plan's block.
+    let fftw = unsafe { slice::<E>(fftw, (count - 1) * padded + row) };
+    for (r, dense) in block[..count * row].chunks_exact_mut(row).enumerate() {
+        let sparse = &mut fftw[r * padded..r * padded + row];
+        if into_block {
+            dense.copy_from_slice(sparse);
+        } else {
+            sparse.copy_from_slice(dense);
+        }
+    }
 }
