@@ -130,13 +130,12 @@ pub struct RunArgs {
     /// fields along a leading axis of length K (so does --output).
     #[arg(long, default_value_t = 1, value_parser = parse_batch)]
     pub batch: usize,
-    /// How the --batch fields are split over the ranks: a group count G (1, the default: all
-    /// ranks transform all fields; G must divide the ranks and be at most K) or `auto` (the
-    /// complexity model weighs one transform of all K fields over all P ranks against G
-    /// groups of P/G ranks taking K/G fields each; `dfft plan --fields K` shows why; it
-    /// underestimates the redistributions on one node: docs/spectral.md). Files and results
-    /// are the same either way.
-    #[arg(long, default_value = "1", value_parser = parse_groups)]
+    /// How the --batch fields are split over the ranks: `auto` (the default: the complexity
+    /// model, with this machine's profile, weighs one transform of all K fields over all P
+    /// ranks against G groups of P/G ranks taking K/G fields each; `dfft plan --fields K`
+    /// shows why) or a group count G (1: all ranks transform all fields; G must divide the
+    /// ranks and be at most K). Files and results are the same either way.
+    #[arg(long, default_value = "auto", value_parser = parse_groups)]
     pub groups: fft_core::Groups,
     /// Precision of the transforms and of the .npy files: f32 or f64.
     #[arg(long, value_enum, default_value_t = crate::kind::Precision::F64)]

@@ -10,14 +10,16 @@ use std::time::Duration;
 
 const DFFT: &str = env!("CARGO_BIN_EXE_dfft");
 
-/// (ranks, --groups): the plain batch on 1 rank first, then splits of 5 fields.
-const CONFIGS: [(usize, &str); 8] = [
+/// (ranks, --groups): the plain batch on 1 rank first, then splits of 5 fields ("": no
+/// `--groups`, the default, the model's choice).
+const CONFIGS: [(usize, &str); 9] = [
     (1, "1"),
     (2, "2"),
     (3, "3"),
     (4, "1"),
     (4, "2"),
     (6, "auto"),
+    (2, ""),
     (6, "3"),
     (8, "4"),
 ];
@@ -57,7 +59,7 @@ fn check_kind(kind: &str, shape: &str) {
         let forward = dir.join(format!("forward-{i}.npy"));
         let round_trip = dir.join(format!("roundtrip-{i}.npy"));
         let (fwd, rt) = (forward.to_str().unwrap(), round_trip.to_str().unwrap());
-        let args = [
+        let mut args = vec![
             "--deterministic",
             "--kind",
             kind,
@@ -77,6 +79,9 @@ fn check_kind(kind: &str, shape: &str) {
             "--roundtrip-output",
             rt,
         ];
+        if groups.is_empty() {
+            args.retain(|a| !a.is_empty() && *a != "--groups");
+        }
         let (code, stdout, stderr) = run(ranks, &args);
         let config = format!("{ranks} ranks, --groups {groups}");
         assert_eq!(code, Some(0), "{kind}: {config}: {stdout}\n{stderr}");
@@ -85,6 +90,10 @@ fn check_kind(kind: &str, shape: &str) {
         let got = report["result"]["groups"]
             .as_u64()
             .expect("groups in the report");
+        if groups.is_empty() {
+            let choice = &report["problem"]["groups_choice"];
+            assert_eq!(choice, "auto", "{kind}: without --groups: {choice}");
+        }
         if let Ok(forced) = groups.parse::<u64>() {
             assert_eq!(got, forced, "{kind}: {config}: report says {got} groups");
         }

@@ -14,7 +14,7 @@ use crate::model::groups::predict_groups;
 use crate::model::{evaluate_groups, Problem};
 use crate::options::{FftOptions, GridChoice};
 use crate::plan::Direction;
-use crate::real::Real;
+use crate::real::{as_complex, as_complex_mut, Real};
 use crate::run::Source;
 use crate::spec::Spec;
 use crate::stages::Domain;
@@ -141,40 +141,62 @@ pub(crate) fn resolve(
 }
 
 /// A distributed array of `fields` fields of `layout` (a C-order pencil with balanced
-/// splits) with a leading field axis, split over `groups` groups before the layout's grid, and
-/// for complex elements a trailing axis of the two scalars: what the redistributions move.
-fn dist(layout: &Layout, fields: usize, groups: usize, complex: bool) -> Result<DistArray> {
+/// splits) with a leading field axis, split over `groups` groups before the layout's grid:
+/// what the redistributions move, in whole elements (complex ones for complex layouts). The
+/// axes from `local_from` on, local on both sides of the redistribution, are one axis, so a
+/// field's block moves as runs of all of them.
+fn dist(layout: &Layout, fields: usize, groups: usize, local_from: usize) -> Result<DistArray> {
     let r = layout.grid().rank();
     let natural = layout.memory_order().is_natural()
         && layout.decomposed().iter().copied().eq(0..r)
         && layout.blocks().iter().all(Option::is_none);
-    if !natural {
+    if !natural || local_from < r {
         return Err(FftError::BadOptions {
             shape: layout.global_shape().to_vec(),
             reason: format!("a split batch needs C-order pencil layouts, got {layout:?}"),
         });
     }
+    let global = layout.global_shape();
     let mut shape = vec![fields];
-    shape.extend_from_slice(layout.global_shape());
+    shape.extend_from_slice(&global[..local_from.min(global.len())]);
+    if local_from < global.len() {
+        shape.push(global[local_from..].iter().product());
+    }
     let mut dists = vec![if groups > 1 {
         AxisDist::Balanced
     } else {
         AxisDist::Local
     }];
-    dists.extend((0..layout.ndim()).map(|a| {
-        if a < r {
+    dists.extend((1..shape.len()).map(|a| {
+        if a <= r {
             AxisDist::Balanced
         } else {
             AxisDist::Local
         }
     }));
-    if complex {
-        shape.push(2);
-        dists.push(AxisDist::Local);
-    }
     let mut grid = if groups > 1 { vec![groups] } else { vec![] };
     grid.extend_from_slice(layout.grid().dims());
     Ok(DistArray::new(shape, grid, GridOrder::Row, dists)?)
+}
+
+/// Runs `m` on scalar buffers whose elements are complex (`complex`) or real.
+fn execute<T: Real>(
+    m: &mut Redistribution,
+    complex: bool,
+    (src, dst): (&[T], &mut [T]),
+    (send, recv): (&mut [T], &mut [T]),
+    times: &mut StageTimes,
+) -> Result<()>
+where
+    Complex<T>: Element,
+{
+    if complex {
+        let (send, recv) = (as_complex_mut(send), as_complex_mut(recv));
+        m.execute_sized(as_complex(src), as_complex_mut(dst), send, recv, times)?;
+    } else {
+        m.execute_sized(src, dst, send, recv, times)?;
+    }
+    Ok(())
 }
 
 /// The runtime of a split plan: this rank's group's plan, the redistributions into and out
@@ -183,10 +205,14 @@ pub(crate) struct Grouped<T: Real> {
     inner: Box<Engine<T>>,
     /// Forward in, forward out, backward in, backward out.
     moves: [Redistribution; 4],
+    /// Whether each move's elements are complex (two scalars) or real.
+    complex: [bool; 4],
     /// The group's blocks before and after its transform.
     blocks: [AlignedBuf<T>; 2],
     send: AlignedBuf<T>,
     recv: AlignedBuf<T>,
+    /// Scalars of this rank's receive buffers in the shared windows (0 off one node).
+    window: usize,
     /// This rank's elements of the caller's input and output (all K fields).
     pub(crate) lens: (usize, usize),
     pub(crate) groups: usize,
@@ -249,29 +275,56 @@ where
             "groups keep the numbering"
         );
         let (op, ip) = (&outer.pipeline, &inner.pipeline);
-        let side = |outer_at: usize, inner_at: usize| -> Result<(DistArray, DistArray)> {
-            let complex = !op.real[outer_at];
+        let side = |outer_at: usize, inner_at: usize| -> Result<(DistArray, DistArray, bool)> {
+            let (a, b) = (&op.layouts[outer_at], &ip.layouts[inner_at]);
+            let local_from = a.grid().rank().max(b.grid().rank());
             Ok((
-                dist(&op.layouts[outer_at], fields, 1, complex)?,
-                dist(&ip.layouts[inner_at], fields, groups, complex)?,
+                dist(a, fields, 1, local_from)?,
+                dist(b, fields, groups, local_from)?,
+                !op.real[outer_at],
             ))
         };
-        let (all_in, groups_in) = side(op.input, ip.input)?;
-        let (all_out, groups_out) = side(op.output, ip.output)?;
+        let (all_in, groups_in, c_in) = side(op.input, ip.input)?;
+        let (all_out, groups_out, c_out) = side(op.output, ip.output)?;
+        let complex = [c_in, c_out, c_out, c_in];
         let pairs = [
             (&all_in, &groups_in),
             (&groups_out, &all_out),
             (&all_out, &groups_out),
             (&groups_in, &all_in),
         ];
+        // On one node each rank packs straight into its peers' shared window (made here,
+        // not at the first call): two copies of what changes rank, none of them MPI's.
         let moves = pairs.map(|(from, to)| -> Result<Redistribution> {
             let plan = RedistPlan::new(from, to, ranks)?;
-            Ok(Redistribution::new(world, &plan, Schedule::Alltoallv)?)
+            Ok(Redistribution::new(world, &plan, Schedule::Shared)?)
         });
         let [a, b, c, d] = moves;
-        let moves = [a?, b?, c?, d?];
-        let most = |f: fn(&Redistribution) -> usize| moves.iter().map(f).max().unwrap_or(0);
+        let mut moves = [a?, b?, c?, d?];
+        for (m, &complex) in moves.iter_mut().zip(&complex) {
+            if complex {
+                m.prepare_shared::<Complex<T>>()?;
+            } else {
+                m.prepare_shared::<T>()?;
+            }
+        }
+        // Buffer lengths in scalars.
+        let width = |c: bool| if c { 2 } else { 1 };
+        let most = |f: fn(&Redistribution) -> usize| {
+            moves
+                .iter()
+                .zip(&complex)
+                .map(|(m, &c)| f(m) * width(c))
+                .max()
+                .unwrap_or(0)
+        };
         let block = most(Redistribution::dst_len).max(most(Redistribution::src_len));
+        let window: usize = moves
+            .iter()
+            .zip(&complex)
+            .filter(|(m, _)| m.uses_shared_memory())
+            .map(|(m, &c)| m.rank_part().recv_len * width(c))
+            .sum();
         let lens = (
             fields * op.layouts[op.input].local_len(rank),
             fields * op.layouts[op.output].local_len(rank),
@@ -280,8 +333,10 @@ where
             blocks: [AlignedBuf::new(block), AlignedBuf::new(block)],
             send: AlignedBuf::new(most(Redistribution::send_len)),
             recv: AlignedBuf::new(most(Redistribution::recv_len)),
+            window,
             lens,
             moves,
+            complex,
             inner,
             groups,
         })
@@ -289,8 +344,10 @@ where
 
     /// `Complex<T>` elements of memory this holds besides the caller's blocks.
     pub(crate) fn work_len(&self) -> usize {
-        let scalars =
-            self.blocks.iter().map(|b| b.len()).sum::<usize>() + self.send.len() + self.recv.len();
+        let scalars = self.blocks.iter().map(|b| b.len()).sum::<usize>()
+            + self.send.len()
+            + self.recv.len()
+            + self.window;
         self.inner.work_len() + scalars.div_ceil(2)
     }
 
@@ -312,16 +369,20 @@ where
             Direction::Forward => (0, 1),
             Direction::Backward => (2, 3),
         };
+        let scalars = |at: usize, len: usize| len * if self.complex[at] { 2 } else { 1 };
+        let x_len = scalars(into, self.moves[into].dst_len());
+        let y_len = scalars(out_of, self.moves[out_of].src_len());
         let [x, y] = &mut self.blocks;
-        let x = &mut x[..self.moves[into].dst_len()];
-        let y = &mut y[..self.moves[out_of].src_len()];
+        let (x, y) = (&mut x[..x_len], &mut y[..y_len]);
         let (send, recv) = (&mut self.send[..], &mut self.recv[..]);
-        self.moves[into].execute_sized(input, x, send, recv, times)?;
+        let m = &mut self.moves[into];
+        execute(m, self.complex[into], (input, x), (send, recv), times)?;
         self.inner
             .transform_scalars(direction, Source::Write(x), y)?;
         times.add(&self.inner.times);
         self.inner.times = StageTimes::default();
-        self.moves[out_of].execute_sized(y, output, send, recv, times)?;
+        let m = &mut self.moves[out_of];
+        execute(m, self.complex[out_of], (y, output), (send, recv), times)?;
         Ok(())
     }
 }

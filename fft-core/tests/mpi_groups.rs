@@ -10,6 +10,7 @@
 mod common;
 
 use common::*;
+use fft_core::model::MachineProfile;
 use fft_core::{
     AxisKind, FftError, FftOptions, FftPlan, GridChoice, Groups, Normalization, R2rKind, R2rPlan,
     RealFftPlan,
@@ -206,14 +207,55 @@ fn groups_body() {
         }
     }
 
-    // The model's choice: a valid split that transforms right.
-    let opts = FftOptions::default().batch(6).groups(Groups::Auto);
-    let auto = FftPlan::<f64>::new(&world, &[8, 6, 5], opts)
-        .unwrap()
-        .groups();
-    assert!(size.is_multiple_of(auto) && auto <= 6);
-    if rank == 0 {
-        println!("auto groups for 6 fields of 8x6x5: {auto}");
+    // The model's choice: a valid split, bit for bit what forcing it gives. Under a profile
+    // whose element-by-element copies are slow (the plain plan's transposing packs) against
+    // fast runs (the redistributions'), the model splits on every rank count that allows it.
+    let slow_packs = MachineProfile {
+        copy_bytes_per_s: 1e7,
+        stream_bytes_per_s: 1e10,
+        ..MachineProfile::default()
+    };
+    for (machine, name) in [
+        (MachineProfile::default(), "default"),
+        (slow_packs, "slow packs"),
+    ] {
+        let shape = [8, 6, 5];
+        let opts = FftOptions::default()
+            .batch(6)
+            .groups(Groups::Auto)
+            .machine(machine);
+        let mut auto = FftPlan::<f64>::new(&world, &shape, opts.clone()).unwrap();
+        let g = auto.groups();
+        assert!(size.is_multiple_of(g) && g <= 6);
+        if name == "slow packs" && size > 1 && size != 7 {
+            assert!(g > 1, "{name}: the model kept one group on {size} ranks");
+        }
+        let mut forced =
+            FftPlan::<f64>::new(&world, &shape, opts.groups(Groups::Fixed(g))).unwrap();
+        let fields: Vec<_> = (0..6)
+            .map(|f| random_global(&shape, 90 + f as u64))
+            .collect();
+        let input = blocks(&fields, auto.input_layout(), rank);
+        let (mut a, mut b) = (
+            vec![Complex::default(); auto.output_len()],
+            vec![Complex::default(); forced.output_len()],
+        );
+        auto.forward(&input, &mut a).unwrap();
+        forced.forward(&input, &mut b).unwrap();
+        assert!(a == b, "{name}: auto (G={g}) and forced G={g} bits differ");
+        let (mut ba, mut bb) = (
+            vec![Complex::default(); auto.input_len()],
+            vec![Complex::default(); forced.input_len()],
+        );
+        auto.backward(&a, &mut ba).unwrap();
+        forced.backward(&b, &mut bb).unwrap();
+        assert!(
+            ba == bb,
+            "{name}: auto and forced backward bits differ (G={g})"
+        );
+        if rank == 0 {
+            println!("auto groups for 6 fields of 8x6x5 ({name} profile): {g}");
+        }
     }
 
     // Refusals, the same on every rank.

@@ -189,16 +189,26 @@ pub fn explain_groups(evaluated: &[GroupCandidate], fields: usize, ranks: usize)
     )
 }
 
-/// The profile one group of `per_group` ranks sees: its share of each node's cores, as the
-/// other groups run on the rest at the same time (rank-major numbering: a group's ranks are
-/// consecutive).
+/// The profile one group of `per_group` ranks sees: its share of each node's cores and
+/// memory bandwidth, as the other groups run on the rest at the same time (rank-major
+/// numbering: a group's ranks are consecutive). A share of less than a core per rank (more
+/// ranks than cores on the node) runs on one core per rank at that fraction of its speed, as
+/// the plain plan's ranks do on the whole node.
 fn group_profile(profile: &MachineProfile, ranks: usize, per_group: usize) -> MachineProfile {
     let on_node = ranks.min(profile.ranks_per_node).max(1);
     let mine = per_group.min(on_node);
-    let cores = (profile.cores_per_node * mine).div_ceil(on_node).max(1);
+    let share = (profile.cores_per_node.max(1) * mine) as f64 / on_node as f64;
+    let cores = (share.floor() as usize).clamp(1, profile.cores_per_node.max(1));
+    let slow = (cores as f64 / share).max(1.0);
+    let groups_on_node = on_node as f64 / mine as f64;
     MachineProfile {
         cores_per_node: cores,
         ranks_per_node: mine,
+        fft_s_per_element_log2: profile.fft_s_per_element_log2 * slow,
+        copy_bytes_per_s: profile.copy_bytes_per_s / slow,
+        stream_bytes_per_s: profile.stream_bytes_per_s / slow,
+        ts_intra_s: profile.ts_intra_s * slow,
+        tw_memory_s_per_byte: profile.tw_memory_s_per_byte * groups_on_node,
         ..profile.clone()
     }
 }
@@ -267,24 +277,87 @@ impl Sides<'_> {
             (profile.ts_inter_s, profile.tw_inter_s_per_byte)
         };
         let moved = (elements * bytes) as f64;
-        let network = profile.exchange_overhead_s + peers as f64 * ts + moved * tw;
+        // Charged as the model charges an exchange's transfer: inside a node the ranks
+        // share its cores (`node_load`) and its memory.
+        let transfer = if ranks <= profile.ranks_per_node {
+            (moved * tw * cpu.node_load).max(cpu.node_memory(moved * ranks as f64))
+        } else {
+            moved * tw
+        };
+        let network = profile.exchange_overhead_s + peers as f64 * ts + transfer;
         // Pack the whole source block and unpack the whole destination block (the own part
-        // is copied once, as the two halves of the others' are): rows of the last axis are
-        // the runs.
+        // is copied once, as the two halves of the others' are). The runs are the trailing
+        // axes local on both sides, one run per field and index of the axes before them.
         let my_fields = balanced_range(self.fields, self.groups, 0).len();
         let src = (self.fields * self.outer.local_len(0) * bytes) as f64;
         let dst = (my_fields * self.inner.local_len(0) * bytes) as f64;
+        let local_from = self.outer.grid().rank().max(self.inner.grid().rank());
+        let row = self.outer.global_shape()[local_from.min(self.outer.ndim())..]
+            .iter()
+            .product::<usize>()
+            .max(1);
         let global: usize = self.outer.global_shape().iter().product();
         let mean = (self.fields * global * bytes) as f64 / ranks as f64;
-        let row = self
-            .inner
-            .local_shape(0)
-            .last()
-            .copied()
-            .unwrap_or(1)
-            .max(1);
         let rates = CopyRates::new(profile);
         let copy = |b: f64| rates.seconds(b, 1.0 / row as f64);
         network + cpu.memory_time(copy(src) + copy(dst), 2.0 * copy(mean), 2.0 * mean)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A two-core node as `dfft calibrate` measured one (its FFT, copy and message rates).
+    fn two_cores(ranks: usize) -> MachineProfile {
+        MachineProfile {
+            ts_intra_s: 6.2e-7,
+            tw_intra_s_per_byte: 2.6e-10,
+            ts_inter_s: 6.2e-7,
+            tw_inter_s_per_byte: 2.6e-10,
+            exchange_overhead_s: 1e-8,
+            fft_s_per_element_log2: 5.4e-10,
+            copy_bytes_per_s: 1.8e10,
+            stream_bytes_per_s: 1.7e10,
+            tw_memory_s_per_byte: 2.5e-11,
+            cores_per_node: 2,
+            ranks_per_node: ranks,
+            ..MachineProfile::default()
+        }
+    }
+
+    /// On one node, splitting a batch of small fields only adds the redistributions: the
+    /// groups' ranks share the same cores (a group of one rank among eight on two cores gets
+    /// a quarter of one), and the redistributions move as much as the exchanges they save.
+    #[test]
+    fn one_node_keeps_one_group_for_small_fields() {
+        for ranks in [2, 4, 8] {
+            for (shape, fields) in [([64, 64, 64], 8), ([32, 32, 32], 16)] {
+                let problem = Problem {
+                    shape: shape.to_vec(),
+                    ranks,
+                    element_bytes: 16,
+                    transposed_out: false,
+                    real_to_complex: false,
+                };
+                let all = evaluate_groups(&problem, fields, None, &two_cores(ranks)).unwrap();
+                assert_eq!(
+                    all[0].groups, 1,
+                    "{ranks} ranks, {shape:?} x {fields}: {all:#?}"
+                );
+                assert!(all.len() > 1 && all[1..].iter().all(|c| c.redistribute_s > 0.0));
+            }
+        }
+    }
+
+    /// A group of one rank among eight on two cores runs at a quarter of a core.
+    #[test]
+    fn a_group_gets_its_share_of_the_cores() {
+        let p = group_profile(&two_cores(8), 8, 1);
+        assert_eq!((p.cores_per_node, p.ranks_per_node), (1, 1));
+        assert!((p.fft_s_per_element_log2 / 5.4e-10 - 4.0).abs() < 1e-9);
+        let p = group_profile(&two_cores(8), 8, 4);
+        assert_eq!((p.cores_per_node, p.ranks_per_node), (1, 4));
+        assert!((p.fft_s_per_element_log2 / 5.4e-10 - 1.0).abs() < 1e-9);
     }
 }
