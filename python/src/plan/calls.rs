@@ -19,21 +19,25 @@ impl Pfft {
         direction: Direction,
     ) -> PyResult<Bound<'py, PyAny>> {
         let forward = direction.is_forward();
+        // Disjoint field borrows: the shapes and blocks are read while the plan runs, so a
+        // call copies nothing.
         let (shapes, names) = if forward {
-            let shapes = (self.input_shape.clone(), self.output_shape.clone());
+            let shapes = (&self.input_shape[..], &self.output_shape[..]);
             (shapes, ("forward input", "forward output"))
         } else {
-            let shapes = (self.output_shape.clone(), self.input_shape.clone());
+            let shapes = (&self.output_shape[..], &self.input_shape[..]);
             (shapes, ("backward input", "backward output"))
         };
-        let blocks = self.blocks.clone();
-        let live = self.live_mut()?;
+        let live = self
+            .live
+            .as_deref_mut()
+            .ok_or_else(|| value_error(DESTROYED.into()))?;
         let ctx = Context {
             comm: &live.comm,
             pool: live.pool.as_ref(),
-            blocks: &blocks,
+            blocks: &self.blocks,
         };
-        let s = (&shapes.0[..], &shapes.1[..]);
+        let s = shapes;
         if forward {
             with_any_plan!(&mut live.plan, p => run(py, ctx, p, x, out, names, s, fft_core::Transform::forward))
         } else {
@@ -69,7 +73,6 @@ impl Pfft {
     ) -> PyResult<Bound<'py, PyAny>> {
         self.require_in_place(&format!("{}_in_place", direction.name()))?;
         let out_dtype = self.spectral_dtype(py)?;
-        let blocks = self.blocks.clone();
         let shapes = InPlaceShapes {
             input: &self.input_shape,
             output: &self.output_shape,
@@ -83,7 +86,7 @@ impl Pfft {
         let ctx = Context {
             comm: &live.comm,
             pool: live.pool.as_ref(),
-            blocks: &blocks,
+            blocks: &self.blocks,
         };
         with_any_plan!(&mut live.plan, p => run_in_place(py, ctx, p, x, &shapes, direction, &out_dtype))
     }
