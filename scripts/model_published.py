@@ -177,7 +177,7 @@ class Planner:
 
 def request(point, machine, grid="runs"):
     name, mach, n, kind, p, _ = point
-    r = {"shape": [n, n, n], "ranks": p, "kind": kind, "transposed_out": True,
+    r = {"shape": [n, n, n], "ranks": p, "kind": kind, "transposed_out": True, "windows": False,
          "machine": machine}
     if grid == "runs":
         r["grid"] = "x".join(map(str, runs_grid(mach, p)))

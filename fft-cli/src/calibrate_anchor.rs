@@ -11,9 +11,13 @@
 //! took. So the calibration also times one complex transform of [`anchor_shape`] (about
 //! 8 MiB per rank) on the grid the model picks for it, with the plan's own blocks, warm-up
 //! pairs and the fastest timed pair (what `dfft run` reports), and [`fit_anchor`] scales the
-//! compute terms (FFT rate) by measured over predicted FFT sweeps, the exchange terms (ts, tw,
-//! call overhead, copy rates) by measured over predicted exchanges, and the node's memory
-//! bandwidth, which bounds both, by the smaller factor.
+//! compute terms (FFT rate) by measured over predicted FFT sweeps, the terms of the exchanges
+//! it ran by measured over predicted exchanges, and the node's memory bandwidth, which bounds
+//! both, by the smaller factor. On one node the anchor's exchanges go through shared-memory
+//! windows: only the window terms (`ts_window_s`, `tw_window_s_per_byte`) are scaled, and
+//! exchanges through messages (a pencil grid's, caller-allocated blocks', other nodes') keep
+//! the `MPI_Alltoall` probe's terms. Across nodes its exchanges are messages, and their
+//! terms (ts, tw, call overhead, copy rates) are scaled instead.
 
 use fft_core::model::{self, MachineProfile, Problem};
 use fft_core::{Complex, FftError, FftOptions, FftPlan, GridChoice};
@@ -60,8 +64,27 @@ pub struct AnchorFit {
     /// The factor on the FFT rate (and, the smaller of the two, on the memory bandwidth's
     /// seconds per byte).
     pub compute_scale: f64,
-    /// The factor on ts, tw, the call overhead and the copies' seconds per byte.
+    /// The factor on the terms of the exchanges the anchor ran ([`AnchorFit::scaled`]).
     pub exchange_scale: f64,
+    /// Which exchange terms `exchange_scale` applies to: "windows" (`ts_window_s`,
+    /// `tw_window_s_per_byte`), "messages" (ts, tw, call overhead, copy rates), "windows and
+    /// messages", or "none" (no exchange).
+    pub scaled: &'static str,
+}
+
+/// Which kinds of exchange a prediction holds: (through windows, through messages).
+fn kinds(p: &model::Prediction) -> (bool, bool) {
+    (p.window_exchanges > 0, p.exchanges > p.window_exchanges)
+}
+
+/// The name of the exchange terms `kinds` scales ([`AnchorFit::scaled`]).
+fn kinds_name((windows, messages): (bool, bool)) -> &'static str {
+    match (windows, messages) {
+        (true, true) => "windows and messages",
+        (true, false) => "windows",
+        (false, true) => "messages",
+        (false, false) => "none",
+    }
 }
 
 /// The anchor's global shape for `ranks`: a power of two of about [`PER_RANK`] elements per
@@ -72,36 +95,52 @@ pub fn anchor_shape(ranks: usize) -> Vec<usize> {
     (0..3).map(|i| 1usize << ((bits + 2 - i) / 3)).collect()
 }
 
-/// The model's (fft, exchange, pair) seconds for `problem` on `grid` with `profile`.
+/// The model's (fft, exchange, pair) seconds for `problem` on `grid` with `profile`, and the
+/// kinds of exchange it holds.
 fn predicted(
     problem: &Problem,
     grid: &GridShape,
     profile: &MachineProfile,
-) -> fft_core::Result<AnchorTimes> {
+) -> fft_core::Result<(AnchorTimes, (bool, bool))> {
     let p = model::predict(problem, grid, profile)?;
-    Ok(AnchorTimes {
-        pair_s: p.predicted_s,
-        fft_s: p.fft_s,
-        exchange_s: p.latency_s + p.bandwidth_s + p.memory_s,
-    })
+    Ok((
+        AnchorTimes {
+            pair_s: p.predicted_s,
+            fft_s: p.fft_s,
+            exchange_s: p.latency_s + p.bandwidth_s + p.memory_s,
+        },
+        kinds(&p),
+    ))
 }
 
-/// `profile` with its compute terms scaled by `compute` and its exchange terms by `exchange`
-/// (seconds per unit multiplied, rates divided). The node's memory bandwidth bounds both the
-/// FFT sweeps and the exchanges' copies, so it takes the smaller factor: a bound that neither
-/// part of the measured transform reached must not hold the other part up.
-fn scaled(profile: &MachineProfile, compute: f64, exchange: f64) -> MachineProfile {
+/// `profile` with its compute terms scaled by `compute` and the terms of the exchange kinds
+/// `(windows, messages)` by `exchange` (seconds per unit multiplied, rates divided). The
+/// node's memory bandwidth bounds both the FFT sweeps and the exchanges' copies, so it takes
+/// the smaller factor: a bound that neither part of the measured transform reached must not
+/// hold the other part up.
+fn scaled(
+    profile: &MachineProfile,
+    compute: f64,
+    exchange: f64,
+    (windows, messages): (bool, bool),
+) -> MachineProfile {
     let mut p = profile.clone();
     p.fft_s_per_element_log2 *= compute;
     p.tw_memory_s_per_byte *= compute.min(exchange);
-    p.ts_intra_s *= exchange;
-    p.tw_intra_s_per_byte *= exchange;
-    p.ts_inter_s *= exchange;
-    p.tw_inter_s_per_byte *= exchange;
-    p.tw_node_s_per_byte *= exchange;
-    p.exchange_overhead_s *= exchange;
-    p.copy_bytes_per_s /= exchange;
-    p.stream_bytes_per_s /= exchange;
+    if windows {
+        p.ts_window_s *= exchange;
+        p.tw_window_s_per_byte *= exchange;
+    }
+    if messages {
+        p.ts_intra_s *= exchange;
+        p.tw_intra_s_per_byte *= exchange;
+        p.ts_inter_s *= exchange;
+        p.tw_inter_s_per_byte *= exchange;
+        p.tw_node_s_per_byte *= exchange;
+        p.exchange_overhead_s *= exchange;
+        p.copy_bytes_per_s /= exchange;
+        p.stream_bytes_per_s /= exchange;
+    }
     p
 }
 
@@ -117,7 +156,7 @@ pub fn fit_anchor(
     measured: AnchorTimes,
     pairs: usize,
 ) -> fft_core::Result<(MachineProfile, AnchorFit)> {
-    let before = predicted(problem, grid, base)?;
+    let (before, which) = predicted(problem, grid, base)?;
     let (mut compute, mut exchange) = (1.0f64, 1.0f64);
     let mut now = before;
     let step = |want: f64, got: f64| {
@@ -131,9 +170,9 @@ pub fn fit_anchor(
         compute = (compute * step(measured.fft_s, now.fft_s)).clamp(1.0 / MOST_SCALE, MOST_SCALE);
         exchange = (exchange * step(measured.exchange_s, now.exchange_s))
             .clamp(1.0 / MOST_SCALE, MOST_SCALE);
-        now = predicted(problem, grid, &scaled(base, compute, exchange))?;
+        now = predicted(problem, grid, &scaled(base, compute, exchange, which))?.0;
     }
-    let profile = scaled(base, compute, exchange);
+    let profile = scaled(base, compute, exchange, which);
     profile.validate()?;
     Ok((
         profile,
@@ -146,6 +185,7 @@ pub fn fit_anchor(
             predicted_after: now,
             compute_scale: compute,
             exchange_scale: exchange,
+            scaled: kinds_name(which),
         },
     ))
 }
@@ -168,7 +208,8 @@ pub fn measure_anchor(
 ) -> Result<(MachineProfile, AnchorFit), FftError> {
     let ranks = world.size() as usize;
     let shape = anchor_shape(ranks);
-    let problem = Problem::new(&shape, ranks);
+    // Run as `dfft run` runs it: fused exchanges through shared-memory windows on one node.
+    let problem = Problem::new(&shape, ranks).through_windows(true);
     let grid = model::choose(&problem, base)?;
     let options = FftOptions::default()
         .grid(GridChoice::Dims(grid.dims().to_vec()))
@@ -244,12 +285,14 @@ mod tests {
             ranks_per_node: 4,
             ..MachineProfile::default()
         };
-        let truth = scaled(&base, 0.4, 1.0 / 3.0);
+        let messages = (false, true);
+        let truth = scaled(&base, 0.4, 1.0 / 3.0, messages);
         let problem = Problem::new(&[128, 128, 128], 4);
         let grid = GridShape::new(vec![4]).unwrap();
-        let want = predicted(&problem, &grid, &truth).unwrap();
+        let (want, which) = predicted(&problem, &grid, &truth).unwrap();
+        assert_eq!(which, messages);
         let (fitted, fit) = fit_anchor(&base, &problem, &grid, want, 10).unwrap();
-        let got = predicted(&problem, &grid, &fitted).unwrap();
+        let got = predicted(&problem, &grid, &fitted).unwrap().0;
         for (g, w) in [
             (got.pair_s, want.pair_s),
             (got.fft_s, want.fft_s),
@@ -259,15 +302,42 @@ mod tests {
         }
         assert!((fit.compute_scale - 0.4).abs() < 0.02, "{fit:?}");
         assert!((fit.exchange_scale - 1.0 / 3.0).abs() < 0.02, "{fit:?}");
+        assert_eq!(fit.scaled, "messages");
         assert!(fit.predicted_before.pair_s > 2.0 * want.pair_s, "{fit:?}");
         // One rank: no exchange measured or predicted, the exchange terms untouched.
         let one = Problem::new(&[128, 64, 64], 1);
         let g1 = GridShape::new(vec![1]).unwrap();
-        let mut times = predicted(&one, &g1, &truth).unwrap();
+        let mut times = predicted(&one, &g1, &truth).unwrap().0;
         times.exchange_s = 0.0;
         let (fitted, fit) = fit_anchor(&base, &one, &g1, times, 5).unwrap();
         assert_eq!(fit.exchange_scale, 1.0);
         assert_eq!(fitted.ts_intra_s, base.ts_intra_s);
         assert!((fit.compute_scale - 0.4).abs() < 0.02, "{fit:?}");
+    }
+
+    /// On one node the anchor's slab exchanges go through windows: the fit scales the window
+    /// terms alone, and a pencil grid's exchanges (messages) are predicted as before it.
+    #[test]
+    fn a_window_anchor_leaves_message_exchanges_alone() {
+        let base = MachineProfile {
+            cores_per_node: 2,
+            ranks_per_node: 4,
+            ..MachineProfile::default()
+        };
+        let problem = Problem::new(&[128, 128, 128], 4).through_windows(true);
+        let slab = GridShape::new(vec![4]).unwrap();
+        let truth = scaled(&base, 0.5, 0.25, (true, false));
+        let (want, which) = predicted(&problem, &slab, &truth).unwrap();
+        assert_eq!(which, (true, false));
+        let (fitted, fit) = fit_anchor(&base, &problem, &slab, want, 10).unwrap();
+        assert_eq!(fit.scaled, "windows");
+        assert!((fit.exchange_scale - 0.25).abs() < 0.02, "{fit:?}");
+        assert_eq!(fitted.ts_intra_s, base.ts_intra_s);
+        assert_eq!(fitted.copy_bytes_per_s, base.copy_bytes_per_s);
+        let pencil = GridShape::new(vec![2, 2]).unwrap();
+        let p = model::predict(&problem, &pencil, &fitted).unwrap();
+        let q = model::predict(&problem, &pencil, &base).unwrap();
+        assert_eq!(p.window_exchanges, 0, "{p:?}");
+        assert_eq!((p.latency_s, p.bandwidth_s), (q.latency_s, q.bandwidth_s));
     }
 }

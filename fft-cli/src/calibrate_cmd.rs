@@ -536,6 +536,10 @@ pub fn measure(world: &SimpleCommunicator, quick: bool) -> Result<Measured, FftE
         uplink_taper: 1.0,
         intra_inter_overlap: fit.intra_inter_overlap,
         exchange_overhead_s: fit.exchange_overhead_s,
+        // A window exchange: a synchronization of the node's ranks (about one message's
+        // latency) and one streaming copy; the anchor transform measures it for real.
+        ts_window_s: fit.ts_intra_s,
+        tw_window_s_per_byte: 1.0 / local[2].max(1.0),
         fft_s_per_element_log2: local[0],
         copy_bytes_per_s: local[1],
         stream_bytes_per_s: local[2],
@@ -563,7 +567,7 @@ pub fn measure(world: &SimpleCommunicator, quick: bool) -> Result<Measured, FftE
     let target = if quick { 0.3 } else { 1.0 };
     let (mut profile, anchor) = measure_anchor(world, &profile, target)?;
     profile.source.push_str(&format!(
-        "; scaled to one {} transform on grid {:?} (FFTs x{:.2}, exchanges x{:.2})",
+        "; scaled to one {} transform on grid {:?} (FFTs x{:.2}, exchanges x{:.2}: {})",
         anchor
             .shape
             .iter()
@@ -572,7 +576,8 @@ pub fn measure(world: &SimpleCommunicator, quick: bool) -> Result<Measured, FftE
             .join("x"),
         anchor.grid,
         anchor.compute_scale,
-        anchor.exchange_scale
+        anchor.exchange_scale,
+        anchor.scaled
     ));
     Ok(Measured {
         profile,

@@ -199,8 +199,10 @@ pub const PROFILE_CAP: u64 = 1 << 20;
 /// The ranges a profile's values must lie in for the model's predictions to be finite times
 /// (every shape dfft can hold: up to 2^64 elements of 16 bytes): (field, least, most, what).
 /// Wider than any machine: a message latency up to 10 s, one byte per second at the slowest.
-const PLAUSIBLE: [(&str, f64, f64, &str); 11] = [
+const PLAUSIBLE: [(&str, f64, f64, &str); 13] = [
     ("ts_intra_s", 0.0, 10.0, "seconds"),
+    ("ts_window_s", 0.0, 10.0, "seconds"),
+    ("tw_window_s_per_byte", 0.0, 1.0, "seconds per byte"),
     ("ts_inter_s", 0.0, 10.0, "seconds"),
     ("exchange_overhead_s", 0.0, 10.0, "seconds"),
     ("tw_intra_s_per_byte", 0.0, 1.0, "seconds per byte"),

@@ -115,9 +115,11 @@ pub struct PlanArgs {
     #[arg(long)]
     pub json: bool,
     /// Read problems from stdin, one JSON object per line (`shape`, `ranks`, optional `kind`,
-    /// `grid`, `transposed_out`, `element_bytes`, and `machine`: profile fields that replace
-    /// the ones of --machine and the flags), and answer each with one JSON line: the chosen
-    /// candidate, or `{"error": ...}`. Flushed line by line, for scripts that fit profiles.
+    /// `grid`, `transposed_out`, `element_bytes`, `windows` (false: every exchange through
+    /// messages, as other libraries' runs; default true, as dfft's plans), and `machine`:
+    /// profile fields that replace the ones of --machine and the flags), and answer each with
+    /// one JSON line: the chosen candidate, or `{"error": ...}`. Flushed line by line, for
+    /// scripts that fit profiles.
     #[arg(long, conflicts_with_all = ["shape", "ranks", "json"])]
     pub batch: bool,
 }
@@ -473,6 +475,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), FftError> {
         element_bytes: args.element_bytes.max(1),
         transposed_out: args.transposed_out,
         real_to_complex: args.kind == PlanKind::R2c,
+        windows: true,
     };
     let mut results = Vec::with_capacity(ranks.len());
     for &p in &ranks {
@@ -547,7 +550,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), FftError> {
 const BATCH_LINE_CAP: usize = 1 << 20;
 
 /// The keys a `--batch` line may hold.
-const BATCH_KEYS: [&str; 7] = [
+const BATCH_KEYS: [&str; 8] = [
     "shape",
     "ranks",
     "kind",
@@ -555,6 +558,7 @@ const BATCH_KEYS: [&str; 7] = [
     "machine",
     "element_bytes",
     "transposed_out",
+    "windows",
 ];
 
 /// The next line of `input` without its newline, at most `cap` bytes: `Ok(None)` at the end,
@@ -664,6 +668,7 @@ fn answer_one(line: &str, args: &PlanArgs, base: &MachineProfile) -> Result<Valu
             .map_or(args.element_bytes, |b| b as usize),
         transposed_out: v["transposed_out"].as_bool().unwrap_or(args.transposed_out),
         real_to_complex: kind,
+        windows: v["windows"].as_bool().unwrap_or(true),
     };
     let cands =
         model::evaluate_among(&problem, &profile, &which(&grid)).map_err(|e| e.to_string())?;
@@ -716,6 +721,7 @@ impl RunModel {
             element_bytes,
             transposed_out: options.transposed_out,
             real_to_complex: false,
+            windows: options.shared_memory,
         };
         let auto = options.grid == fft_core::GridChoice::Auto;
         if auto && shape.len() >= 2 {

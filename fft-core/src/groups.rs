@@ -89,6 +89,7 @@ fn problem(spec: &Spec, ranks: usize, element_bytes: usize) -> Problem {
         element_bytes,
         transposed_out: false,
         real_to_complex: spec.shape.domain == Domain::RealToComplex,
+        windows: false,
     }
 }
 

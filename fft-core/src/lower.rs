@@ -210,23 +210,28 @@ fn fused_steps<T: Real>(
 
 /// What the model charges for the exchanges of the complex transform `pipeline` with
 /// elements of `element_bytes` (8: `f32`, else `f64`): which copies fused kernels do
-/// instead, and in how many pieces, as rank 0 lowers it with one thread, the default piece
-/// size and no shared memory (the other ranks' blocks are not visited: the model plans for
-/// machines of any size). Per exchange, forward first.
+/// instead, in how many pieces, and whether through a shared-memory window (where
+/// `shared_memory` allows it), as rank 0 lowers it with one thread and the default piece
+/// size (the other ranks' blocks are not visited: the model plans for machines of any size).
+/// Per exchange, forward first.
 pub(crate) fn exchange_fusions(
     pipeline: &Pipeline,
     element_bytes: usize,
+    shared_memory: bool,
 ) -> Result<Vec<ExchangeFusion>> {
     if element_bytes <= 8 {
-        fusions_of_rank_0::<f32>(pipeline)
+        fusions_of_rank_0::<f32>(pipeline, shared_memory)
     } else {
-        fusions_of_rank_0::<f64>(pipeline)
+        fusions_of_rank_0::<f64>(pipeline, shared_memory)
     }
 }
 
 /// Rank 0's fused steps of the complex transform `pipeline` as the model sees it (see
 /// [`exchange_fusions`]): lowering's stages 1–2 only, which never visit the other ranks.
-fn fusions_of_rank_0<T: Real>(pipeline: &Pipeline) -> Result<Vec<ExchangeFusion>> {
+fn fusions_of_rank_0<T: Real>(
+    pipeline: &Pipeline,
+    shared_memory: bool,
+) -> Result<Vec<ExchangeFusion>> {
     let options = FftOptions::default();
     let shape = pipeline.layouts[pipeline.input].global_shape();
     let spec = Spec::new(shape, &options, crate::stages::Domain::Complex)?;
@@ -235,7 +240,7 @@ fn fusions_of_rank_0<T: Real>(pipeline: &Pipeline) -> Result<Vec<ExchangeFusion>
         ranks: pipeline.layouts[0].grid().ranks(),
         threads: 1,
         piece_bytes: options.piece_bytes,
-        shared_memory: false,
+        shared_memory,
         fold: &rank_0,
     };
     let (layouts, exchanges) = exchanges_of(pipeline, options.batch, 0)?;

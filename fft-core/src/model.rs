@@ -87,6 +87,12 @@ pub struct Problem {
     /// last axis becomes `n/2 + 1` complex elements first, and every exchange moves complex
     /// elements of `element_bytes`. Otherwise complex-to-complex.
     pub real_to_complex: bool,
+    /// Whether the plan may move fused exchanges through shared-memory windows
+    /// ([`crate::FftOptions::shared_memory`], dfft's default): an exchange whose group lies on
+    /// one node then costs one copy through shared memory (`ts_window_s`,
+    /// `tw_window_s_per_byte`) instead of messages. `false` for other libraries' runs (the
+    /// published tables) and in [`Problem::new`].
+    pub windows: bool,
 }
 
 impl Problem {
@@ -98,7 +104,15 @@ impl Problem {
             element_bytes: 16,
             transposed_out: false,
             real_to_complex: false,
+            windows: false,
         }
+    }
+
+    /// The same problem as dfft's plans run it: fused exchanges of groups on one node through
+    /// shared-memory windows (see [`Problem::windows`]).
+    pub fn through_windows(mut self, windows: bool) -> Self {
+        self.windows = windows;
+        self
     }
 
     /// The same problem as a real-to-complex transform.
@@ -165,6 +179,8 @@ pub struct Prediction {
     pub memory_s: f64,
     /// Exchanges in the pair.
     pub exchanges: usize,
+    /// Of these, the exchanges through shared-memory windows (see [`Problem::windows`]).
+    pub window_exchanges: usize,
     /// Messages of the most loaded rank, summed over the exchanges.
     pub messages: u64,
     /// Bytes the most loaded rank sends (or receives, the larger), summed over the exchanges.
@@ -194,6 +210,9 @@ struct Fusion {
     pack: bool,
     /// Pieces a fused exchange moves in, one collective call each (0 or 1: whole).
     pieces: usize,
+    /// The fused exchange may go through a shared-memory window (it does where its group
+    /// lies on one node).
+    window: bool,
 }
 
 /// The same pipeline on a grid whose dimensions are cut to what their axes can use: a grid
@@ -296,12 +315,12 @@ struct FusionMemo {
 
 impl FusionMemo {
     /// [`all_fusions`] of `pipe`, lowered once per grid (the problem is the same).
-    fn fusions(&mut self, pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
+    fn fusions(&mut self, pipe: &Pipeline, problem: &Problem) -> Result<Vec<Fusion>> {
         let dims = pipe.layouts[0].grid().dims();
         if let Some(f) = self.lowered.get(dims) {
             return Ok(f.clone());
         }
-        let f = all_fusions(pipe, element_bytes)?;
+        let f = all_fusions(pipe, problem.element_bytes, problem.windows)?;
         self.lowered.insert(dims.to_vec(), f.clone());
         Ok(f)
     }
@@ -328,6 +347,7 @@ fn predict_with(
         fft_s: 0.0,
         memory_s: 0.0,
         exchanges: 0,
+        window_exchanges: 0,
         messages: 0,
         bytes: 0,
         idle_ranks: idle_ranks(&pipe, grid),
@@ -363,6 +383,7 @@ fn predict_with(
                 pred.messages += c.messages;
                 pred.bytes += c.bytes;
                 pred.exchanges += 1;
+                pred.window_exchanges += usize::from(c.window);
             }
         }
     }
@@ -425,7 +446,7 @@ fn stage_fusions(
         ]);
     }
     let cut = fusion_pipeline(pipe, problem, transformed)?;
-    memo.fusions(cut.as_ref().unwrap_or(pipe), problem.element_bytes)
+    memo.fusions(cut.as_ref().unwrap_or(pipe), problem)
 }
 
 /// (FFT seconds, copy seconds) of one FFT sweep (`Stage::Fft` or `Stage::Resize`): the lines
@@ -484,7 +505,7 @@ fn sweep_cost(
 /// kernel does instead (only exchanges get any): the plan's own fusion decisions
 /// ([`crate::lower`]), as rank 0 lowers them, so the model costs what the plan runs. An
 /// exchange no kernel takes over gets [`Fusion::default`].
-fn all_fusions(pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
+fn all_fusions(pipe: &Pipeline, element_bytes: usize, windows: bool) -> Result<Vec<Fusion>> {
     // Lowering maps every row of rank 0's block: beyond this size that would cost the
     // planner memory in proportion to the data (before the plan's memory check can refuse
     // it), so such problems are costed unfused.
@@ -501,7 +522,7 @@ fn all_fusions(pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
             pipe.forward.len() + pipe.backward.len()
         ]);
     }
-    let mut lowered = crate::lower::exchange_fusions(pipe, element_bytes)?.into_iter();
+    let mut lowered = crate::lower::exchange_fusions(pipe, element_bytes, windows)?.into_iter();
     Ok(pipe
         .forward
         .iter()
@@ -512,6 +533,7 @@ fn all_fusions(pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
                     unpack: f.unpack,
                     pack: f.pack,
                     pieces: f.pieces,
+                    window: f.shared,
                 },
                 _ => Fusion::default(),
             },
@@ -523,7 +545,7 @@ fn all_fusions(pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
 /// [`all_fusions`] of the stages `stages` (`pipe.forward` or `pipe.backward`).
 #[cfg(test)]
 fn fusions(stages: &[Stage], pipe: &Pipeline, element_bytes: usize) -> Result<Vec<Fusion>> {
-    let all = all_fusions(pipe, element_bytes)?;
+    let all = all_fusions(pipe, element_bytes, false)?;
     let n = pipe.forward.len();
     Ok(if stages == pipe.forward.as_slice() {
         all[..n].to_vec()

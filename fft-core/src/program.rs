@@ -296,6 +296,9 @@ pub struct ExchangeFusion {
     pub pack: bool,
     /// Pieces a fused exchange moves in, one collective call each (1: whole).
     pub pieces: usize,
+    /// The fused step may move its pieces through a shared-memory window ([`Fused::shared`]):
+    /// it does where the exchange's group lies on one node.
+    pub shared: bool,
 }
 
 impl<T: Real> Program<T> {
@@ -444,10 +447,12 @@ pub(crate) fn exchange_fusions_of<'a, T: Real + 'a>(
         if let Some(b) = f.before {
             out[b].unpack = true;
             out[b].pieces = f.pieces.len();
+            out[b].shared = f.shared;
         }
         if let Some(a) = f.after {
             out[a].pack = true;
             out[a].pieces = f.pieces.len();
+            out[a].shared = f.shared;
         }
     }
     out

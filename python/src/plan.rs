@@ -877,6 +877,7 @@ impl Pfft {
             element_bytes: unit,
             transposed_out: self.transposed_out,
             real_to_complex: matches!(self.kind, Kind::R2c),
+            windows: false,
         }
     }
 }

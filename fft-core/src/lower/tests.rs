@@ -295,10 +295,14 @@ fn the_model_sees_the_plans_fusions() {
     // exchange_fusions is what rank 0 lowers: a slab pair fuses both exchanges in pieces.
     let grid = GridShape::new(vec![2]).unwrap();
     let pipeline = crate::stages::pipeline(&[64, 64, 64], grid, false).unwrap();
-    let fused = exchange_fusions(&pipeline, 16).unwrap();
+    let fused = exchange_fusions(&pipeline, 16, false).unwrap();
     assert_eq!(fused.len(), 4);
     assert!(fused[0].unpack && !fused[0].pack && fused[0].pieces == 2);
     assert!(fused[1].pack && !fused[1].unpack && fused[1].pieces == 2);
+    assert!(fused.iter().all(|f| !f.shared));
+    // With shared memory the slab's fused exchanges go through windows.
+    let shared = exchange_fusions(&pipeline, 16, true).unwrap();
+    assert!(shared.iter().all(|f| f.shared), "{shared:?}");
 }
 
 /// In-place schedules hold no work block where nothing must move (normal slabs: the FFTs

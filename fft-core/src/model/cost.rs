@@ -219,6 +219,8 @@ pub(super) struct ExchangeCost {
     pub(super) memory_s: f64,
     pub(super) messages: u64,
     pub(super) bytes: u64,
+    /// Through a shared-memory window (one copy, no messages).
+    pub(super) window: bool,
 }
 
 /// A transfer time with its intra-node and inter-node parts: (time, intra, inter).
@@ -292,8 +294,9 @@ struct MemberTotals {
     max_copy: f64,
     sum_copy: f64,
     sum_copy_bytes: f64,
-    /// Σ over members of the larger of the elements sent and received.
+    /// Σ over members of the larger of the elements sent and received, and its largest term.
     sum_moved: f64,
+    max_moved: f64,
     messages: u64,
     bytes: u64,
 }
@@ -310,6 +313,9 @@ pub(super) fn exchange_cost(
     let members = walk_members(&shape, plan, problem, profile, cpu, fusion);
     let ranks = problem.ranks as f64;
     let eb = problem.element_bytes as f64;
+    if fusion.window && on_one_node(&shape, problem, profile) {
+        return window_cost(&shape, &members, problem, profile, cpu, fusion);
+    }
     // The node's ranks together: their shared-memory and network transfers.
     let node = node_transfer(
         &shape,
@@ -343,6 +349,49 @@ pub(super) fn exchange_cost(
         mean_copy_bytes,
     );
     cost
+}
+
+/// Whether every group of the exchange lies on one node (so that a fused exchange may go
+/// through a shared-memory window): all ranks on one node, or groups of consecutive blocks
+/// of ranks that the nodes hold whole.
+fn on_one_node(shape: &ExchangeShape, problem: &Problem, profile: &MachineProfile) -> bool {
+    let rpn = profile.ranks_per_node.max(1);
+    let block = shape.stride.saturating_mul(shape.n);
+    problem.ranks <= rpn || (block <= rpn && rpn % block == 0)
+}
+
+/// The cost of an exchange through a shared-memory window: each rank reads (or writes) its
+/// peers' parts straight from (or into) their memory inside the fused sweep, one copy at
+/// `tw_window_s_per_byte` (the ranks sharing the node's cores and memory bandwidth), after
+/// one synchronization of the group per piece. No messages, no separate pack or unpack.
+fn window_cost(
+    shape: &ExchangeShape,
+    members: &MemberTotals,
+    problem: &Problem,
+    profile: &MachineProfile,
+    cpu: Cpu,
+    fusion: Fusion,
+) -> ExchangeCost {
+    let ranks = problem.ranks as f64;
+    let eb = problem.element_bytes as f64;
+    let tw = profile.tw_window_s_per_byte;
+    let mean_bytes = members.sum_moved * eb * shape.to_all / ranks;
+    let transfer = cpu.memory_time(members.max_moved * eb * tw, mean_bytes * tw, mean_bytes);
+    let latency = if shape.n < 2 {
+        0.0
+    } else {
+        fusion.pieces.max(1) as f64 * profile.ts_window_s * cpu.intra_slowdown
+    };
+    ExchangeCost {
+        latency_s: latency,
+        bandwidth_s: transfer,
+        intra_s: transfer,
+        inter_s: 0.0,
+        memory_s: 0.0,
+        messages: 0,
+        bytes: members.bytes,
+        window: true,
+    }
 }
 
 /// What one member pays per message, per byte moved and per byte copied: the profile's
@@ -500,6 +549,7 @@ fn walk_members(
         t.sum_copy += copy_s * count;
         t.sum_copy_bytes += copy_bytes / rates.eb * count;
         t.sum_moved += send.max(recv) as f64 * count;
+        t.max_moved = t.max_moved.max(send.max(recv) as f64);
         t.messages = t
             .messages
             .max((send_msgs[1].max(recv_msgs[1]) * pieces) as u64);

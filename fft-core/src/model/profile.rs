@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// values describe a generic cluster node (64 cores, a 100 Gb/s network interface on a
 /// non-blocking network): ts 2 µs / tw 0.1 ns per byte between nodes for one rank, 0.08 ns
 /// per byte (12.5 GB/s) for all ranks of a node together, 0.5 µs / 0.2 ns per byte inside a
-/// node, 2 µs per exchange call, 1 ns per element·log2 n of 1-D FFT, 2 GB/s element-granular
+/// node, 2 µs per exchange call, 2 µs / 0.2 ns per byte through a shared-memory window, 1 ns per element·log2 n of 1-D FFT, 2 GB/s element-granular
 /// (transposing) and 5 GB/s contiguous copies per core, 200 GB/s of memory bandwidth for the
 /// whole node, 64 ranks of one thread per node.
 ///
@@ -46,6 +46,14 @@ pub struct MachineProfile {
     /// Fixed cost of one exchange (one collective call in a group of more than one rank),
     /// seconds; 0 in Birkeland & Sørøvik's model.
     pub exchange_overhead_s: f64,
+    /// Fixed cost of one exchange through a shared-memory window (the group's
+    /// synchronization), seconds. A window exchange moves no messages: every rank of a group
+    /// on one node reads (or writes) its peers' parts straight from (or into) their memory,
+    /// one copy, fused with the FFT sweeps next to it.
+    pub ts_window_s: f64,
+    /// Seconds per byte one rank moves through a shared-memory window (its one copy from or
+    /// into its peers' memory); the node's memory bandwidth bounds the ranks together.
+    pub tw_window_s_per_byte: f64,
     /// Local 1-D FFT cost on one core, seconds per element·log2(n) (complex f64).
     pub fft_s_per_element_log2: f64,
     /// Rate of one core for copies that move single elements (a transposing pack/unpack, the
@@ -84,6 +92,8 @@ impl Default for MachineProfile {
             uplink_taper: 1.0,
             intra_inter_overlap: 0.0,
             exchange_overhead_s: 2e-6,
+            ts_window_s: 2e-6,
+            tw_window_s_per_byte: 0.2e-9,
             fft_s_per_element_log2: 1e-9,
             copy_bytes_per_s: 2e9,
             stream_bytes_per_s: 5e9,
@@ -106,8 +116,10 @@ impl PartialEq for MachineProfile {
 impl Eq for MachineProfile {}
 
 impl MachineProfile {
-    fn bits(&self) -> [u64; 16] {
+    fn bits(&self) -> [u64; 18] {
         [
+            self.ts_window_s.to_bits(),
+            self.tw_window_s_per_byte.to_bits(),
             self.tw_memory_s_per_byte.to_bits(),
             self.tw_node_s_per_byte.to_bits(),
             self.switch_nodes as u64,
@@ -140,6 +152,8 @@ impl MachineProfile {
             uplink_taper: 1.0,
             intra_inter_overlap: 0.0,
             exchange_overhead_s: 0.0,
+            ts_window_s: ts_s,
+            tw_window_s_per_byte: tw_s_per_byte,
             fft_s_per_element_log2: 0.0,
             copy_bytes_per_s: f64::INFINITY,
             stream_bytes_per_s: f64::INFINITY,
@@ -166,6 +180,8 @@ impl MachineProfile {
             ("tw_node_s_per_byte", self.tw_node_s_per_byte),
             ("tw_memory_s_per_byte", self.tw_memory_s_per_byte),
             ("exchange_overhead_s", self.exchange_overhead_s),
+            ("ts_window_s", self.ts_window_s),
+            ("tw_window_s_per_byte", self.tw_window_s_per_byte),
             ("fft_s_per_element_log2", self.fft_s_per_element_log2),
         ] {
             if !(v.is_finite() && v >= 0.0) {

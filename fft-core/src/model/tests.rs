@@ -13,6 +13,7 @@ fn seed_problem(n: usize, d: usize, ranks: usize, transposed_out: bool) -> Probl
         element_bytes: 1, // tw per data item, as in the seed
         transposed_out,
         real_to_complex: false,
+        windows: false,
     }
 }
 
@@ -62,6 +63,7 @@ fn uneven_slab_by_hand() {
         element_bytes: 1,
         transposed_out: false,
         real_to_complex: false,
+        windows: false,
     };
     let pr = predict(&problem, &GridShape::new(vec![2]).unwrap(), &profile).unwrap();
     assert_eq!(pr.latency_s, 4.0);
@@ -125,11 +127,13 @@ fn copies_are_charged_by_run_length() {
             pack: true,
             unpack: false,
             pieces: 1,
+            window: false,
         },
         Fusion {
             pack: false,
             unpack: true,
             pieces: 1,
+            window: false,
         },
     );
     let none = Fusion::default();
@@ -169,6 +173,7 @@ fn shared_cores_charge_the_mean_rank() {
         element_bytes: 1,
         transposed_out: false,
         real_to_complex: false,
+        windows: false,
     };
     let grid = GridShape::new(vec![2]).unwrap();
     let log3 = 3f64.log2();
@@ -213,6 +218,7 @@ fn exchange_costs_match_exchange_plans_for_every_rank() {
                         element_bytes: 16,
                         transposed_out,
                         real_to_complex: false,
+                        windows: false,
                     };
                     let pipe = pipeline(shape, grid.clone(), transposed_out).unwrap();
                     let mut expected = 0.0;
@@ -294,6 +300,7 @@ fn node_placement_matches_brute_force() {
                         element_bytes: 1,
                         transposed_out: true,
                         real_to_complex: false,
+                        windows: false,
                     };
                     let pipe = pipeline(&shape, grid.clone(), true).unwrap();
                     let fused: Vec<Fusion> = fusions(&pipe.forward, &pipe, 1)
@@ -365,6 +372,7 @@ fn cluster_terms_by_hand() {
         element_bytes: 1,
         transposed_out: false,
         real_to_complex: false,
+        windows: false,
     };
     let slab = |p| GridShape::new(vec![p]).unwrap();
     let mut m = MachineProfile::network_only(0.0, 0.0);
@@ -448,11 +456,13 @@ fn fusions_follow_the_slab_layout() {
             unpack: true,
             pack: false,
             pieces: 1,
+            window: false,
         },
         Fusion {
             unpack: false,
             pack: true,
             pieces: 1,
+            window: false,
         },
     );
     assert_eq!(
@@ -616,6 +626,7 @@ fn fusions_of_the_cut_grid_are_the_real_ones() {
                         element_bytes: 16,
                         transposed_out,
                         real_to_complex: false,
+                        windows: false,
                     };
                     let pipe = pipeline(&shape, grid.clone(), transposed_out).unwrap();
                     let Some(cut) =
@@ -711,6 +722,7 @@ fn node_traffic_matches_every_rank() {
                     element_bytes: 1,
                     transposed_out: true,
                     real_to_complex: false,
+                    windows: false,
                 };
                 let pipe = pipeline(&shape, grid.clone(), true).unwrap();
                 let mut expected = 0.0;
@@ -761,6 +773,7 @@ fn node_memory_bounds_sweeps_copies_and_shared_memory() {
         element_bytes: 1,
         transposed_out: false,
         real_to_complex: false,
+        windows: false,
     };
     let grid = GridShape::new(vec![1, 2]).unwrap();
     let pr = predict(&problem, &grid, &m).unwrap();
