@@ -357,7 +357,7 @@ pub(super) fn exchange_cost(
 fn on_one_node(shape: &ExchangeShape, problem: &Problem, profile: &MachineProfile) -> bool {
     let rpn = profile.ranks_per_node.max(1);
     let block = shape.stride.saturating_mul(shape.n);
-    problem.ranks <= rpn || (block <= rpn && rpn % block == 0)
+    problem.ranks <= rpn || (block <= rpn && rpn.is_multiple_of(block))
 }
 
 /// The cost of an exchange through a shared-memory window: each rank reads (or writes) its
