@@ -103,6 +103,12 @@ pub struct RunArgs {
     /// (SCRAMBLED_IN: the axis's rows × cols matrix transposed), saving an exchange each way.
     #[arg(long)]
     pub scrambled_in: bool,
+    /// Transform only these axes (0-based, comma-separated, each once, e.g. `1,2`), leaving
+    /// the others as they are (numpy.fft.fftn(x, axes=...); r2c and c2r halve the highest
+    /// listed axis, as numpy.fft.rfftn with the axes in increasing order). c2c, r2c and c2r;
+    /// the model picks the grid for this partial transform.
+    #[arg(long, value_delimiter = ',', num_args = 1.., conflicts_with_all = ["scrambled_in", "scrambled_out"])]
+    pub axes: Option<Vec<usize>>,
     /// A 1-D --shape's forward output (backward input) in FFTW-MPI's scrambled order
     /// (SCRAMBLED_OUT: the spectrum as the rows × cols matrix whose columns hold it in order),
     /// saving an exchange each way.
@@ -252,6 +258,21 @@ impl RunArgs {
         ))
     }
 
+    /// `--axes` that a `d`-dimensional `--kind` cannot transform: an axis out of range or
+    /// listed twice, or a real-to-real kind (its types already name every axis).
+    fn axes_problem(&self, d: usize) -> Option<String> {
+        let axes = self.axes.as_ref()?;
+        if matches!(self.kind, crate::kind::Kind::R2r(_)) {
+            return Some(format!(
+                "--axes {axes:?} takes c2c, r2c and c2r runs; --kind {} names every axis's type",
+                self.kind
+            ));
+        }
+        fft_core::AxisKind::partial(d, axes, fft_core::AxisKind::Fft)
+            .err()
+            .map(|e| format!("--axes: {e}"))
+    }
+
     /// What makes these arguments unusable, from the command line alone.
     fn usage_problem(&self) -> Option<String> {
         if self.shape.is_none() && self.input.is_none() {
@@ -314,6 +335,9 @@ impl RunArgs {
         }
         if let Err(e) = self.kind.check_axes(shape) {
             return Some(e.to_string());
+        }
+        if let Some(text) = self.axes_problem(shape.len()) {
+            return Some(text);
         }
         grid_problem(&self.grid, shape.len())
     }

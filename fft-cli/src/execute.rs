@@ -105,7 +105,11 @@ struct Scales {
 
 impl Scales {
     fn of(args: &RunArgs, shape: &[usize]) -> Scales {
-        let logical = args.kind.logical_len(shape);
+        let logical = match &args.axes {
+            // A partial transform scales by the transformed axes' lengths alone.
+            Some(axes) => axes.iter().map(|&a| shape[a] as f64).product(),
+            None => args.kind.logical_len(shape),
+        };
         let (forward, backward) = args.normalization.factors_f64(logical);
         let (forward, backward) = if args.kind.forward_is_backward() {
             (backward, forward)
@@ -157,13 +161,16 @@ impl Context<'_> {
     fn reference(&self, field: usize, forward_scale: f64, frame: &[usize]) -> Reference {
         let seed = self.args.seed.wrapping_add(field as u64);
         let shape = &self.setup.shape;
+        let on: Option<Vec<bool>> = (self.args.axes.as_ref())
+            .map(|axes| (0..shape.len()).map(|j| axes.contains(&j)).collect());
+        let axes = crate::synthetic::Axes(on.as_deref());
         match &self.args.kind {
             Kind::C2c if shape.len() == 1 => {
                 Reference::c2c_1d(shape[0], frame[0], seed, forward_scale)
             }
-            Kind::C2c => Reference::c2c(shape, seed, forward_scale),
-            Kind::R2c => Reference::r2c(shape, seed, forward_scale),
-            Kind::C2r => Reference::c2r(shape, seed, forward_scale),
+            Kind::C2c => Reference::c2c(shape, axes, seed, forward_scale),
+            Kind::R2c => Reference::r2c(shape, axes, seed, forward_scale),
+            Kind::C2r => Reference::c2r(shape, axes, seed, forward_scale),
             Kind::R2r(types) => Reference::r2r(shape, types, seed, forward_scale),
         }
     }
@@ -663,6 +670,7 @@ impl Context<'_> {
             destroy_input: args.destroy_input,
             in_place: args.in_place,
             scrambled: [args.scrambled_in, args.scrambled_out],
+            axes: args.axes.clone(),
             kind: args.kind.to_string(),
             precision: args.precision.name().to_string(),
             batch,

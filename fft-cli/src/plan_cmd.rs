@@ -360,7 +360,7 @@ fn candidate_json(c: &Candidate) -> Value {
 /// `excluded`, `compute_s`, the profile, and on the chosen line `why` and the efficiency
 /// against the smallest P.
 pub fn json_lines(
-    problem: &Problem,
+    (problem, axes): (&Problem, Option<&[usize]>),
     grid: &GridChoice,
     cands: &[Candidate],
     base: (usize, f64),
@@ -377,6 +377,7 @@ pub fn json_lines(
         "kind": if problem.real_to_complex { "r2c" } else { "c2c" },
         "element_bytes": problem.element_bytes,
         "transposed_out": problem.transposed_out,
+        "axes": axes,
         "grid_choice": grid.to_string(),
     });
     cands
@@ -503,7 +504,7 @@ pub fn plan(args: &PlanArgs) -> Result<(), FftError> {
         for ((p, cands), groups) in results.iter().zip(&groups) {
             let fields = (args.fields, groups.as_slice());
             let lines = json_lines(
-                &problem(*p),
+                (&problem(*p), args.axes.as_deref()),
                 &args.grid,
                 cands,
                 base,
@@ -687,6 +688,8 @@ pub struct RunModel {
     pub problem: Problem,
     /// Whether the grid was chosen by the model (`--grid auto`).
     pub auto: bool,
+    /// The transformed axes of a partial transform (`--axes`; `None`: every axis).
+    pub axes: Option<Vec<usize>>,
 }
 
 impl RunModel {
@@ -700,6 +703,7 @@ impl RunModel {
         mut options: fft_core::FftOptions,
         machine: Option<&PathBuf>,
         element_bytes: usize,
+        axes: Option<&[usize]>,
     ) -> fft_core::Result<(fft_core::FftOptions, RunModel)> {
         use mpi::collective::SystemOperation;
         use mpi::traits::*;
@@ -725,8 +729,17 @@ impl RunModel {
         };
         let auto = options.grid == fft_core::GridChoice::Auto;
         if auto && shape.len() >= 2 {
-            let grid = model::choose(&problem, &profile)?;
-            options.grid = fft_core::GridChoice::Dims(grid.dims().to_vec());
+            let grid = match axes {
+                // The partial transform's own cost: grids that keep the untransformed axes
+                // distributed need fewer exchanges.
+                Some(axes) => {
+                    let cands =
+                        model::evaluate_partial(&problem, axes, &profile, &Candidates::All)?;
+                    cands[0].prediction.grid.clone()
+                }
+                None => model::choose(&problem, &profile)?.dims().to_vec(),
+            };
+            options.grid = fft_core::GridChoice::Dims(grid);
         }
         options.machine = profile.clone();
         Ok((
@@ -736,6 +749,7 @@ impl RunModel {
                 loaded,
                 problem,
                 auto,
+                axes: axes.map(<[usize]>::to_vec),
             },
         ))
     }
@@ -746,8 +760,11 @@ impl RunModel {
             real_to_complex,
             ..self.problem.clone()
         };
-        model::predict(&problem, grid, &self.profile)
-            .ok()
-            .map(|p| p.predicted_s)
+        match &self.axes {
+            Some(axes) => model::predict_partial(&problem, axes, grid, &self.profile),
+            None => model::predict(&problem, grid, &self.profile),
+        }
+        .ok()
+        .map(|p| p.predicted_s)
     }
 }

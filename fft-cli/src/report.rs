@@ -59,6 +59,8 @@ pub struct RunReport {
     pub in_place: bool,
     /// `--scrambled-in`, `--scrambled-out` (a 1-D transform's FFTW-MPI orders).
     pub scrambled: [bool; 2],
+    /// `--axes`: the transformed axes of a partial transform (`None`: every axis).
+    pub axes: Option<Vec<usize>>,
     /// `--kind`: c2c, r2c, c2r or `r2r:<types>`.
     pub kind: String,
     /// `--precision`: f32 or f64.
@@ -135,6 +137,7 @@ impl RunReport {
             "in_place": self.in_place,
             "scrambled_in": self.scrambled[0],
             "scrambled_out": self.scrambled[1],
+            "axes": self.axes,
             "alloc": self.alloc,
             "iters": self.iters,
             "warmup": self.warmup,
@@ -172,9 +175,13 @@ impl RunReport {
             self.shape, self.ranks, self.threads_per_rank, self.grid, self.method
         ));
         s.push_str(&format!(
-            "  transform          {} {}{}, normalization {}{}{}{}\n",
+            "  transform          {} {}{}{}, normalization {}{}{}{}\n",
             self.kind,
             self.precision,
+            match &self.axes {
+                Some(axes) => format!(" of axes {axes:?} only"),
+                None => String::new(),
+            },
             if self.batch > 1 {
                 match self.groups {
                     1 => format!(", batch of {}", self.batch),

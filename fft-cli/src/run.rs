@@ -442,7 +442,12 @@ fn check_input(args: &RunArgs, path: &str, header: &NpyHeader) -> Result<Vec<usi
     let shape = match (&args.kind, &args.shape) {
         // c2r: the file holds the half spectrum; --shape (required) gives the real array.
         (Kind::C2r, Some(s)) => {
-            let want = args.kind.input_shape(&s.0);
+            let mut want = args.kind.input_shape(&s.0);
+            // A partial c2r halves its highest transformed axis instead of the last.
+            if let Some(&half) = args.axes.as_ref().and_then(|a| a.iter().max()) {
+                want = s.0.clone();
+                want[half] = s.0[half] / 2 + 1;
+            }
             if want != file {
                 return Err(RunError::HalfSpectrumMismatch {
                     shape: s.0.clone(),
@@ -503,6 +508,9 @@ where
             scrambled_out: args.scrambled_out,
         });
     }
+    if let Some(axes) = &args.axes {
+        options = options.axes(AxisKind::partial(setup.shape.len(), axes, AxisKind::Fft)?);
+    }
     // `--grid auto`: the complexity model picks the grid (the same on every rank).
     let (options, model) = crate::plan_cmd::RunModel::prepare(
         world,
@@ -510,6 +518,7 @@ where
         options,
         args.machine.as_ref(),
         std::mem::size_of::<Complex<T>>(),
+        args.axes.as_deref(),
     )?;
     let elements = setup.shape.iter().map(|&n| n as f64).product();
     let verify_limit = verify_limit(args.precision, elements);

@@ -17,7 +17,10 @@
 //!   logical size), the forward output is `M · Σ_{m : k_m = k} a_m` with `M = Π_j M_j`.
 //!
 //! where `N` is the number of elements. The normalization's forward factor multiplies the
-//! expected output.
+//! expected output. A partial transform (`--axes`) puts a unit sample `δ(n_j − k_{m,j})` on
+//! each axis it leaves alone instead of a wave: those axes pass through unchanged, `N` and
+//! `−k` count the transformed axes only, and the half spectrum is that of the last
+//! transformed axis.
 
 use crate::transform::Sample;
 use fft_core::R2rKind;
@@ -38,6 +41,8 @@ enum AxisFn {
     /// The inverse kind of `kind` applied to the unit vector `e_k` of length `len`, at `n`:
     /// `kind` maps it to `logical_size · e_k`.
     Basis { kind: R2rKind, k: usize, len: usize },
+    /// The unit sample at `k` (an axis a partial transform leaves alone).
+    Unit { k: usize },
 }
 
 impl AxisFn {
@@ -49,6 +54,7 @@ impl AxisFn {
                 Complex::from_polar(1.0, 2.0 * PI * phase)
             }
             AxisFn::Basis { kind, k, len } => Complex::new(basis(kind, k, len, n), 0.0),
+            AxisFn::Unit { k } => Complex::new(if n == k { 1.0 } else { 0.0 }, 0.0),
         }
     }
 }
@@ -252,15 +258,45 @@ fn max_amplitude(modes: &[(Vec<usize>, Complex<f64>)]) -> f64 {
     modes.iter().map(|(_, a)| a.norm()).fold(0.0, f64::max)
 }
 
-/// `−k` modulo the shape, per axis.
-fn negate(k: &[usize], shape: &[usize]) -> Vec<usize> {
-    k.iter().zip(shape).map(|(&k, &n)| (n - k) % n).collect()
+/// Which axes a transform transforms (`None`: all) and the product of their lengths.
+#[derive(Debug, Clone, Copy)]
+pub struct Axes<'a>(pub Option<&'a [bool]>);
+
+impl Axes<'_> {
+    fn on(&self, axis: usize) -> bool {
+        self.0.is_none_or(|t| t[axis])
+    }
+
+    /// The product of the transformed axes' lengths.
+    fn size(&self, shape: &[usize]) -> f64 {
+        (0..shape.len())
+            .filter(|&j| self.on(j))
+            .map(|j| shape[j] as f64)
+            .product()
+    }
+
+    /// The last transformed axis (the one a real-to-complex transform halves).
+    fn last(&self, shape: &[usize]) -> usize {
+        (0..shape.len()).rev().find(|&j| self.on(j)).unwrap_or(0)
+    }
 }
 
-fn waves(k: &[usize], shape: &[usize]) -> Vec<AxisFn> {
-    k.iter()
-        .zip(shape)
-        .map(|(&k, &len)| AxisFn::Wave { k, len })
+/// `−k` modulo the shape along the transformed axes, per axis.
+fn negate(k: &[usize], shape: &[usize], axes: Axes) -> Vec<usize> {
+    (k.iter().zip(shape).enumerate())
+        .map(|(j, (&k, &n))| if axes.on(j) { (n - k) % n } else { k })
+        .collect()
+}
+
+fn waves(k: &[usize], shape: &[usize], axes: Axes) -> Vec<AxisFn> {
+    (k.iter().zip(shape).enumerate())
+        .map(|(j, (&k, &len))| {
+            if axes.on(j) {
+                AxisFn::Wave { k, len }
+            } else {
+                AxisFn::Unit { k }
+            }
+        })
         .collect()
 }
 
@@ -268,34 +304,42 @@ fn waves(k: &[usize], shape: &[usize]) -> Vec<AxisFn> {
 fn real_part_modes(
     modes: &[(Vec<usize>, Complex<f64>)],
     shape: &[usize],
+    axes: Axes,
 ) -> Vec<(Vec<usize>, Complex<f64>)> {
     modes
         .iter()
-        .flat_map(|(k, a)| [(k.clone(), a / 2.0), (negate(k, shape), a.conj() / 2.0)])
+        .flat_map(|(k, a)| {
+            [
+                (k.clone(), a / 2.0),
+                (negate(k, shape, axes), a.conj() / 2.0),
+            ]
+        })
         .collect()
 }
 
-/// The modes whose index lies in the half spectrum (last component `<= n/2`).
+/// The modes whose index lies in the half spectrum (last transformed component `<= n/2`).
 fn in_half_spectrum(
     modes: Vec<(Vec<usize>, Complex<f64>)>,
     shape: &[usize],
+    axes: Axes,
 ) -> Vec<(Vec<usize>, Complex<f64>)> {
-    let half = shape[shape.len() - 1] / 2;
-    modes
-        .into_iter()
-        .filter(|(k, _)| k[k.len() - 1] <= half)
-        .collect()
+    let last = axes.last(shape);
+    let half = shape[last] / 2;
+    modes.into_iter().filter(|(k, _)| k[last] <= half).collect()
 }
 
 impl Reference {
-    /// c2c: plane waves in, their amplitudes times `N · forward_scale` out.
-    pub fn c2c(shape: &[usize], seed: u64, forward_scale: f64) -> Self {
-        let n: f64 = shape.iter().map(|&n| n as f64).product();
+    /// c2c of the axes `axes`: plane waves in, their amplitudes times `N · forward_scale` out.
+    pub fn c2c(shape: &[usize], axes: Axes, seed: u64, forward_scale: f64) -> Self {
+        let n = axes.size(shape);
         let modes = random_modes(shape, MODES, seed);
         let scale = n * forward_scale;
         Reference {
             input: Field::Dense(Separable {
-                terms: modes.iter().map(|(k, a)| (*a, waves(k, shape))).collect(),
+                terms: modes
+                    .iter()
+                    .map(|(k, a)| (*a, waves(k, shape, axes)))
+                    .collect(),
                 real_part: false,
             }),
             output: Field::Sparse(Sparse {
@@ -335,19 +379,23 @@ impl Reference {
         }
     }
 
-    /// r2c: the real part of plane waves in, its half spectrum times `forward_scale` out.
-    pub fn r2c(shape: &[usize], seed: u64, forward_scale: f64) -> Self {
-        let n: f64 = shape.iter().map(|&n| n as f64).product();
+    /// r2c of the axes `axes`: the real part of plane waves in, its half spectrum times
+    /// `forward_scale` out.
+    pub fn r2c(shape: &[usize], axes: Axes, seed: u64, forward_scale: f64) -> Self {
+        let n = axes.size(shape);
         let modes = random_modes(shape, MODES, seed);
-        let real = real_part_modes(&modes, shape);
+        let real = real_part_modes(&modes, shape, axes);
         let scale = n * forward_scale;
         Reference {
             input: Field::Dense(Separable {
-                terms: modes.iter().map(|(k, a)| (*a, waves(k, shape))).collect(),
+                terms: modes
+                    .iter()
+                    .map(|(k, a)| (*a, waves(k, shape, axes)))
+                    .collect(),
                 real_part: true,
             }),
             output: Field::Sparse(Sparse {
-                entries: in_half_spectrum(real, shape)
+                entries: in_half_spectrum(real, shape, axes)
                     .into_iter()
                     .map(|(k, a)| (k, a * scale))
                     .collect(),
@@ -359,14 +407,14 @@ impl Reference {
     /// c2r: the (unnormalized) half spectrum of the r2c input in, that real input times
     /// `N · forward_scale` out (`forward_scale`: the factor of this run's forward, the
     /// plan's backward).
-    pub fn c2r(shape: &[usize], seed: u64, forward_scale: f64) -> Self {
-        let n: f64 = shape.iter().map(|&n| n as f64).product();
+    pub fn c2r(shape: &[usize], axes: Axes, seed: u64, forward_scale: f64) -> Self {
+        let n = axes.size(shape);
         let modes = random_modes(shape, MODES, seed);
-        let real = real_part_modes(&modes, shape);
+        let real = real_part_modes(&modes, shape, axes);
         let scale = n * forward_scale;
         Reference {
             input: Field::Sparse(Sparse {
-                entries: in_half_spectrum(real.clone(), shape)
+                entries: in_half_spectrum(real.clone(), shape, axes)
                     .into_iter()
                     .map(|(k, a)| (k, a * n))
                     .collect(),
@@ -374,7 +422,7 @@ impl Reference {
             output: Field::Dense(Separable {
                 terms: modes
                     .iter()
-                    .map(|(k, a)| (a * scale, waves(k, shape)))
+                    .map(|(k, a)| (a * scale, waves(k, shape, axes)))
                     .collect(),
                 real_part: true,
             }),
@@ -457,6 +505,12 @@ mod tests {
 
     /// Naive DFT (sign −1) of a C-order array, every index.
     fn naive_dft(x: &[Complex<f64>], shape: &[usize]) -> Vec<Complex<f64>> {
+        naive_dft_of(x, shape, &vec![true; shape.len()])
+    }
+
+    /// Naive DFT (sign −1) of a C-order array along the axes with `on[j]`, the others left
+    /// alone (a sum over the whole array with a unit sample on those axes).
+    fn naive_dft_of(x: &[Complex<f64>], shape: &[usize], on: &[bool]) -> Vec<Complex<f64>> {
         let unravel = |mut i: usize| -> Vec<usize> {
             let mut idx = vec![0; shape.len()];
             for j in (0..shape.len()).rev() {
@@ -470,9 +524,14 @@ mod tests {
                 let kk = unravel(k);
                 x.iter()
                     .enumerate()
+                    .filter(|(n, _)| {
+                        let nn = unravel(*n);
+                        (0..shape.len()).all(|j| on[j] || nn[j] == kk[j])
+                    })
                     .map(|(n, v)| {
                         let nn = unravel(n);
                         let phase: f64 = (0..shape.len())
+                            .filter(|&j| on[j])
                             .map(|j| (kk[j] * nn[j]) as f64 / shape[j] as f64)
                             .sum();
                         v * Complex::from_polar(1.0, -2.0 * PI * phase)
@@ -487,11 +546,39 @@ mod tests {
     fn c2c_reference_is_the_naive_dft_of_its_input() {
         let shape = [5, 4, 3];
         let layout = whole(&shape);
-        let r = Reference::c2c(&shape, 7, 1.0);
+        let r = Reference::c2c(&shape, Axes(None), 7, 1.0);
         let mut x = vec![Complex::<f64>::default(); 60];
         r.input.fill(&layout, 0, &mut x);
         let want = naive_dft(&x, &shape);
         let err = r.output.max_error(&layout, 0, &want) / r.magnitude;
+        assert!(err < 1e-14, "{err:e}");
+    }
+
+    /// Partial transforms' references (`--axes`) against naive DFTs of their inputs along
+    /// those axes only: c2c of axes 0 and 2, and r2c of axes 0 and 1 (the half axis 1).
+    #[test]
+    fn partial_references_are_naive_dfts_along_their_axes() {
+        let shape = [5, 4, 3];
+        let layout = whole(&shape);
+        let on = [true, false, true];
+        let r = Reference::c2c(&shape, Axes(Some(&on)), 7, 1.0);
+        let mut x = vec![Complex::<f64>::default(); 60];
+        r.input.fill(&layout, 0, &mut x);
+        let want = naive_dft_of(&x, &shape, &on);
+        let err = r.output.max_error(&layout, 0, &want) / r.magnitude;
+        assert!(err < 1e-14, "{err:e}");
+        let on = [true, true, false];
+        let r = Reference::r2c(&shape, Axes(Some(&on)), 3, 1.0);
+        let mut x = vec![0.0f64; 60];
+        r.input.fill(&layout, 0, &mut x);
+        let xc: Vec<Complex<f64>> = x.iter().map(|&v| Complex::new(v, 0.0)).collect();
+        let full = naive_dft_of(&xc, &shape, &on);
+        // The half spectrum of axis 1: indices 0..=2 of 4.
+        let half = [5, 3, 3];
+        let want: Vec<Complex<f64>> = (0..45)
+            .map(|i| full[(i / 9) * 12 + ((i / 3) % 3) * 3 + i % 3])
+            .collect();
+        let err = r.output.max_error(&whole(&half), 0, &want) / r.magnitude;
         assert!(err < 1e-14, "{err:e}");
     }
 
@@ -524,7 +611,7 @@ mod tests {
             let mut half_shape = shape.clone();
             *half_shape.last_mut().unwrap() = shape[shape.len() - 1] / 2 + 1;
             let half = whole(&half_shape);
-            let r = Reference::r2c(&shape, 11, 0.5);
+            let r = Reference::r2c(&shape, Axes(None), 11, 0.5);
             let mut x = vec![Complex::<f64>::default(); n];
             r.input.fill(&layout, 0, &mut x);
             assert!(
@@ -542,7 +629,7 @@ mod tests {
             let err = r.output.max_error(&half, 0, &want) / r.magnitude;
             assert!(err < 1e-14, "{shape:?}: r2c {err:e}");
 
-            let c = Reference::c2r(&shape, 11, 0.25);
+            let c = Reference::c2r(&shape, Axes(None), 11, 0.25);
             let mut spectrum = vec![Complex::<f64>::default(); want.len()];
             c.input.fill(&half, 0, &mut spectrum);
             let e = spectrum
