@@ -339,6 +339,7 @@ mod tests {
                     element_bytes: 16,
                     transposed_out: false,
                     real_to_complex: false,
+                    windows: false,
                 };
                 let all = evaluate_groups(&problem, fields, None, &two_cores(ranks)).unwrap();
                 assert_eq!(
