@@ -294,7 +294,8 @@ const char *dfft_version(void);
 // `widths[a]` cells on both sides of axis `a` (C order; `d` entries, any size: cells come
 // from several ranks and wrap as often as needed). `periodic` nonzero: the array repeats
 // past the global boundary (`numpy.pad(x, w, mode="wrap")`); zero: every cell past it holds
-// `*fill`, one element of the plan's input type. Collective over the plan's ranks.
+// `*fill`, one element of the plan's input type. Collective over the plan's ranks. A 1-D
+// plan (`d == 1`) has no halo: DFFT_ERROR_BAD_ARGUMENT on every rank.
 //
 // # Safety
 // `plan` is a live plan, `widths` points to `d` entries, `fill` is NULL or points to one

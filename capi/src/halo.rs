@@ -190,7 +190,8 @@ macro_rules! with_halo {
 /// `widths[a]` cells on both sides of axis `a` (C order; `d` entries, any size: cells come
 /// from several ranks and wrap as often as needed). `periodic` nonzero: the array repeats
 /// past the global boundary (`numpy.pad(x, w, mode="wrap")`); zero: every cell past it holds
-/// `*fill`, one element of the plan's input type. Collective over the plan's ranks.
+/// `*fill`, one element of the plan's input type. Collective over the plan's ranks. A 1-D
+/// plan (`d == 1`) has no halo: DFFT_ERROR_BAD_ARGUMENT on every rank.
 ///
 /// # Safety
 /// `plan` is a live plan, `widths` points to `d` entries, `fill` is NULL or points to one
@@ -214,6 +215,20 @@ pub unsafe extern "C" fn dfft_halo_plan(
         // SAFETY: the caller's contract.
         let plan = unsafe { plan_ref(plan) }?;
         let d = plan.transform.input_layout().ndim();
+        if plan.one_d {
+            // A 1-D plan's blocks are ranges of its one axis, planned as a 2-axis layout whose
+            // boxes are not that axis's halo: refused (the same on every rank) rather than
+            // exchanged wrongly.
+            let n = plan
+                .transform
+                .input_layout()
+                .global_shape()
+                .iter()
+                .product::<usize>();
+            return Err(Failure::argument(format!(
+                "a halo needs a plan of d >= 2 axes; this plan is 1-D (n = {n})"
+            )));
+        }
         if !plan.transform.input_layout().memory_order().is_natural() {
             // dfft_halo_exchange's blocks are in C order, its in-place form in memory order.
             return Err(Failure::argument(

@@ -427,6 +427,26 @@ struct halo_case {
 
 /* dfft_halo_exchange of index-valued input (field f, global index g: g + 1000 f, and i*g in
  * the imaginary part) against the value at the wrapped global index, or the fill value. */
+/* dfft_halo_plan on a 1-D plan: refused with DFFT_ERROR_BAD_ARGUMENT and a message naming
+ * it, on every rank, and *halo left NULL (its layout has two axes where C's d is 1). */
+static int halo_of_one_d_refused(void) {
+  const ptrdiff_t n[1] = {60}, widths[2] = {1, 1};
+  dfft_plan *plan;
+  int code = dfft_plan_dft(1, n, 1, MPI_COMM_WORLD, 0, NULL, 0, &plan);
+  if (code != DFFT_SUCCESS) {
+    fprintf(stderr, "halo 1-D: planning failed (%d): %s\n", code, dfft_error_message(code));
+    return 0;
+  }
+  dfft_halo *halo = (dfft_halo *)plan;
+  code = dfft_halo_plan(plan, widths, 1, NULL, &halo);
+  const char *message = dfft_error_message(code);
+  int ok = code == DFFT_ERROR_BAD_ARGUMENT && halo == NULL && strstr(message, "1-D") != NULL;
+  if (!ok) fprintf(stderr, "halo 1-D: got %d (%s), halo %p\n", code, message, (void *)halo);
+  dfft_halo_destroy(halo);
+  dfft_destroy(plan);
+  return ok;
+}
+
 static int run_halo(const struct halo_case *c, int rank, int size) {
   const int d = c->d;
   dfft_plan *plan;
@@ -578,6 +598,8 @@ int main(int argc, char **argv) {
   int halo_count = one_d ? 0 : sizeof halos / sizeof halos[0];
   for (int i = 0; i < halo_count; i++) failed += !run_halo(&halos[i], rank, size);
   count += halo_count;
+  failed += !halo_of_one_d_refused();
+  count++;
   if (rank == 0) printf("transforms: %d passed, %d failed\n", count - failed, failed);
   MPI_Finalize();
   return failed ? 1 : 0;
