@@ -1,5 +1,6 @@
 //! `PFFT.exchange_halo`: this rank's block of the forward-input layout extended by halo
-//! cells from the neighbours' blocks ([`fft_core::halo::HaloPlan`]), as a new numpy array.
+//! cells from the neighbours' blocks ([`fft_core::halo::HaloPlan`]), as a new numpy array
+//! or in place; the halo plans are made once per widths and boundary and kept ([`HaloCache`]).
 
 use crate::arrays::{new_array, Expect};
 use crate::comm::{agree, collective};
@@ -12,6 +13,7 @@ use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::SimpleCommunicator;
 use numpy::PyArrayMethods;
 use pyo3::prelude::*;
+use std::any::Any;
 
 /// An element type whose fill value comes from a Python number (complex for complex arrays;
 /// real arrays take the real part and refuse an imaginary one).
@@ -48,6 +50,88 @@ impl FillValue for Complex<f64> {
 impl FillValue for Complex<f32> {
     fn from_complex(v: Complex<f64>) -> Result<Self, String> {
         Ok(Complex::new(v.re as f32, v.im as f32))
+    }
+}
+
+/// Halo plans kept per plan: a solver calls `exchange_halo` every step, and each plan holds a
+/// duplicated communicator and its message buffers. The dtype and layout are the PFFT's, so
+/// the widths and the boundary are the key.
+type HaloKey = (Vec<usize>, Option<[u64; 2]>);
+
+/// The halo plans `exchange_halo` made, reused by later calls with the same key (at most
+/// [`HaloCache::KEEP`], the oldest dropped first). Every rank makes and drops them together:
+/// whether any rank lacks the key is agreed on before each call. Freed by `PFFT.destroy`.
+#[derive(Default)]
+pub(crate) struct HaloCache {
+    entries: Vec<(HaloKey, Box<dyn Any>)>,
+    /// Halo plans made so far (`PFFT.halo_plans_made`, for the tests).
+    pub made: usize,
+}
+
+impl HaloCache {
+    const KEEP: usize = 8;
+
+    fn key(request: &HaloRequest<'_>) -> HaloKey {
+        let fill = request.fill.map(|v| [v.re.to_bits(), v.im.to_bits()]);
+        (request.widths.to_vec(), fill)
+    }
+
+    fn holds(&self, key: &HaloKey) -> bool {
+        self.entries.iter().any(|(k, _)| k == key)
+    }
+
+    /// The plan for `key`, made by `make` when `remake` (some rank lacks it). Collective when
+    /// `remake`.
+    fn plan<S: redist::Element>(
+        &mut self,
+        key: HaloKey,
+        remake: bool,
+        make: impl FnOnce() -> PyResult<HaloPlan<S>>,
+    ) -> PyResult<&mut HaloPlan<S>> {
+        if remake {
+            let made = make()?;
+            self.made += 1;
+            self.entries.retain(|(k, _)| *k != key);
+            if self.entries.len() >= Self::KEEP {
+                self.entries.remove(0);
+            }
+            self.entries.push((key.clone(), Box::new(made)));
+        }
+        let entry = (self.entries.iter_mut()).find(|(k, _)| *k == key);
+        let plan = entry.and_then(|(_, p)| p.downcast_mut::<HaloPlan<S>>());
+        Ok(plan.expect("every rank holds the key: agreed before the call"))
+    }
+}
+
+/// A call's way into the cache: its key and whether every rank makes the plan anew.
+struct Cached<'c> {
+    cache: &'c mut HaloCache,
+    key: HaloKey,
+    remake: bool,
+}
+
+impl<'c> Cached<'c> {
+    /// The halo plan of `plan`'s input layout with `widths` and `boundary`, made (collective)
+    /// when `remake`, else the kept one.
+    fn plan<P: Transform>(
+        self,
+        comm: &SimpleCommunicator,
+        plan: &P,
+        widths: &[usize],
+        boundary: Boundary<P::In>,
+    ) -> PyResult<&'c mut HaloPlan<P::In>> {
+        self.cache.plan(self.key, self.remake, || {
+            collective(comm, || {
+                HaloPlan::new(
+                    plan.grid().communicator(),
+                    plan.input_layout(),
+                    plan.batch(),
+                    widths,
+                    boundary,
+                )
+            })
+            .map_err(fft_error)
+        })
     }
 }
 
@@ -90,6 +174,7 @@ pub(crate) fn exchange_halo<'py, P>(
     py: Python<'py>,
     comm: &SimpleCommunicator,
     plan: &P,
+    cache: &mut HaloCache,
     u: &Bound<'py, PyAny>,
     request: HaloRequest<'_>,
 ) -> PyResult<Bound<'py, PyAny>>
@@ -98,11 +183,18 @@ where
     P::In: FillValue + Copy,
 {
     let rank = request.rank;
-    // The in-place form and the other run different collectives: every rank takes one.
-    let mine = [i32::from(request.in_place), i32::from(!request.in_place)];
-    let mut any = [0i32; 2];
+    // The in-place form and the other run different collectives: every rank takes one. A
+    // rank without the halo plan makes every rank make it (its communicator is collective).
+    let key = HaloCache::key(&request);
+    let mine = [
+        i32::from(request.in_place),
+        i32::from(!request.in_place),
+        i32::from(!cache.holds(&key)),
+    ];
+    let mut any = [0i32; 3];
     comm.all_reduce_into(&mine[..], &mut any[..], SystemOperation::max());
-    if any == [1, 1] {
+    let remake = any[2] == 1;
+    if any[..2] == [1, 1] {
         return Err(DfftError::new_err(
             "exchange_halo: in_place=True on some ranks and not on others",
         ));
@@ -113,7 +205,8 @@ where
         Err(e) => Err(e),
     };
     if request.in_place {
-        return exchange_in_place(comm, plan, u, request, boundary);
+        let cached = Cached { cache, key, remake };
+        return exchange_in_place(comm, plan, u, request, boundary, cached);
     }
     let want = Expect {
         what: "exchange_halo input",
@@ -127,17 +220,9 @@ where
     };
     agree(comm, local).map_err(value_error)?;
     let (input, boundary) = (input.expect("agreed"), boundary.expect("agreed"));
-    let mut halo = collective(comm, || {
-        HaloPlan::new(
-            plan.grid().communicator(),
-            plan.input_layout(),
-            plan.batch(),
-            request.widths,
-            boundary,
-        )
-    })
-    .map_err(fft_error)?;
-    let mut array = HaloArray::private(&halo);
+    let cached = Cached { cache, key, remake };
+    let halo = cached.plan(comm, plan, request.widths, boundary)?;
+    let mut array = HaloArray::private(halo);
     // numpy's ndarray and fft-core's are different versions: the blocks cross as slices.
     let slice = input.as_slice().map_err(|e| value_error(e.to_string()))?;
     let view = ArrayViewD::from_shape(IxDyn(request.shape), slice)
@@ -167,6 +252,7 @@ fn exchange_in_place<'py, P>(
     u: &Bound<'py, PyAny>,
     request: HaloRequest<'_>,
     boundary: Result<Boundary<P::In>, String>,
+    cached: Cached<'_>,
 ) -> PyResult<Bound<'py, PyAny>>
 where
     P: Transform,
@@ -193,16 +279,7 @@ where
     };
     agree(comm, local).map_err(value_error)?;
     let (mut array, boundary) = (array.expect("agreed"), boundary.expect("agreed"));
-    let mut halo = collective(comm, || {
-        HaloPlan::new(
-            plan.grid().communicator(),
-            plan.input_layout(),
-            plan.batch(),
-            request.widths,
-            boundary,
-        )
-    })
-    .map_err(fft_error)?;
+    let halo = cached.plan(comm, plan, request.widths, boundary)?;
     let data = array
         .as_slice_mut()
         .map_err(|e| value_error(e.to_string()))?;

@@ -8,7 +8,7 @@ use crate::arrays::{aligned_zeros, shape_str};
 use crate::blocks::Blocks;
 use crate::comm::{agree, agree_on_arguments, collective, from_mpi4py, thread_allowed, MpiOwned};
 use crate::errors::{fft_error, value_error, DfftError};
-use crate::halo::{exchange_halo, halo_widths, HaloRequest};
+use crate::halo::{exchange_halo, halo_widths, HaloCache, HaloRequest};
 use crate::in_place::{zeros as zeros_in_place, InPlaceShapes};
 use crate::one_d::OneDBlocks;
 use crate::spectral::{self, AxisWaves};
@@ -116,12 +116,19 @@ struct Live {
     plan: AnyPlan,
     comm: SimpleCommunicator,
     pool: Option<rayon::ThreadPool>,
+    /// `exchange_halo`'s plans, kept for later calls.
+    halos: HaloCache,
 }
 
 impl Drop for Pfft {
     fn drop(&mut self) {
         if let Some(live) = self.live.take() {
-            let Live { plan, comm, pool } = live.into_inner();
+            let Live {
+                plan,
+                comm,
+                pool,
+                halos,
+            } = live.into_inner();
             // Freeing the plan's MPI objects (shared-memory windows, communicators) is
             // collective, and Python drops objects at moments that differ between ranks (its
             // cycle collector runs when each process's allocations say so) or after
@@ -130,6 +137,7 @@ impl Drop for Pfft {
             self.blocks.give_up();
             std::mem::forget(plan);
             std::mem::forget(comm);
+            std::mem::forget(halos);
         }
     }
 }
@@ -287,6 +295,7 @@ impl Pfft {
             plan,
             comm: comm_dup,
             pool,
+            halos: HaloCache::default(),
         };
         Ok(Self::from_plan(comm, live, threads, &request, checked))
     }
@@ -313,7 +322,8 @@ impl Pfft {
     /// first when ``batch > 1``); ``u`` is unchanged. Collective. With ``in_place=True``,
     /// ``u`` is the extended array itself (``local_shape`` plus ``2 * width`` per axis), its
     /// interior ``u[w0:-w0, ...]`` holding the block: only its halo cells are written (no
-    /// copy of the block), and ``u`` is returned.
+    /// copy of the block), and ``u`` is returned. The halo plan of each widths and boundary is
+    /// made on its first call and kept (up to 8) until ``destroy``. A 1-D plan has no halo.
     #[pyo3(signature = (u, width, periodic=true, fill=None, in_place=false))]
     fn exchange_halo<'py>(
         &mut self,
@@ -324,6 +334,13 @@ impl Pfft {
         fill: Option<&Bound<'py, PyAny>>,
         in_place: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if self.one_d.is_some() {
+            // Its blocks are ranges of one axis planned as a 2-axis layout (see the C API).
+            return Err(DfftError::new_err(format!(
+                "exchange_halo needs a plan of 2 or more axes; this plan is 1-D (shape {})",
+                shape_str(&self.resolution)
+            )));
+        }
         let widths = halo_widths(width, self.input_layout.ndim())?;
         let fill = match (periodic, fill) {
             (true, Some(_)) => return Err(DfftError::new_err(
@@ -348,7 +365,8 @@ impl Pfft {
             rank,
             in_place,
         };
-        with_any_plan!(&live.plan, p => exchange_halo(py, &live.comm, p, u, request))
+        let (comm, halos) = (&live.comm, &mut live.halos);
+        with_any_plan!(&live.plan, p => exchange_halo(py, comm, p, halos, u, request))
     }
 
     /// The backward transform of ``b`` (shape ``local_spectral_shape``) into ``out`` (shape
@@ -649,18 +667,31 @@ impl Pfft {
             self.agree_on_thread()?;
         }
         if let Some(live) = self.live.take() {
-            let Live { plan, comm, pool } = live.into_inner();
+            let Live {
+                plan,
+                comm,
+                pool,
+                halos,
+            } = live.into_inner();
             drop(pool);
-            let state = AssertSend((plan, comm, &self.blocks));
+            let state = AssertSend((plan, comm, halos, &self.blocks));
             py.detach(move || {
-                let (plan, comm, blocks) = state.into_inner();
+                let (plan, comm, halos, blocks) = state.into_inner();
                 collective(&comm, || {
                     blocks.free(&comm);
+                    drop(halos);
                     drop(plan)
                 });
             });
         }
         Ok(())
+    }
+
+    /// How many halo plans ``exchange_halo`` has made (each with its own duplicated
+    /// communicator); calls with widths and a boundary seen before reuse theirs.
+    #[getter]
+    fn halo_plans_made(&self) -> PyResult<usize> {
+        Ok(self.live()?.halos.made)
     }
 
     /// Whether ``destroy`` has run.
