@@ -11,8 +11,11 @@
 //! exchange between arrays the halo plan allocated (one shared-memory window on one node: each
 //! halo cell copied once, straight from the neighbour) and between private arrays (packed,
 //! one `MPI_Alltoallv`, unpacked), and on a caller's vector of the extended block
-//! (`exchange_slice`, the in-place form C and Python use: messages). Minimum over `--reps` (default 20) after one warm-up,
-//! max over ranks; one JSON line from rank 0 with the ratios.
+//! (`exchange_slice`, the in-place form C and Python use: messages; `slice_s` on a plain
+//! vector, `slice_huge_s` on a `HaloArray`'s memory with transparent huge pages, each against
+//! the halo-cell copy on the same kind of memory: `copy_plain_s`, `copy_in_place_s`).
+//! Minimum over `--reps` (default 20) after one warm-up, max over ranks; one JSON line from
+//! rank 0 with the ratios.
 
 use fft_core::halo::{Boundary, HaloArray, HaloPlan};
 use fft_core::ndarray::{ArrayViewD, IxDyn};
@@ -69,6 +72,11 @@ fn main() {
     // The in-place form on the caller's memory (as numpy's or C's extended arrays).
     let mut caller = private.as_slice().to_vec();
     let slice_s = min_time(&world, reps, || halo.exchange_slice(&mut caller).unwrap());
+    // The same on memory with transparent huge pages (as `HaloArray`s have): the strided
+    // halo cells cost a TLB miss per 4 KiB page otherwise.
+    let slice_huge_s = min_time(&world, reps, || {
+        halo.exchange_slice(private.as_mut_slice()).unwrap()
+    });
     // What a new extended array costs (Python's exchange_halo, C's in != out): the block
     // copied into the interior, the exchange, the extended block copied out.
     let rank = world.rank() as usize;
@@ -93,7 +101,15 @@ fn main() {
     let mut a = HaloArray::private(&halo);
     let mut b = HaloArray::private(&halo);
     a.as_mut_slice().fill(2.0);
-    let copy_in_place_s = min_time(&world, reps, || copy_halo_cells(&a, &mut b, &widths));
+    let e = a.extended_shape().to_vec();
+    let copy_in_place_s = min_time(&world, reps, || {
+        copy_halo_cells(a.as_slice(), b.as_mut_slice(), &e, &widths)
+    });
+    // The floor on the caller's kind of memory (4 KiB pages), the peer of `slice_s`.
+    let (plain_a, mut plain_b) = (a.as_slice().to_vec(), b.as_slice().to_vec());
+    let copy_plain_s = min_time(&world, reps, || {
+        copy_halo_cells(&plain_a, &mut plain_b, &e, &widths)
+    });
     let barrier_s = min_time(&world, reps, || {
         world.barrier();
         world.barrier();
@@ -105,7 +121,7 @@ fn main() {
         let floor = copy_s + barrier_s;
         let floor_in_place = copy_in_place_s + barrier_s;
         println!(
-            "{{\"ranks\": {}, \"shape\": {:?}, \"width\": {width}, \"shared\": {}, \"halo_bytes\": {}, \"from_peers_bytes\": {}, \"to_peers_bytes\": {}, \"shared_s\": {shared_s:.3e}, \"messages_s\": {messages_s:.3e}, \"slice_s\": {slice_s:.3e}, \"new_array_s\": {new_array_s:.3e}, \"copy_s\": {copy_s:.3e}, \"copy_in_place_s\": {copy_in_place_s:.3e}, \"barriers_s\": {barrier_s:.3e}, \"shared_over_floor\": {:.2}, \"messages_over_floor\": {:.2}, \"shared_over_in_place_floor\": {:.2}, \"messages_over_in_place_floor\": {:.2}, \"slice_over_in_place_floor\": {:.2}}}",
+            "{{\"ranks\": {}, \"shape\": {:?}, \"width\": {width}, \"shared\": {}, \"halo_bytes\": {}, \"from_peers_bytes\": {}, \"to_peers_bytes\": {}, \"shared_s\": {shared_s:.3e}, \"messages_s\": {messages_s:.3e}, \"slice_s\": {slice_s:.3e}, \"slice_huge_s\": {slice_huge_s:.3e}, \"new_array_s\": {new_array_s:.3e}, \"copy_s\": {copy_s:.3e}, \"copy_in_place_s\": {copy_in_place_s:.3e}, \"copy_plain_s\": {copy_plain_s:.3e}, \"barriers_s\": {barrier_s:.3e}, \"shared_over_floor\": {:.2}, \"messages_over_floor\": {:.2}, \"shared_over_in_place_floor\": {:.2}, \"messages_over_in_place_floor\": {:.2}, \"slice_over_in_place_floor\": {:.2}, \"slice_huge_over_in_place_floor\": {:.2}, \"slice_over_plain_floor\": {:.2}}}",
             world.size(),
             shape,
             shared.is_shared(),
@@ -117,17 +133,18 @@ fn main() {
             shared_s / floor_in_place,
             messages_s / floor_in_place,
             slice_s / floor_in_place,
+            slice_huge_s / floor_in_place,
+            slice_s / (copy_plain_s + barrier_s),
         );
     }
 }
 
-/// Copies the halo cells of `from` into `to` where they lie (3-D, C order): for each axis,
-/// the two slabs of width `w` (the earlier axes cut to the interior, the later ones whole),
-/// which together are the halo, each row a `copy_from_slice` of its run along the last axis.
-fn copy_halo_cells(from: &HaloArray<f64>, to: &mut HaloArray<f64>, widths: &[usize]) {
-    let e = from.extended_shape().to_vec();
+/// Copies the halo cells of `src` into `dst` (extended blocks of shape `e`) where they lie
+/// (3-D, C order): for each axis, the two slabs of width `w` (the earlier axes cut to the
+/// interior, the later ones whole), which together are the halo, each row a
+/// `copy_from_slice` of its run along the last axis.
+fn copy_halo_cells(src: &[f64], dst: &mut [f64], e: &[usize], widths: &[usize]) {
     assert_eq!(e.len(), 3, "the floor is written for 3-D blocks");
-    let (src, dst) = (from.as_slice(), to.as_mut_slice());
     let at = |i: usize, j: usize| (i * e[1] + j) * e[2];
     let inner = |a: usize| widths[a]..e[a] - widths[a];
     let sides = |a: usize| [0..widths[a], e[a] - widths[a]..e[a]];
