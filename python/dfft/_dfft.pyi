@@ -55,7 +55,12 @@ class PFFT:
         sides of every axis from the neighbours' blocks: ``numpy.pad(x, w, mode="wrap")``
         sliced to this rank (``periodic=False``: ``mode="constant"`` with ``fill``). A new
         array; with ``in_place=True``, ``u`` is already the extended block and only its
-        halo cells are filled (the same form on every rank). Collective."""
+        halo cells are filled (the same form on every rank). Collective. The halo plan of
+        each widths and boundary is made once and kept until ``destroy``; a 1-D plan has
+        no halo (``DfftError``)."""
+    @property
+    def halo_plans_made(self) -> int:
+        """How many halo plans ``exchange_halo`` has made (each its own communicator)."""
     def forward(self, a: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """Forward transform of ``a`` (``local_shape``, ``dtype``) into ``out``
         (``local_spectral_shape``, ``spectral_dtype``; allocated when None). Collective."""
