@@ -76,6 +76,14 @@ pub struct HaloPlan<S: Element> {
     recv: AlignedBuf<S>,
     /// The windows of the arrays this plan allocated.
     windows: Vec<Weak<BlockWindow>>,
+    /// Planned once so that an exchange allocates nothing: the layout's memory order, this
+    /// rank's extended strides, each sent and received box's packed strides, and each
+    /// received box's source rank's extended strides and length (for the shared path).
+    order: Vec<usize>,
+    strides: Vec<usize>,
+    send_dense: Vec<Vec<usize>>,
+    recv_dense: Vec<Vec<usize>>,
+    recv_src: Vec<(Vec<usize>, usize)>,
 }
 
 /// This rank's block of a distributed array extended by a halo: `fields` extended blocks one
@@ -110,37 +118,9 @@ impl<S: Element> HaloPlan<S> {
         widths: &[usize],
         boundary: Boundary<S>,
     ) -> Result<Self> {
-        let d = layout.ndim();
-        let bad = |reason: String| FftError::BadOptions {
-            shape: layout.global_shape().to_vec(),
-            reason,
-        };
-        if widths.len() != d {
-            return Err(bad(format!(
-                "a halo needs one width per axis: {} widths {widths:?} for {d} axes",
-                widths.len()
-            )));
-        }
-        if fields == 0 {
-            return Err(bad("a halo needs at least one field, got 0".into()));
-        }
+        let checked = check_args(comm, layout, fields, widths);
+        agree_args(comm, layout, fields, widths, &boundary, checked)?;
         let ranks = layout.grid().ranks();
-        if comm.size() as usize != ranks {
-            return Err(bad(format!(
-                "the communicator has {} ranks, the layout {ranks}",
-                comm.size()
-            )));
-        }
-        let widened: Vec<usize> = (layout.global_shape().iter().zip(widths))
-            .map(|(n, w)| w.checked_mul(2).and_then(|w2| w2.checked_add(*n)))
-            .collect::<Option<_>>()
-            .ok_or_else(|| bad(format!("halo widths {widths:?} overflow")))?;
-        let total = redist::layout::check_shape(&widened)?;
-        total.checked_mul(fields).ok_or_else(|| {
-            bad(format!(
-                "{fields} fields of extended shape {widened:?} overflow"
-            ))
-        })?;
         let (edge, fill) = match boundary {
             Boundary::Periodic => (Edge::Periodic, None),
             Boundary::Fill(v) => (Edge::Fill, Some(v)),
@@ -179,10 +159,26 @@ impl<S: Element> HaloPlan<S> {
         let (send_displs, recv_displs) = (displs(&send_counts), displs(&recv_counts));
         let counts = PeerCounts::new(send_counts, send_displs, recv_counts, recv_displs);
         if !counts.fits_alltoallv() {
-            return Err(bad(format!(
-                "a halo of widths {widths:?} sends more than MPI's 2^31 elements to one rank"
-            )));
+            // Every rank's counts come from the one agreed geometry, so all refuse alike.
+            return Err(FftError::BadOptions {
+                shape: layout.global_shape().to_vec(),
+                reason: format!(
+                    "a halo of widths {widths:?} sends more than MPI's 2^31 elements to one rank"
+                ),
+            });
         }
+        let order = layout.memory_order().axes().to_vec();
+        let dense = |boxes: &[HaloBox]| -> Vec<Vec<usize>> {
+            boxes.iter().map(|b| strides_in(&b.len, &order)).collect()
+        };
+        let (send_dense, recv_dense) = (dense(&sends), dense(&recvs));
+        let recv_src = (recvs.iter())
+            .map(|b| {
+                let p = b.src.as_ref().expect("received boxes have a source").0;
+                (extents.strides(p), extents.len(p))
+            })
+            .collect();
+        let strides = extents.strides(rank);
         Ok(Self {
             comm: comm.duplicate(),
             extents,
@@ -196,6 +192,11 @@ impl<S: Element> HaloPlan<S> {
             send: AlignedBuf::new(send_len),
             recv: AlignedBuf::new(recv_len),
             windows: Vec::new(),
+            order,
+            strides,
+            send_dense,
+            recv_dense,
+            recv_src,
         })
     }
 
@@ -268,15 +269,31 @@ impl<S: Element> HaloPlan<S> {
     /// block) from every rank's interior, in place. Collective; allocates nothing. Arrays
     /// that [`HaloPlan::alloc`] placed in one window on every rank move each cell once,
     /// straight from the neighbour; any other array goes through one `MPI_Alltoallv`.
+    /// Errors on every rank when any rank's array does not fit the plan.
     pub fn exchange(&mut self, array: &mut HaloArray<S>) -> Result<()> {
-        self.check(array)?;
-        let shared = self.window_of(array);
-        let mut all = 0i32;
-        let mine = i32::from(shared.is_some());
-        self.comm
-            .all_reduce_into(&mine, &mut all, SystemOperation::min());
+        let checked = self.check(array);
+        self.exchange_checked(array, checked)
+    }
+
+    /// [`HaloPlan::exchange`] once this rank's arguments are `checked`: one all-reduce agrees
+    /// both whether every rank's were right and whether every array lies in this plan's
+    /// window, so no rank returns early while the others wait in the exchange.
+    fn exchange_checked(&mut self, array: &mut HaloArray<S>, checked: Result<()>) -> Result<()> {
+        let shared = checked.as_ref().ok().and_then(|_| self.window_of(array));
+        let failed = if checked.is_err() {
+            self.rank as u64
+        } else {
+            u64::MAX
+        };
+        let mine = [failed, u64::from(shared.is_some())];
+        let mut all = [0u64; 2];
+        (self.comm).all_reduce_into(&mine[..], &mut all[..], SystemOperation::min());
+        checked?;
+        if all[0] != u64::MAX {
+            return Err(refused_elsewhere(all[0]));
+        }
         match shared {
-            Some(window) if all == 1 => self.exchange_shared(array, &window),
+            Some(window) if all[1] == 1 => self.exchange_shared(array, &window),
             _ => self.exchange_messages(array),
         }
     }
@@ -286,12 +303,14 @@ impl<S: Element> HaloPlan<S> {
     /// [`HaloArray`] holds it; C order for a layout in natural order), whose interior holds
     /// the block: only the halo cells are written, through one `MPI_Alltoallv` (the cells
     /// from other ranks) and copies within `data`. The in-place form for arrays allocated
-    /// with their halo by the caller (numpy, C). Collective; allocates nothing beyond the
-    /// strides. Errors unless `data` has the extended block's length.
+    /// with their halo by the caller (numpy, C). Collective; allocates nothing. Errors on
+    /// every rank unless every rank's `data` has its extended block's length.
     pub fn exchange_slice(&mut self, data: &mut [S]) -> Result<()> {
         let want = self.fields * self.extents.len(self.rank);
-        if data.len() != want {
-            return Err(FftError::ArrayMismatch {
+        let checked = if data.len() == want {
+            Ok(())
+        } else {
+            Err(FftError::ArrayMismatch {
                 array: "halo",
                 reason: format!(
                     "the plan extends {} field(s) of local shape {:?} by widths {:?} on rank {}: {want} elements, the slice holds {}",
@@ -301,17 +320,30 @@ impl<S: Element> HaloPlan<S> {
                     self.rank,
                     data.len()
                 ),
-            });
+            })
+        };
+        let failed = if checked.is_err() {
+            self.rank as u64
+        } else {
+            u64::MAX
+        };
+        let mut first = u64::MAX;
+        (self.comm).all_reduce_into(&failed, &mut first, SystemOperation::min());
+        checked?;
+        if first != u64::MAX {
+            return Err(refused_elsewhere(first));
         }
-        let strides = self.extents.strides(self.rank);
-        self.exchange_messages_in(data.as_mut_ptr(), &strides)
+        self.exchange_messages_in(data.as_mut_ptr())
     }
 
     /// Copies `u` (this rank's block of the plan's layout, all fields) into the interior of
     /// `array` and fills its halo ([`HaloPlan::exchange`]). Collective.
     pub fn exchange_from(&mut self, u: &PencilArray<S>, array: &mut HaloArray<S>) -> Result<()> {
-        if u.layout() != self.layout() || u.fields() != self.fields || u.rank() != self.rank {
-            return Err(FftError::ArrayMismatch {
+        let checked = if u.layout() != self.layout()
+            || u.fields() != self.fields
+            || u.rank() != self.rank
+        {
+            Err(FftError::ArrayMismatch {
                 array: "input",
                 reason: format!(
                     "the halo plan is for {} field(s) of global shape {:?} on rank {}, the array holds {} of {:?} on rank {}",
@@ -322,11 +354,14 @@ impl<S: Element> HaloPlan<S> {
                     u.global_shape(),
                     u.rank()
                 ),
-            });
+            })
+        } else {
+            self.check(array)
+        };
+        if checked.is_ok() {
+            array.set_interior(u.as_slice());
         }
-        self.check(array)?;
-        array.set_interior(u.as_slice());
-        self.exchange(array)
+        self.exchange_checked(array, checked)
     }
 
     /// Errors unless `array` is this plan's shape on this rank.
@@ -371,8 +406,8 @@ impl<S: Element> HaloPlan<S> {
     }
 
     /// The boxes filled from this rank's own block or with the fill value, of every field.
-    fn local_boxes(&self, data: *mut S, strides: &[usize], ext_len: usize) {
-        let order = self.layout().memory_order().axes();
+    fn local_boxes(&self, data: *mut S, ext_len: usize) {
+        let (order, strides) = (&self.order[..], &self.strides[..]);
         for f in 0..self.fields {
             // SAFETY (both arms): every box lies inside this rank's extended block `f` (the
             // pure planner's boxes tile it), and a box copied from the interior never
@@ -394,45 +429,42 @@ impl<S: Element> HaloPlan<S> {
 
     /// The exchange through messages: pack, one `MPI_Alltoallv`, unpack.
     fn exchange_messages(&mut self, array: &mut HaloArray<S>) -> Result<()> {
-        let strides = array.strides.clone();
-        self.exchange_messages_in(array.block.as_mut_ptr(), &strides)
+        self.exchange_messages_in(array.block.as_mut_ptr())
     }
 
     /// [`HaloPlan::exchange_messages`] on this rank's extended blocks at `data` (every field,
-    /// `strides` each).
-    fn exchange_messages_in(&mut self, data: *mut S, strides: &[usize]) -> Result<()> {
-        let order = self.layout().memory_order().axes().to_vec();
+    /// at the plan's extended strides).
+    fn exchange_messages_in(&mut self, data: *mut S) -> Result<()> {
+        let (order, strides) = (&self.order[..], &self.strides[..]);
         let ext_len = self.extents.len(self.rank);
         let mut at = 0;
-        for b in &self.sends {
+        for (b, dense) in self.sends.iter().zip(&self.send_dense) {
             let start = &b.src.as_ref().expect("sent boxes have a source").1;
-            let dense = strides_in(&b.len, &order);
             for f in 0..self.fields {
                 // SAFETY: the box lies in this rank's block `f`, the packed box in the send
                 // buffer (sized for every box of every field).
                 unsafe {
                     let src = data.add(f * ext_len + self.interior_offset(start, strides));
                     let dst = self.send.as_mut_ptr().add(at);
-                    copy_box((src, strides), (dst, &dense), &b.len, &order);
+                    copy_box((src, strides), (dst, dense), &b.len, order);
                 }
                 at += b.elements();
             }
         }
         (self.counts).alltoallv(self.comm.as_raw(), &self.send, &mut self.recv)?;
         let mut at = 0;
-        for b in &self.recvs {
-            let dense = strides_in(&b.len, &order);
+        for (b, dense) in self.recvs.iter().zip(&self.recv_dense) {
             for f in 0..self.fields {
                 // SAFETY: as for packing, the other way.
                 unsafe {
                     let src = self.recv.as_ptr().add(at);
                     let dst = data.add(f * ext_len + offset(&b.dst, strides));
-                    copy_box((src, &dense), (dst, strides), &b.len, &order);
+                    copy_box((src, dense), (dst, strides), &b.len, order);
                 }
                 at += b.elements();
             }
         }
-        self.local_boxes(data, strides, ext_len);
+        self.local_boxes(data, ext_len);
         Ok(())
     }
 
@@ -440,31 +472,124 @@ impl<S: Element> HaloPlan<S> {
     /// copied straight from its source rank's region, and a second synchronization so that
     /// no rank changes its interior while a peer still reads it.
     fn exchange_shared(&mut self, array: &mut HaloArray<S>, window: &BlockWindow) -> Result<()> {
-        let order = self.layout().memory_order().axes().to_vec();
-        let (strides, ext_len) = (array.strides.clone(), self.extents.len(self.rank));
+        let (order, strides) = (&self.order[..], &self.strides[..]);
+        let ext_len = self.extents.len(self.rank);
         let data = array.block.as_mut_ptr();
         let region = window.window.region_len::<S>();
         let base = window.window.base::<S>();
         window.window.sync()?;
-        for b in &self.recvs {
+        for (b, (src_strides, p_len)) in self.recvs.iter().zip(&self.recv_src) {
             let (p, start) = b.src.as_ref().expect("received boxes have a source");
-            let src_strides = self.extents.strides(*p);
-            let p_len = self.extents.len(*p);
+            let (src_strides, p_len) = (&src_strides[..], *p_len);
             for f in 0..self.fields {
                 // SAFETY: the source box lies in the interior of rank `p`'s extended block
                 // `f`, in its region of the window, which no rank writes until the second
                 // synchronization below; the destination box in this rank's halo.
                 unsafe {
-                    let at = self.interior_offset(start, &src_strides);
+                    let at = self.interior_offset(start, src_strides);
                     let src = base.add(p * region + f * p_len + at);
-                    let dst = data.add(f * ext_len + offset(&b.dst, &strides));
-                    copy_box((src, &src_strides), (dst, &strides), &b.len, &order);
+                    let dst = data.add(f * ext_len + offset(&b.dst, strides));
+                    copy_box((src, src_strides), (dst, strides), &b.len, order);
                 }
             }
         }
-        self.local_boxes(data, &strides, ext_len);
+        self.local_boxes(data, ext_len);
         window.window.sync()?;
         Ok(())
+    }
+}
+
+/// This rank's own checks of [`HaloPlan::new`]'s arguments, before any agreement.
+fn check_args<C: Communicator>(
+    comm: &C,
+    layout: &Layout,
+    fields: usize,
+    widths: &[usize],
+) -> Result<()> {
+    let d = layout.ndim();
+    let bad = |reason: String| FftError::BadOptions {
+        shape: layout.global_shape().to_vec(),
+        reason,
+    };
+    if widths.len() != d {
+        return Err(bad(format!(
+            "a halo needs one width per axis: {} widths {widths:?} for {d} axes",
+            widths.len()
+        )));
+    }
+    if fields == 0 {
+        return Err(bad("a halo needs at least one field, got 0".into()));
+    }
+    let ranks = layout.grid().ranks();
+    if comm.size() as usize != ranks {
+        return Err(bad(format!(
+            "the communicator has {} ranks, the layout {ranks}",
+            comm.size()
+        )));
+    }
+    let widened: Vec<usize> = (layout.global_shape().iter().zip(widths))
+        .map(|(n, w)| w.checked_mul(2).and_then(|w2| w2.checked_add(*n)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| bad(format!("halo widths {widths:?} overflow")))?;
+    let total = redist::layout::check_shape(&widened)?;
+    total.checked_mul(fields).ok_or_else(|| {
+        bad(format!(
+            "{fields} fields of extended shape {widened:?} overflow"
+        ))
+    })?;
+    Ok(())
+}
+
+/// Agrees over `comm` that every rank's arguments passed its own checks and that all ranks
+/// passed the same widths, field count, boundary kind and layout (a mismatch would plan
+/// exchanges that do not meet): one `MPI_Allreduce`, then the same refusal on every rank
+/// (its own error where it had one).
+fn agree_args<C: Communicator, S>(
+    comm: &C,
+    layout: &Layout,
+    fields: usize,
+    widths: &[usize],
+    boundary: &Boundary<S>,
+    checked: Result<()>,
+) -> Result<()> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (widths, fields, matches!(boundary, Boundary::Periodic)).hash(&mut h);
+    (
+        layout.global_shape(),
+        layout.grid().dims(),
+        layout.memory_order().axes(),
+    )
+        .hash(&mut h);
+    let key = h.finish();
+    let failed = if checked.is_err() {
+        comm.rank() as u64
+    } else {
+        u64::MAX
+    };
+    let mine = [failed, key, !key];
+    let mut all = [0u64; 3];
+    comm.all_reduce_into(&mine[..], &mut all[..], SystemOperation::min());
+    checked?;
+    if all[0] != u64::MAX {
+        return Err(refused_elsewhere(all[0]));
+    }
+    if all[1] != !all[2] {
+        return Err(FftError::BadOptions {
+            shape: layout.global_shape().to_vec(),
+            reason: format!(
+                "the ranks passed different halo widths, field counts, boundaries or layouts (this rank: widths {widths:?}, {fields} field(s)); every rank must pass the same"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The error of a rank whose own arguments were right when rank `first`'s were not.
+fn refused_elsewhere(first: u64) -> FftError {
+    FftError::ArrayMismatch {
+        array: "halo",
+        reason: format!("rank {first}'s arguments were refused (see that rank's error)"),
     }
 }
 

@@ -292,4 +292,43 @@ fn errors(world: &impl Communicator, rank: usize) {
         ),
         e => panic!("rank {rank}: expected ArrayMismatch, got {e:?}"),
     }
+    one_rank_wrong(world, &plan, rank);
+}
+
+/// Arguments wrong on rank 0 alone: every rank errors (none waits in the exchange), and the
+/// plan still works afterwards.
+fn one_rank_wrong(world: &impl Communicator, plan: &FftPlan<f64>, rank: usize) {
+    if world.size() < 2 {
+        return;
+    }
+    let widths: &[usize] = if rank == 0 { &[2, 1, 1] } else { &[1, 1, 1] };
+    match HaloPlan::<Complex<f64>>::for_input(plan, widths, Boundary::Periodic) {
+        Err(FftError::BadOptions { reason, .. }) => {
+            assert!(reason.contains("different halo widths"), "{reason}")
+        }
+        e => panic!("rank {rank}: expected BadOptions, got {:?}", e.err()),
+    }
+    let mut one = HaloPlan::for_input(plan, &[1, 1, 1], Boundary::Periodic).unwrap();
+    let two = HaloPlan::for_input(plan, &[2, 1, 1], Boundary::Periodic).unwrap();
+    let mut right = HaloArray::private(&one);
+    let mut wrong = HaloArray::private(&two);
+    let refused = |e: FftError, own: &str| match e {
+        FftError::ArrayMismatch { reason, .. } if rank == 0 => {
+            assert!(reason.contains(own), "rank 0: {reason}")
+        }
+        FftError::ArrayMismatch { reason, .. } => assert!(
+            reason.contains("rank 0's arguments were refused"),
+            "rank {rank}: {reason}"
+        ),
+        e => panic!("rank {rank}: expected ArrayMismatch, got {e:?}"),
+    };
+    let array = if rank == 0 { &mut wrong } else { &mut right };
+    refused(one.exchange(array).unwrap_err(), "by [2, 1, 1]");
+    let len = right.as_slice().len() - usize::from(rank == 0);
+    let mut slice = vec![Complex::<f64>::default(); len];
+    refused(
+        one.exchange_slice(&mut slice).unwrap_err(),
+        "the slice holds",
+    );
+    one.exchange(&mut right).unwrap();
 }
