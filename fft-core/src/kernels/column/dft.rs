@@ -1,0 +1,133 @@
+//! The small DFTs of the column kernels on AVX-512 vectors of four interleaved complex
+//! `f64` lanes, each lane a column: radices 2, 4, 8 and 16, held in registers.
+
+use std::arch::x86_64::*;
+
+/// `cos(2πj/16)` for `j < 16`; `sin(2πj/16)` is `COS16[(j + 12) % 16]`. The twiddles
+/// inside the radix-8 and radix-16 DFTs.
+const COS16: [f64; 16] = {
+    let (c1, c2, c3) = (
+        0.923_879_532_511_286_7,
+        std::f64::consts::FRAC_1_SQRT_2,
+        0.382_683_432_365_089_8,
+    );
+    [
+        1.0, c1, c2, c3, 0.0, -c3, -c2, -c1, -1.0, -c1, -c2, -c3, 0.0, c3, c2, c1,
+    ]
+};
+
+/// `a · (wr + i wi)` for interleaved complex lanes.
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub(super) fn cmul(a: __m512d, wr: __m512d, wi: __m512d) -> __m512d {
+    let swapped = _mm512_permute_pd(a, 0x55);
+    _mm512_fmaddsub_pd(a, wr, _mm512_mul_pd(swapped, wi))
+}
+
+/// `a · W16^j` (forward) or `a · conj(W16^j)` (inverse).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn twiddle16<const INV: bool>(a: __m512d, j: usize) -> __m512d {
+    if j == 4 {
+        return rotate::<INV>(a);
+    }
+    let sin = COS16[(j + 12) % 16];
+    let im = if INV { sin } else { -sin };
+    cmul(a, _mm512_set1_pd(COS16[j]), _mm512_set1_pd(im))
+}
+
+/// `a · (-i)` (forward) or `a · i` (inverse).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn rotate<const INV: bool>(a: __m512d) -> __m512d {
+    let swapped = _mm512_castpd_si512(_mm512_permute_pd(a, 0x55));
+    // Forward: (im, -re), the sign on the odd lanes; inverse: (-im, re), on the even.
+    let sign = if INV {
+        _mm512_set_epi64(0, i64::MIN, 0, i64::MIN, 0, i64::MIN, 0, i64::MIN)
+    } else {
+        _mm512_set_epi64(i64::MIN, 0, i64::MIN, 0, i64::MIN, 0, i64::MIN, 0)
+    };
+    _mm512_castsi512_pd(_mm512_xor_si512(swapped, sign))
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn dft2(x: &mut [__m512d]) {
+    let (a, b) = (x[0], x[1]);
+    x[0] = _mm512_add_pd(a, b);
+    x[1] = _mm512_sub_pd(a, b);
+}
+
+/// DFT of length 4 of `x[0], x[s], x[2s], x[3s]`, in place.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn dft4_strided<const INV: bool>(x: &mut [__m512d], s: usize) {
+    let (a, b, c, d) = (x[0], x[s], x[2 * s], x[3 * s]);
+    let t0 = _mm512_add_pd(a, c);
+    let t1 = _mm512_sub_pd(a, c);
+    let t2 = _mm512_add_pd(b, d);
+    let t3 = rotate::<INV>(_mm512_sub_pd(b, d));
+    x[0] = _mm512_add_pd(t0, t2);
+    x[s] = _mm512_add_pd(t1, t3);
+    x[2 * s] = _mm512_sub_pd(t0, t2);
+    x[3 * s] = _mm512_sub_pd(t1, t3);
+}
+
+/// DFT of length 8: `n = n1 + 2 n2`, a DFT of 4 per `n1`, twiddles `W8^{n1 k2}`, a DFT of
+/// 2 per `k2`; output in order.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn dft8<const INV: bool>(x: &mut [__m512d]) {
+    // x[n1 + 2 n2] with stride 2: the DFT of 4 leaves A[n1][k2] at n1 + 2 k2.
+    dft4_strided::<INV>(&mut x[0..], 2);
+    dft4_strided::<INV>(&mut x[1..], 2);
+    for k2 in 1..4 {
+        x[1 + 2 * k2] = twiddle16::<INV>(x[1 + 2 * k2], 2 * k2);
+    }
+    let mut y = [_mm512_setzero_pd(); 8];
+    for k2 in 0..4 {
+        let mut pair = [x[2 * k2], x[2 * k2 + 1]];
+        dft2(&mut pair);
+        // X[k2 + 4 k1]
+        y[k2] = pair[0];
+        y[k2 + 4] = pair[1];
+    }
+    x[..8].copy_from_slice(&y);
+}
+
+/// DFT of length 16: `n = n1 + 4 n2`, a DFT of 4 per `n1`, twiddles `W16^{n1 k2}`, a DFT
+/// of 4 per `k2`; output in order.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn dft16<const INV: bool>(x: &mut [__m512d]) {
+    for n1 in 0..4 {
+        // x[n1 + 4 n2] -> A[n1][k2] at n1 + 4 k2.
+        dft4_strided::<INV>(&mut x[n1..], 4);
+    }
+    for n1 in 1..4 {
+        for k2 in 1..4 {
+            x[n1 + 4 * k2] = twiddle16::<INV>(x[n1 + 4 * k2], n1 * k2);
+        }
+    }
+    let mut y = [_mm512_setzero_pd(); 16];
+    for k2 in 0..4 {
+        let mut a = [x[4 * k2], x[4 * k2 + 1], x[4 * k2 + 2], x[4 * k2 + 3]];
+        dft4_strided::<INV>(&mut a, 1);
+        for (k1, v) in a.into_iter().enumerate() {
+            y[k2 + 4 * k1] = v;
+        }
+    }
+    x[..16].copy_from_slice(&y);
+}
+
+/// DFT of length `N` (4, 8 or 16) of `x[..N]`, in place.
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub(super) fn dft<const N: usize, const INV: bool>(x: &mut [__m512d]) {
+    match N {
+        4 => dft4_strided::<INV>(x, 1),
+        8 => dft8::<INV>(x),
+        16 => dft16::<INV>(x),
+        _ => unreachable!("no DFT of length {N}"),
+    }
+}
