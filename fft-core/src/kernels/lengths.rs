@@ -1,7 +1,8 @@
 //! Every 1-D transform the kernels run (c2c forward and backward as contiguous and strided
 //! sweeps, r2c, c2r, and the eleven real-to-real kinds on real and complex lines), for every
-//! length 1..=300 along one axis, against naive O(n²) sums evaluated in `f64`. Each call's
-//! scratch is filled with NaN first, so a kernel that reads scratch it never wrote fails.
+//! length 1..=300 (and c2c 384) along one axis, against naive O(n²) sums evaluated in `f64`.
+//! Each call's scratch is filled with NaN first, so a kernel that reads scratch it never
+//! wrote fails.
 //! Pure: no MPI.
 
 use super::{LineOp, LineStep, R2r, Sweep};
@@ -14,7 +15,7 @@ use redist::alloc::AlignedBuf;
 
 // The naive references, shared with the integration tests.
 #[path = "../../tests/common/naive.rs"]
-mod naive;
+pub(super) mod naive;
 use naive::{naive_c2r, naive_dft, naive_r2r};
 
 const LENGTHS: std::ops::RangeInclusive<usize> = 1..=300;
@@ -151,7 +152,8 @@ fn check<T: Real>(what: &str, n: usize, got: &[Vec<f64>], want: &[Vec<f64>]) {
 /// FFTs where the length has one), in and out of place.
 fn c2c_sweeps<T: Real>() {
     let mut planner = rustfft::FftPlanner::<T>::new();
-    for n in LENGTHS {
+    // 384: the longest column FFT.
+    for n in LENGTHS.chain([384]) {
         for (inverse, sign) in [(false, -1.0), (true, 1.0)] {
             let fft = if inverse {
                 planner.plan_fft_inverse(n)

@@ -1,5 +1,6 @@
 //! The small DFTs of the column kernels on AVX-512 vectors of four interleaved complex
-//! `f64` lanes, each lane a column: radices 2, 4, 8 and 16, held in registers.
+//! `f64` lanes, each lane a column, held in registers: radices 2, 4, 8 and 16 by
+//! Cooley–Tukey, 3, and 6, 12 and 24 by the prime factor algorithm (2, 4 or 8 times 3).
 
 use std::arch::x86_64::*;
 
@@ -120,14 +121,77 @@ fn dft16<const INV: bool>(x: &mut [__m512d]) {
     x[..16].copy_from_slice(&y);
 }
 
-/// DFT of length `N` (4, 8 or 16) of `x[..N]`, in place.
+/// DFT of length 3 of `x[..3]`, in place: `X1, X2 = x0 - (x1 + x2) / 2 ∓ i (√3 / 2) (x1 - x2)`
+/// (forward; the inverse swaps the signs of `i`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn dft3<const INV: bool>(x: &mut [__m512d]) {
+    let (a, b, c) = (x[0], x[1], x[2]);
+    let sum = _mm512_add_pd(b, c);
+    let diff = _mm512_mul_pd(
+        rotate::<INV>(_mm512_sub_pd(b, c)),
+        _mm512_set1_pd(0.866_025_403_784_438_6),
+    );
+    let mid = _mm512_fnmadd_pd(sum, _mm512_set1_pd(0.5), a);
+    x[0] = _mm512_add_pd(a, sum);
+    x[1] = _mm512_add_pd(mid, diff);
+    x[2] = _mm512_sub_pd(mid, diff);
+}
+
+/// The inverse of `a` modulo `m` (`a` and `m` coprime, `m` > 1).
+const fn inverse_mod(a: usize, m: usize) -> usize {
+    let mut v = 1;
+    while (a * v) % m != 1 {
+        v += 1;
+    }
+    v
+}
+
+/// DFT of length `N1 · N2` (coprime, at most 24) of `x[..N1 · N2]`, in place, by the prime
+/// factor algorithm (Good–Thomas): input `n = (N2 n1 + N1 n2) mod N` and output `k ≡ k1
+/// (mod N1)`, `k ≡ k2 (mod N2)` make it a 2-D DFT of `N1 × N2` with no twiddles between the
+/// DFTs of `N2` per `n1` and of `N1` per `k2`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn pfa<const N1: usize, const N2: usize, const INV: bool>(x: &mut [__m512d]) {
+    let n = N1 * N2;
+    // Output k = k1 e1 + k2 e2 (mod n): e1 ≡ 1 (mod N1), ≡ 0 (mod N2); e2 the other way.
+    let e1 = const { N2 * inverse_mod(N2 % N1, N1) };
+    let e2 = const { N1 * inverse_mod(N1 % N2, N2) };
+    let mut y = [_mm512_setzero_pd(); 24];
+    for n1 in 0..N1 {
+        let mut t = [_mm512_setzero_pd(); 16];
+        for (n2, t) in t[..N2].iter_mut().enumerate() {
+            *t = x[(N2 * n1 + N1 * n2) % n];
+        }
+        dft::<N2, INV>(&mut t[..N2]);
+        for (k2, &t) in t[..N2].iter().enumerate() {
+            y[n1 + N1 * k2] = t;
+        }
+    }
+    for k2 in 0..N2 {
+        let mut t = [_mm512_setzero_pd(); 16];
+        t[..N1].copy_from_slice(&y[N1 * k2..N1 * (k2 + 1)]);
+        dft::<N1, INV>(&mut t[..N1]);
+        for (k1, &t) in t[..N1].iter().enumerate() {
+            x[(k1 * e1 + k2 * e2) % n] = t;
+        }
+    }
+}
+
+/// DFT of length `N` (2, 3, 4, 6, 8, 12, 16 or 24) of `x[..N]`, in place.
 #[inline]
 #[target_feature(enable = "avx512f")]
 pub(super) fn dft<const N: usize, const INV: bool>(x: &mut [__m512d]) {
     match N {
+        2 => dft2(x),
+        3 => dft3::<INV>(x),
         4 => dft4_strided::<INV>(x, 1),
+        6 => pfa::<2, 3, INV>(x),
         8 => dft8::<INV>(x),
+        12 => pfa::<4, 3, INV>(x),
         16 => dft16::<INV>(x),
+        24 => pfa::<8, 3, INV>(x),
         _ => unreachable!("no DFT of length {N}"),
     }
 }

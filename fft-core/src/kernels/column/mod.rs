@@ -29,9 +29,10 @@
 //! writes back exactly the rows it read. A step before the sweep that writes its planes to
 //! the swapped rows (`local::LocalFft`) thus spares the staging block and its copy.
 //!
-//! Lengths 16, 32, 64, 128 and 256 (radices 4, 8 and 16) of complex `f64` on CPUs with
-//! AVX-512F have a kernel; [`ColumnFft::new`] returns `None` otherwise and the sweep keeps
-//! its tiles.
+//! Lengths 16, 32, 64, 128 and 256 (radices 4, 8 and 16), and 12, 24, 48, 96, 192 and 384
+//! (with a radix 3, 6, 12 or 24) of complex `f64` on CPUs with AVX-512F have a kernel (the
+//! DFTs are in `dft.rs`); [`ColumnFft::new`] returns `None` otherwise and the sweep keeps its
+//! tiles.
 
 use super::rows::DigitSwap;
 use num_complex::Complex;
@@ -41,7 +42,7 @@ use rustfft::{Fft, FftDirection};
 const LANES: usize = 4;
 
 /// The longest column a kernel exists for.
-pub(crate) const MAX_LEN: usize = 256;
+pub(crate) const MAX_LEN: usize = 384;
 
 /// The kernel of one length and direction: `(plan, source rows, destination rows, columns,
 /// scale, staging)`; the direct form takes a null staging pointer.
@@ -213,11 +214,17 @@ fn kernels_for(n: usize, inverse: bool) -> Option<(usize, [Kernel; 2])> {
     // The two radices as equal as the lengths allow: the first runs in pass 2 (a), the
     // second in pass 1 (b).
     Some(match n {
+        12 => pair::<4, 3>(inverse),
         16 => pair::<4, 4>(inverse),
+        24 => pair::<6, 4>(inverse),
         32 => pair::<8, 4>(inverse),
+        48 => pair::<8, 6>(inverse),
         64 => pair::<8, 8>(inverse),
+        96 => pair::<12, 8>(inverse),
         128 => pair::<16, 8>(inverse),
+        192 => pair::<16, 12>(inverse),
         256 => pair::<16, 16>(inverse),
+        384 => pair::<24, 16>(inverse),
         _ => return None,
     })
 }
@@ -435,7 +442,11 @@ mod avx512 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::lengths::naive::naive_dft;
     use rustfft::FftPlanner;
+
+    /// Every length with a kernel.
+    const LENGTHS: [usize; 11] = [12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384];
 
     fn value(row: usize, col: usize) -> Complex<f64> {
         Complex::new(
@@ -444,22 +455,28 @@ mod tests {
         )
     }
 
-    /// Runs `check` with rustfft's FFT and the column FFT of every length with a kernel, both
-    /// directions; where this CPU has no AVX-512F, reports the test skipped instead.
-    fn each_plan(
-        test: &str,
-        mut check: impl FnMut(usize, FftDirection, &dyn Fft<f64>, &ColumnFft),
-    ) {
+    /// The naive DFT of `x` in `direction`.
+    fn reference(x: &[Complex<f64>], direction: FftDirection) -> Vec<Complex<f64>> {
+        let sign = match direction {
+            FftDirection::Forward => -1.0,
+            FftDirection::Inverse => 1.0,
+        };
+        naive_dft(x, sign)
+    }
+
+    /// Runs `check` with the column FFT of every length with a kernel, both directions;
+    /// where this CPU has no AVX-512F, reports the test skipped instead.
+    fn each_plan(test: &str, mut check: impl FnMut(usize, FftDirection, &ColumnFft)) {
         if !available() {
             eprintln!("SKIPPED {test}: this CPU has no AVX-512F");
             return;
         }
         let mut planner = FftPlanner::<f64>::new();
-        for n in [16, 32, 64, 128, 256] {
+        for n in LENGTHS {
             for direction in [FftDirection::Forward, FftDirection::Inverse] {
                 let fft = planner.plan_fft(n, direction);
                 let plan = ColumnFft::new(&*fft, 8).expect("a kernel for this length");
-                check(n, direction, &*fft, &plan);
+                check(n, direction, &plan);
             }
         }
     }
@@ -473,10 +490,10 @@ mod tests {
     }
 
     /// Every supported length, both directions, widths with and without a partial vector, in
-    /// place and out of place, scaled or not, against rustfft on each column.
+    /// place and out of place, scaled or not, against the naive DFT of each column.
     #[test]
-    fn columns_match_rustfft() {
-        each_plan("columns_match_rustfft", |n, direction, fft, plan| {
+    fn columns_match_the_naive_dft() {
+        each_plan("columns_match_the_naive_dft", |n, direction, plan| {
             for cols in [1, 3, 4, 7, 8, 13] {
                 // Rows `pitch` apart, with a guard column each side.
                 let pitch = cols + 2;
@@ -499,7 +516,7 @@ mod tests {
                             (0..n).map(|i| input[i * pitch + c]).collect();
                         let column = (1..=cols).contains(&c);
                         if column {
-                            fft.process(&mut expected);
+                            expected = reference(&expected, direction);
                             for e in &mut expected {
                                 *e *= scale.unwrap_or(1.0);
                             }
@@ -520,70 +537,74 @@ mod tests {
         });
     }
 
-    /// The direct form (no staging) against rustfft: out of place, and in place on rows
-    /// that come digit-swapped, every length and direction, partial vectors, scaled or not.
+    /// The direct form (no staging) against the naive DFT: out of place, and in place on
+    /// rows that come digit-swapped, every length and direction, partial vectors, scaled or
+    /// not.
     #[test]
-    fn direct_columns_match_rustfft() {
-        each_plan("direct_columns_match_rustfft", |n, direction, fft, plan| {
-            let mut seen = vec![false; n];
-            for i in 0..n {
-                seen[plan.swapped(i)] = true;
-            }
-            assert!(seen.iter().all(|&s| s), "n {n}: swapped is a permutation");
-            for cols in [1, 4, 6, 13] {
-                let pitch = cols + 2;
-                let input = rows(n, pitch);
-                for (in_place, scale) in [(false, Some(0.25)), (true, None)] {
-                    let mut out = vec![Complex::new(9.0, 9.0); n * pitch];
-                    if in_place {
-                        // Element i of each column in row swapped(i).
-                        for i in 0..n {
-                            let (to, from) = (plan.swapped(i) * pitch, i * pitch);
-                            out[to..to + pitch].copy_from_slice(&input[from..from + pitch]);
+    fn direct_columns_match_the_naive_dft() {
+        each_plan(
+            "direct_columns_match_the_naive_dft",
+            |n, direction, plan| {
+                let mut seen = vec![false; n];
+                for i in 0..n {
+                    seen[plan.swapped(i)] = true;
+                }
+                assert!(seen.iter().all(|&s| s), "n {n}: swapped is a permutation");
+                for cols in [1, 4, 6, 13] {
+                    let pitch = cols + 2;
+                    let input = rows(n, pitch);
+                    for (in_place, scale) in [(false, Some(0.25)), (true, None)] {
+                        let mut out = vec![Complex::new(9.0, 9.0); n * pitch];
+                        if in_place {
+                            // Element i of each column in row swapped(i).
+                            for i in 0..n {
+                                let (to, from) = (plan.swapped(i) * pitch, i * pitch);
+                                out[to..to + pitch].copy_from_slice(&input[from..from + pitch]);
+                            }
                         }
-                    }
-                    let base = out.as_mut_ptr();
-                    let rows_out: Vec<*mut Complex<f64>> =
-                        (0..n).map(|i| base.wrapping_add(i * pitch + 1)).collect();
-                    let rows_in: Vec<*const Complex<f64>> = (0..n)
-                        .map(|i| match in_place {
-                            true => rows_out[plan.swapped(i)] as *const _,
-                            false => input[i * pitch + 1..].as_ptr(),
-                        })
-                        .collect();
-                    // SAFETY: n rows of `cols` valid elements each, disjoint from the
-                    // destination or that same row of it, digit-swapped.
-                    unsafe { plan.run_direct(&rows_in, &rows_out, cols, scale) };
-                    for c in 1..=cols {
-                        let mut expected: Vec<Complex<f64>> =
-                            (0..n).map(|i| input[i * pitch + c]).collect();
-                        fft.process(&mut expected);
-                        for (i, e) in expected.iter().enumerate() {
-                            let e = e * scale.unwrap_or(1.0);
-                            let got = out[i * pitch + c];
-                            assert!(
-                                (got - e).norm() < 1e-12 * n as f64,
-                                "n {n} {direction:?} cols {cols} in place {in_place}: \
+                        let base = out.as_mut_ptr();
+                        let rows_out: Vec<*mut Complex<f64>> =
+                            (0..n).map(|i| base.wrapping_add(i * pitch + 1)).collect();
+                        let rows_in: Vec<*const Complex<f64>> = (0..n)
+                            .map(|i| match in_place {
+                                true => rows_out[plan.swapped(i)] as *const _,
+                                false => input[i * pitch + 1..].as_ptr(),
+                            })
+                            .collect();
+                        // SAFETY: n rows of `cols` valid elements each, disjoint from the
+                        // destination or that same row of it, digit-swapped.
+                        unsafe { plan.run_direct(&rows_in, &rows_out, cols, scale) };
+                        for c in 1..=cols {
+                            let mut expected: Vec<Complex<f64>> =
+                                (0..n).map(|i| input[i * pitch + c]).collect();
+                            expected = reference(&expected, direction);
+                            for (i, e) in expected.iter().enumerate() {
+                                let e = e * scale.unwrap_or(1.0);
+                                let got = out[i * pitch + c];
+                                assert!(
+                                    (got - e).norm() < 1e-12 * n as f64,
+                                    "n {n} {direction:?} cols {cols} in place {in_place}: \
                                      row {i} column {c}: {got} != {e}"
-                            );
+                                );
+                            }
                         }
-                    }
-                    if !in_place {
-                        for i in 0..n {
-                            for c in [0, pitch - 1] {
-                                assert_eq!(out[i * pitch + c], Complex::new(9.0, 9.0));
+                        if !in_place {
+                            for i in 0..n {
+                                for c in [0, pitch - 1] {
+                                    assert_eq!(out[i * pitch + c], Complex::new(9.0, 9.0));
+                                }
                             }
                         }
                     }
                 }
-            }
-        });
+            },
+        );
     }
 
     #[test]
     fn other_lengths_and_f32_have_no_kernel() {
         let mut planner = FftPlanner::<f64>::new();
-        for n in [2, 8, 12, 48, 250, 512] {
+        for n in [2, 3, 8, 36, 250, 512, 768] {
             assert!(ColumnFft::new(&*planner.plan_fft_forward(n), 8).is_none());
         }
         let fft = FftPlanner::<f32>::new().plan_fft_forward(256);
