@@ -99,6 +99,12 @@ pub struct RunArgs {
     /// of different runs compare equal byte for byte.
     #[arg(long)]
     pub deterministic: bool,
+    /// Print where the time goes per step of each direction's program: what the step does,
+    /// its time per call (max over ranks), its share of the pair, the bytes its blocks hold
+    /// (read and written, all ranks) per second, its Gflop/s, and against the machine
+    /// profile's memory bandwidth where a calibrated profile has one (JSON: result.steps).
+    #[arg(long)]
+    pub steps: bool,
     /// A 1-D --shape's forward input (backward output) in FFTW-MPI's scrambled order
     /// (SCRAMBLED_IN: the axis's rows × cols matrix transposed), saving an exchange each way.
     #[arg(long)]

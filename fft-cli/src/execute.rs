@@ -126,6 +126,8 @@ impl Scales {
 /// The timed pairs: each pair's time (max over ranks, sorted) and the stages per pair.
 struct Timing {
     pair_times: Vec<f64>,
+    /// `--steps`: the per-step profile.
+    steps: Option<Vec<crate::report::StepRow>>,
     stages: Stages,
 }
 
@@ -512,7 +514,15 @@ impl Context<'_> {
             unpack_s: per_pair(times.unpack),
         };
         pair_times.sort_by(f64::total_cmp);
-        Ok(Timing { pair_times, stages })
+        let steps = args.steps.then(|| {
+            let copy = self.model.loaded.copy_bytes_per_s();
+            crate::steps::rows(world, &plan.step_profile(), copy)
+        });
+        Ok(Timing {
+            pair_times,
+            stages,
+            steps,
+        })
     }
 
     /// One more pair, untimed, with the proportional set sampled while it runs: its peak
@@ -685,6 +695,7 @@ impl Context<'_> {
             min_s: pair_times[0],
             median_s: pair_times[pair_times.len() / 2],
             stages: timing.stages,
+            steps: timing.steps,
             roundtrip_error,
             reference_error,
             peak_rss_bytes: memory.peak_rss,

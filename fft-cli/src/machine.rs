@@ -66,6 +66,13 @@ pub struct LoadedProfile {
 }
 
 impl LoadedProfile {
+    /// The node's memory bandwidth in bytes read or written per second, where a measured
+    /// profile gives one (`None` for the built-in defaults).
+    pub fn copy_bytes_per_s(&self) -> Option<f64> {
+        let tw = self.profile.tw_memory_s_per_byte;
+        (self.origin != Origin::Defaults && tw > 0.0).then(|| 1.0 / tw)
+    }
+
     /// The built-in defaults.
     pub fn defaults() -> Self {
         Self {

@@ -37,6 +37,7 @@ mod provenance;
 mod redist_cmd;
 mod report;
 mod run;
+mod steps;
 mod synthetic;
 mod threads;
 mod transform;

@@ -35,6 +35,37 @@ pub struct Stages {
     pub unpack_s: f64,
 }
 
+/// One step of one direction of `dfft run --steps`: times per call, max over ranks (the
+/// mean over the timed pairs); bytes and flops per call, all ranks together.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRow {
+    /// `forward` or `backward`, as the run goes (c2r: the plan's backward is the forward).
+    pub direction: &'static str,
+    /// Its place in the direction's program, from 0.
+    pub index: usize,
+    /// fft, line, planes, exchange or fused.
+    pub kind: &'static str,
+    /// What it does, in words.
+    pub what: String,
+    pub seconds: f64,
+    /// Its share of the pair: its seconds over every step's.
+    pub share: f64,
+    /// Bytes of the step's input and output blocks (read and written at least once).
+    pub bytes: u64,
+    pub flops: f64,
+    /// `bytes` / `seconds` and `flops` / `seconds`, in units of 10⁹.
+    pub gb_per_s: f64,
+    pub gflop_per_s: f64,
+    /// `gb_per_s` over the machine profile's memory bandwidth (all ranks of the node, bytes
+    /// read or written per second); null with the generic profile.
+    pub copy_fraction: Option<f64>,
+    /// The stage split of `seconds` (each max over ranks).
+    pub fft_s: f64,
+    pub pack_s: f64,
+    pub comm_s: f64,
+    pub unpack_s: f64,
+}
+
 /// The result of `dfft run`, printed by rank 0.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
@@ -80,6 +111,8 @@ pub struct RunReport {
     /// Median forward+backward pair, max over ranks.
     pub median_s: f64,
     pub stages: Stages,
+    /// `--steps`: each step of each direction with its time and rates.
+    pub steps: Option<Vec<StepRow>>,
     /// max |backward(forward(x)) − c·x| / (c·max |x|) (c = N with `--normalization none`,
     /// else 1),
     /// max over ranks and fields; for c2r taken on the real side.
@@ -152,6 +185,7 @@ impl RunReport {
             "min_s": self.min_s,
             "median_s": self.median_s,
             "stages": self.stages,
+            "steps": self.steps,
             "predicted_s": self.predicted_s,
             "machine_profile": self.machine_profile,
             "generic_profile": self.generic_profile,
@@ -255,6 +289,9 @@ impl RunReport {
         if let Some(out) = &self.output {
             let action = self.output_action.map_or("", |w| w.describe());
             s.push_str(&format!("  output             {out} ({action})\n"));
+        }
+        if let Some(steps) = &self.steps {
+            s.push_str(&crate::steps::table(steps));
         }
         s
     }

@@ -2,7 +2,9 @@
 //! one code path for every kind and precision.
 
 use fft_core::stages::Pipeline;
-use fft_core::{FftError, FftPlan, R2rPlan, Real, RealFftPlan, SharedBlock, Transform};
+use fft_core::{
+    Direction, FftError, FftPlan, R2rPlan, Real, RealFftPlan, SharedBlock, StepProfile, Transform,
+};
 use num_complex::Complex;
 use redist::{Element, Layout, ProcessGrid, StageTimes};
 
@@ -212,6 +214,19 @@ impl<P: Transform> Transform for Inverse<P> {
     }
     fn reset_times(&mut self) {
         self.0.reset_times()
+    }
+    /// The plan's steps with the directions named as the run goes: its backward first, as
+    /// the forward.
+    fn step_profile(&self) -> Vec<StepProfile> {
+        let mut steps = self.0.step_profile();
+        for s in &mut steps {
+            s.direction = match s.direction {
+                Direction::Forward => Direction::Backward,
+                Direction::Backward => Direction::Forward,
+            };
+        }
+        steps.sort_by_key(|s| !s.direction.is_forward());
+        steps
     }
 }
 

@@ -90,14 +90,14 @@ fn every_subcommand_prints_the_one_schema() {
         (
             2,
             vec![
-                "run", "--shape", "16,12,10", "--iters", "2", "--warmup", "0", "--json",
+                "run", "--shape", "16,12,10", "--iters", "2", "--warmup", "0", "--json", "--steps",
             ],
         ),
         (
             2,
             vec![
                 "run", "--shape", "16,12,10", "--kind", "r2c", "--iters", "1", "--warmup", "0",
-                "--json", "--batch", "3", "--groups", "2",
+                "--json", "--batch", "3", "--groups", "2", "--steps",
             ],
         ),
         (
@@ -169,6 +169,28 @@ fn every_subcommand_prints_the_one_schema() {
             "no {command} report checked: {ok:?}"
         );
     }
+    // --steps: both directions' steps of the c2c slab on 2 ranks (a fused exchange each way),
+    // their shares adding up to the pair, the bytes of 16 · 12 · 10 complex f64 per block.
+    let run = &reports(&all)[0]["result"];
+    let steps = run["steps"].as_array().expect("steps with --steps");
+    let block = (16 * 12 * 10 * 16) as u64;
+    for direction in ["forward", "backward"] {
+        let of: Vec<&Value> = steps
+            .iter()
+            .filter(|s| s["direction"] == direction)
+            .collect();
+        assert!(
+            of.iter().any(|s| s["kind"] == "fused"),
+            "{direction}: {of:?}"
+        );
+        let bytes: Vec<u64> = of.iter().map(|s| s["bytes"].as_u64().unwrap()).collect();
+        assert!(
+            bytes.iter().all(|&b| b == 2 * block),
+            "{direction}: {bytes:?}"
+        );
+    }
+    let share: f64 = steps.iter().map(|s| s["share"].as_f64().unwrap()).sum();
+    assert!((share - 1.0).abs() < 1e-6, "shares add up to {share}");
     // What the provenance says about this build: the commit it was built from, the release
     // profile the suite uses, the MPI library it runs on.
     let first = &reports(&all)[0]["provenance"];

@@ -9,7 +9,9 @@
 
 use crate::plan::{Direction, Kind, Plan};
 use crate::stages::Pipeline;
-use crate::{FftOptions, FftPlan, R2rPlan, Real, RealFftPlan, Result, SharedBlock, StageTimes};
+use crate::{
+    FftOptions, FftPlan, R2rPlan, Real, RealFftPlan, Result, SharedBlock, StageTimes, StepProfile,
+};
 use mpi::topology::Communicator;
 use num_complex::Complex;
 use redist::{Element, Layout, ProcessGrid};
@@ -115,6 +117,9 @@ pub trait Transform {
     fn times(&self) -> StageTimes;
     /// Zeroes the stage timers.
     fn reset_times(&mut self);
+    /// Each step of the forward program, then of the backward one, with its calls and
+    /// seconds on this rank ([`Plan::step_profile`]).
+    fn step_profile(&self) -> Vec<StepProfile>;
 }
 
 /// [`Transform`] is every plan's inherent methods of the same names.
@@ -177,6 +182,9 @@ where
     }
     fn reset_times(&mut self) {
         Plan::reset_times(self)
+    }
+    fn step_profile(&self) -> Vec<StepProfile> {
+        Plan::step_profile(self)
     }
 }
 
@@ -336,5 +344,10 @@ impl AnyPlan {
     /// Zeroes the stage timers.
     pub fn reset_times(&mut self) {
         with_any_plan!(self, p => p.reset_times())
+    }
+
+    /// The per-step profile ([`Plan::step_profile`]).
+    pub fn step_profile(&self) -> Vec<StepProfile> {
+        with_any_plan!(self, p => p.step_profile())
     }
 }

@@ -14,6 +14,7 @@ use crate::lower::{lower, Env};
 use crate::memory::MemoryEstimate;
 use crate::options::{FftOptions, GridChoice};
 use crate::plan::Direction;
+use crate::profile::{profile_of, StepClock, StepProfile};
 use crate::program::{Fused, Pass, Program, Step};
 use crate::real::Real;
 use crate::run::{execute, Context, Route, SharedPath};
@@ -44,6 +45,8 @@ pub(crate) struct Engine<T: Real> {
     recv: AlignedBuf<Complex<T>>,
     workers: Vec<AlignedBuf<Complex<T>>>,
     pub(crate) times: StageTimes,
+    /// Per step of each direction's program (forward, backward), its calls and seconds.
+    clocks: [Vec<StepClock>; 2],
     /// The shared-memory windows of the blocks this plan allocated ([`SharedBlock`]), with
     /// whether each holds forward inputs (else forward outputs).
     windows: Vec<(Weak<BlockWindow>, bool)>,
@@ -203,6 +206,8 @@ where
             recv: AlignedBuf::new(recv),
             workers,
             times: StageTimes::default(),
+            clocks: [&program.forward, &program.backward]
+                .map(|pass| vec![StepClock::default(); pass.steps.len()]),
             grid,
             pipeline,
             options,
@@ -250,6 +255,35 @@ where
         outer.grouped = Some(Box::new(grouped));
         redist::alloc::release_freed();
         Ok(outer)
+    }
+
+    /// Each step of each direction's program with its calls and seconds so far (those of a
+    /// group's plan for a batch split into groups; the groups' redistributions are then in
+    /// [`Engine::times`] only).
+    pub(crate) fn step_profile(&self) -> Vec<StepProfile> {
+        if let Some(grouped) = &self.grouped {
+            return grouped.inner().step_profile();
+        }
+        let directions = [Direction::Forward, Direction::Backward];
+        let passes = [&self.program.forward, &self.program.backward];
+        directions
+            .into_iter()
+            .zip(passes)
+            .zip(&self.clocks)
+            .flat_map(|((d, pass), clocks)| profile_of(d, &pass.info, clocks))
+            .collect()
+    }
+
+    /// Zeroes the stage times and every step's clock (a group's plan's too).
+    pub(crate) fn reset_times(&mut self) {
+        self.times = StageTimes::default();
+        self.clocks
+            .iter_mut()
+            .flatten()
+            .for_each(|c| *c = StepClock::default());
+        if let Some(grouped) = &mut self.grouped {
+            grouped.inner_mut().reset_times();
+        }
     }
 
     /// The groups of a split batch (1 for a plain plan).
@@ -583,6 +617,7 @@ where
             exchanges: &mut self.exchanges,
             workers: &mut self.workers,
             times: &mut self.times,
+            clocks: &mut self.clocks[usize::from(!forward)],
             destroy_input,
             blocks,
         };

@@ -352,6 +352,15 @@ where
         self.inner.work_len() + scalars.div_ceil(2)
     }
 
+    /// This rank's group's plan.
+    pub(crate) fn inner(&self) -> &Engine<T> {
+        &self.inner
+    }
+
+    pub(crate) fn inner_mut(&mut self) -> &mut Engine<T> {
+        &mut self.inner
+    }
+
     /// Threads of the group's plan.
     pub(crate) fn threads(&self) -> usize {
         self.inner.threads()

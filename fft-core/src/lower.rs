@@ -33,6 +33,7 @@ pub(crate) use crate::spec::Spec;
 use crate::error::Result;
 use crate::kernels::{LineOp, LineStep, LocalFft, PlaneSteps, R2r, Sweep, Twiddle};
 use crate::options::{AxisKind, FftOptions};
+use crate::profile::{describe, exchange_op, line_flops, Op, Ops, StepInfo, StepKind};
 use crate::program::{At, ExchangeFusion, ExchangeStep, PaddedRows, Pass, Program, Step};
 use crate::real::Real;
 use crate::stages::{Pipeline, Stage};
@@ -139,10 +140,12 @@ impl Problem<'_> {
     }
 }
 
-/// Steps of one direction before fusion, and the layout each leaves the data in.
+/// Steps of one direction before fusion, the layout each leaves the data in, and the
+/// operations each is made of (for the profile, [`crate::profile`]).
 pub(crate) struct Unfused<T: Real> {
     pub steps: Vec<Step<T>>,
     pub after: Vec<usize>,
+    pub ops: Vec<Ops>,
 }
 
 /// The exchanges of `pipeline` with the layouts batched by `batch`, and rank `rank`'s
@@ -288,12 +291,14 @@ pub(crate) fn lower<T: Real>(
     let regions = direct::regions::<T>(&layouts, pipeline, work_most);
     let mut program = Program {
         forward: Pass {
+            info: infos::<T>(&problem, &forward, input, rank),
             steps: forward.steps,
             dests: forward_dests,
             in_place: forward_in_place,
             scale: T::of(spec.forward_scale),
         },
         backward: Pass {
+            info: infos::<T>(&problem, &backward, output, rank),
             steps: backward.steps,
             dests: backward_dests,
             in_place: backward_in_place,
@@ -524,6 +529,39 @@ fn scratch_len<T: Real>(program: &Program<T>, destroy: bool) -> usize {
     pass(&program.forward).max(pass(&program.backward))
 }
 
+/// What each step of `pass` (which starts in layout `start`) does on rank `q`, for the
+/// profile: its words, its input and output blocks' bytes, its flops.
+fn infos<T: Real>(
+    problem: &Problem<'_>,
+    pass: &Unfused<T>,
+    start: usize,
+    q: usize,
+) -> Vec<StepInfo> {
+    let bytes = |layout: usize| (problem.scalars(layout, q) * std::mem::size_of::<T>()) as u64;
+    let mut from = start;
+    let steps = pass.steps.iter().zip(&pass.after).zip(&pass.ops);
+    steps
+        .map(|((step, &to), ops)| {
+            let kind = match step {
+                Step::Fft(_) => StepKind::Fft,
+                Step::Line { .. } => StepKind::Line,
+                Step::Planes(_) => StepKind::Planes,
+                Step::Exchange { .. } => StepKind::Exchange,
+                Step::Fused(_) => StepKind::Fused,
+            };
+            let info = StepInfo {
+                kind,
+                what: describe(kind, ops),
+                read_bytes: bytes(from),
+                write_bytes: bytes(to),
+                flops: ops.iter().map(|(_, f)| f).sum(),
+            };
+            from = to;
+            info
+        })
+        .collect()
+}
+
 /// An r2c or c2r step to run per sub-block with an FFT group: its op, its source and
 /// destination layouts and its axis.
 struct LineSide<T: Real> {
@@ -559,6 +597,7 @@ fn steps_of<T: Real>(
         q,
         steps: Vec::new(),
         after: Vec::new(),
+        ops: Vec::new(),
         exchange: first_exchange,
         last_resize: None,
         last_fft: None,
@@ -572,7 +611,8 @@ fn steps_of<T: Real>(
                 let real = problem.pipeline.real[from];
                 let index = out.exchange;
                 out.exchange += 1;
-                out.push(Step::Exchange { index, real }, to);
+                let op = exchange_op(&problem.layouts[from], &problem.layouts[to]);
+                out.push(Step::Exchange { index, real }, to, vec![(op, 0.0)]);
                 i + 1
             }
         };
@@ -580,6 +620,7 @@ fn steps_of<T: Real>(
     Unfused {
         steps: out.steps,
         after: out.after,
+        ops: out.ops,
     }
 }
 
@@ -594,15 +635,28 @@ struct StepsOf<'a, 'p, T: Real> {
     q: usize,
     steps: Vec<Step<T>>,
     after: Vec<usize>,
+    ops: Vec<Ops>,
     exchange: usize,
     last_resize: Option<(usize, usize)>,
     last_fft: Option<(usize, FftGroup<T>)>,
 }
 
 impl<T: Real> StepsOf<'_, '_, T> {
-    fn push(&mut self, step: Step<T>, layout: usize) {
+    fn push(&mut self, step: Step<T>, layout: usize, ops: Ops) {
         self.steps.push(step);
         self.after.push(layout);
+        self.ops.push(ops);
+    }
+
+    fn pop(&mut self) -> Ops {
+        self.steps.pop();
+        self.after.pop();
+        self.ops.pop().unwrap_or_default()
+    }
+
+    /// Lines of length `n` in rank `q`'s block of `layout`.
+    fn lines(&self, layout: usize, n: usize) -> usize {
+        self.problem.layouts[layout].local_len(self.q) / n.max(1)
     }
 
     /// The FFT stage `stages[i]` (of `axis` on `layout`): a real-to-real line step, or the
@@ -629,7 +683,12 @@ impl<T: Real> StepsOf<'_, '_, T> {
             let step = LineStep::new(op, &memory_shape, position, rows, false, false, rows)
                 .with_twiddle(twiddle);
             let in_place = true;
-            self.push(Step::Line { step, in_place }, layout);
+            let flops = line_flops(rows, self.lines(layout, rows), false);
+            self.push(
+                Step::Line { step, in_place },
+                layout,
+                vec![(Op::Twiddled, flops)],
+            );
             return i + 1;
         }
         if let AxisKind::R2r(kind) = spec.axes[axis] {
@@ -641,21 +700,29 @@ impl<T: Real> StepsOf<'_, '_, T> {
             let op = LineOp::R2r(R2r::new(&mut planners.dcts, &mut planners.reals, kind, n));
             let step = LineStep::new(op, &memory_shape, position, n, real, real, n);
             let in_place = true;
-            self.push(Step::Line { step, in_place }, layout);
+            let flops = line_flops(n, self.lines(layout, n), real);
+            self.push(
+                Step::Line { step, in_place },
+                layout,
+                vec![(Op::R2r(axis), flops)],
+            );
             return i + 1;
         }
         // Consecutive complex FFT stages on one layout run as one step.
         let mut plans = Vec::new();
         let mut positions = Vec::new();
+        let mut ops = Vec::new();
         while let Some(&Stage::Fft { layout: same, axis }) = stages.get(i) {
             if same != layout || spec.axes[axis] != AxisKind::Fft {
                 break;
             }
-            plans.push(self.planners.fft(spec.shape.physical[axis], self.inverse));
+            let n = spec.shape.physical[axis];
+            plans.push(self.planners.fft(n, self.inverse));
             positions.push(l.memory_order().position_of(axis + shift));
+            ops.push((Op::Fft(axis), line_flops(n, self.lines(layout, n), false)));
             i += 1;
         }
-        if self.r2c_with(layout, &plans, &positions) {
+        if self.r2c_with(layout, &plans, &positions, &ops) {
             return i;
         }
         let local = LocalFft::new(
@@ -666,13 +733,19 @@ impl<T: Real> StepsOf<'_, '_, T> {
             spec.deterministic,
         );
         self.last_fft = Some((layout, (plans, positions)));
-        self.push(Step::Fft(local), layout);
+        self.push(Step::Fft(local), layout, ops);
         i
     }
 
     /// Runs the r2c step just before, into `layout`, per sub-block with the FFT group
     /// (`plans` along memory `positions`), where it can: `true` if it does.
-    fn r2c_with(&mut self, layout: usize, plans: &[Arc<dyn Fft<T>>], positions: &[usize]) -> bool {
+    fn r2c_with(
+        &mut self,
+        layout: usize,
+        plans: &[Arc<dyn Fft<T>>],
+        positions: &[usize],
+        ops: &[(Op, f64)],
+    ) -> bool {
         let Some((from, axis)) = self.last_resize.take() else {
             return false;
         };
@@ -697,11 +770,13 @@ impl<T: Real> StepsOf<'_, '_, T> {
         else {
             return false;
         };
-        self.steps.pop();
-        self.after.pop();
-        self.push(Step::Planes(planes), layout);
+        let mut line_ops = self.pop();
+        let first = self.problem.shift + 1;
+        let (group, rest_ops) = split_ops(ops, positions, first);
+        line_ops.extend(group);
+        self.push(Step::Planes(planes), layout, line_ops);
         if let Some(rest) = rest {
-            self.push(Step::Fft(rest), layout);
+            self.push(Step::Fft(rest), layout, rest_ops);
         }
         true
     }
@@ -728,9 +803,26 @@ impl<T: Real> StepsOf<'_, '_, T> {
             (false, true) => LineOp::C2r(self.planners.reals.plan_fft_inverse(n_out)),
             _ => LineOp::C2c(self.planners.fft(n_in.max(n_out), self.inverse)),
         };
+        let line_op = match (real_in, real_out) {
+            (true, false) => (
+                Op::R2c(axis),
+                line_flops(n_in, self.lines(from, n_in), true),
+            ),
+            (false, true) => (
+                Op::C2r(axis),
+                line_flops(n_out, self.lines(to, n_out), true),
+            ),
+            _ => {
+                let m = n_in.max(n_out);
+                (
+                    Op::Padded(axis),
+                    line_flops(m, self.lines(from, n_in), false),
+                )
+            }
+        };
         let group = self.last_fft.take();
         if let (LineOp::C2r(c2r), Some(group)) = (&op, group) {
-            if self.c2r_after(c2r.clone(), group, (from, to, axis)) {
+            if self.c2r_after(c2r.clone(), group, (from, to, axis), line_op) {
                 return i + 1;
             }
         }
@@ -738,7 +830,7 @@ impl<T: Real> StepsOf<'_, '_, T> {
         let (real, n) = ((real_in, real_out), (n_out, resolution));
         let step = LineStep::new(op, &memory_shape, position, n.0, real.0, real.1, n.1);
         let in_place = false;
-        self.push(Step::Line { step, in_place }, to);
+        self.push(Step::Line { step, in_place }, to, vec![line_op]);
         if real_in && !real_out {
             self.last_resize = Some((from, axis));
         }
@@ -753,6 +845,7 @@ impl<T: Real> StepsOf<'_, '_, T> {
         c2r: Arc<dyn realfft::ComplexToReal<T>>,
         (layout, group): (usize, FftGroup<T>),
         (from, to, axis): (usize, usize, usize),
+        line_op: (Op, f64),
     ) -> bool {
         if !matches!(self.steps.last(), Some(Step::Fft(_)))
             || layout != from
@@ -772,14 +865,27 @@ impl<T: Real> StepsOf<'_, '_, T> {
         else {
             return false;
         };
-        self.steps.pop();
-        self.after.pop();
+        let ops = self.pop();
+        let first = self.problem.shift + 1;
+        let (mut group_ops, rest_ops) = split_ops(&ops, group.1, first);
         if let Some(rest) = rest {
-            self.push(Step::Fft(rest), from);
+            self.push(Step::Fft(rest), from, rest_ops);
         }
-        self.push(Step::Planes(planes), to);
+        group_ops.push(line_op);
+        self.push(Step::Planes(planes), to, group_ops);
         true
     }
+}
+
+/// The operations of an FFT group (`ops[i]` along memory position `positions[i]`) that
+/// [`per_sub_block`] runs per sub-block (positions from `first` on), and the rest.
+fn split_ops(ops: &[(Op, f64)], positions: &[usize], first: usize) -> (Ops, Ops) {
+    let (group, rest): (Vec<_>, Vec<_>) = ops
+        .iter()
+        .zip(positions)
+        .partition(|(_, &position)| position >= first);
+    let ops = |v: Vec<(&(Op, f64), &usize)>| v.into_iter().map(|(op, _)| *op).collect();
+    (ops(group), ops(rest))
 }
 
 /// The r2c step `line` followed by the FFT group, or the FFT group followed by the c2r step

@@ -298,9 +298,17 @@ where
         self.engine.times
     }
 
-    /// Zeroes the stage timers.
+    /// Zeroes the stage timers and the per-step profile's.
     pub fn reset_times(&mut self) {
-        self.engine.times = StageTimes::default();
+        self.engine.reset_times();
+    }
+
+    /// Every step of the forward program, then of the backward one, on this rank: what it
+    /// does, its blocks' bytes, its flops, and its calls and seconds since the plan was made
+    /// or [`Plan::reset_times`] (see [`StepProfile`]). Each step's stage split adds up to
+    /// [`Plan::times`]. For a batch split into groups, the steps of the group's plan.
+    pub fn step_profile(&self) -> Vec<crate::StepProfile> {
+        self.engine.step_profile()
     }
 
     /// A zeroed forward-input block of this rank ([`Plan::input_len`] elements), allocated

@@ -4,6 +4,7 @@
 
 use crate::kernels::{LineStep, LocalFft, PlaneKernel, PlaneSteps, RunMap, Sweep};
 use crate::memory::MemoryEstimate;
+use crate::profile::StepInfo;
 use crate::real::Real;
 use redist::plan::RankExchange;
 use redist::{ExchangePlan, Layout};
@@ -146,6 +147,8 @@ pub(crate) struct Fused<T: Real> {
 /// One direction: its steps, where each leaves the data, and its scale.
 pub(crate) struct Pass<T: Real> {
     pub steps: Vec<Step<T>>,
+    /// What each step does, for the profile ([`crate::profile`]).
+    pub info: Vec<StepInfo>,
     pub dests: Vec<At>,
     /// Where each step leaves the data in an in-place call (plans made with
     /// [`crate::FftOptions::in_place`]): the data starts and ends in [`At::Output`], the one

@@ -7,6 +7,7 @@
 
 use crate::error::Result;
 use crate::kernels::{LineStep, LocalFft, PlaneEnd, PlaneSteps, Planes, Rows, RunMap};
+use crate::profile::StepClock;
 use crate::program::{At, Direct, Fused, Kernel, Pass, Step};
 use crate::real::Real;
 use crate::shared::{BlockWindow, SharedBlock};
@@ -163,6 +164,8 @@ pub(crate) struct Context<'a, T: Real> {
     pub exchanges: &'a mut [Exchange],
     pub workers: &'a mut [AlignedBuf<Complex<T>>],
     pub times: &'a mut StageTimes,
+    /// Per step of the pass, its calls and seconds ([`crate::profile`]).
+    pub clocks: &'a mut [StepClock],
     pub destroy_input: bool,
     /// The windows of the caller's input and output blocks.
     pub blocks: [Option<Arc<BlockWindow>>; 2],
@@ -190,6 +193,7 @@ where
         exchanges,
         workers,
         times,
+        clocks,
         destroy_input,
         blocks,
     } = cx;
@@ -226,6 +230,7 @@ where
             T::one()
         };
         let to = dests[i];
+        let (start, stages) = (Instant::now(), *times);
         len = match step {
             Step::Fft(local) => run_fft(local, &mut buffers, (at, to), len, scale, workers, times),
             Step::Line { step, .. } => {
@@ -260,6 +265,7 @@ where
                 )?
             }
         };
+        clocks[i].add(start.elapsed(), &stages, times);
         at = to;
     }
     debug_assert_eq!(at, At::Output, "every transform ends in the output buffer");

@@ -7,10 +7,14 @@
 mod common;
 
 use common::*;
-use fft_core::{FftError, FftOptions, FftPlan, GridChoice, Method, Normalization, RealFftPlan};
+use fft_core::{
+    Direction, FftError, FftOptions, FftPlan, GridChoice, Method, Normalization, RealFftPlan,
+    StageTimes, StepProfile,
+};
 use mpi::topology::Communicator;
 use num_complex::Complex;
 use rustfft::FftDirection;
+use std::time::Instant;
 
 const BODY: &str = "fft_body";
 
@@ -130,13 +134,18 @@ fn plan_allocated_blocks(
     field.copy_from_slice(input);
     spectrum.fill(Complex::new(f64::NAN, 1.0));
     plan.reset_times();
+    let mut wall = 0.0;
+    let t = Instant::now();
     plan.forward(&field, &mut spectrum).expect(what);
+    wall += t.elapsed().as_secs_f64();
     assert!(
         &spectrum[..] == out,
         "{what}: forward between shared blocks differs"
     );
     assert!(&field[..] == input, "{what}: the forward wrote its input");
+    let t = Instant::now();
     plan.backward(&spectrum, &mut field).expect(what);
+    wall += t.elapsed().as_secs_f64();
     assert!(
         &field[..] == back,
         "{what}: backward between shared blocks differs"
@@ -160,9 +169,88 @@ fn plan_allocated_blocks(
     };
     target.fill(Complex::new(f64::NAN, 0.0));
     field.copy_from_slice(input);
+    let t = Instant::now();
     plan.forward(&field, target).expect(what);
+    wall += t.elapsed().as_secs_f64();
     let err = relative_error(target, out, max_norm(out).max(1.0));
     assert!(err <= 1e-12, "{what}: mixed blocks: error {err:e}");
+    let profile = plan.step_profile();
+    let blocks = [plan.input_len(), plan.output_len()].map(|n| 16 * n as u64);
+    profile_adds_up(&profile, plan.times(), [2, 1], blocks, wall, what);
+}
+
+/// A plan's per-step profile after `calls` forward and backward calls that took `wall`
+/// seconds in all: the forward's steps then the backward's, each called once per call of its
+/// direction; each direction's first step reads its input block and its last writes its
+/// output block (`blocks`: the forward's input and output bytes); their stage splits add up to the plan's stage times, and their seconds to those
+/// times within the little each step does outside them (views, the step's own bookkeeping),
+/// and to no more than the calls' wall time.
+fn profile_adds_up(
+    profile: &[StepProfile],
+    times: StageTimes,
+    calls: [u64; 2],
+    blocks: [u64; 2],
+    wall: f64,
+    what: &str,
+) {
+    assert!(!profile.is_empty(), "{what}: no steps in the profile");
+    let forward = profile
+        .iter()
+        .take_while(|s| s.direction == Direction::Forward);
+    let forward = forward.count();
+    let (f, b) = profile.split_at(forward);
+    let ends = |steps: &[StepProfile]| [steps[0].read_bytes, steps[steps.len() - 1].write_bytes];
+    assert_eq!(ends(f), blocks, "{what}: the forward's blocks");
+    assert_eq!(
+        ends(b),
+        [blocks[1], blocks[0]],
+        "{what}: the backward's blocks"
+    );
+    for (i, step) in profile.iter().enumerate() {
+        let (direction, index, calls) = if i < forward {
+            (Direction::Forward, i, calls[0])
+        } else {
+            (Direction::Backward, i - forward, calls[1])
+        };
+        let at = format!(
+            "{what}: step {i} ({:?} {}, {})",
+            step.direction, step.index, step.what
+        );
+        assert_eq!((step.direction, step.index), (direction, index), "{at}");
+        assert_eq!(step.calls, calls, "{at}: calls");
+        assert!(!step.what.is_empty(), "{at}");
+        let split = step.stages.total();
+        assert!(
+            split <= step.seconds + 1e-9,
+            "{at}: split {split} s > {} s",
+            step.seconds
+        );
+    }
+    let sum = |f: fn(&StageTimes) -> f64| profile.iter().map(|s| f(&s.stages)).sum::<f64>();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 + 1e-9 * b.abs();
+    for (name, f) in [
+        ("fft", (|t: &StageTimes| t.fft) as fn(&StageTimes) -> f64),
+        ("pack", |t| t.pack),
+        ("comm", |t| t.comm),
+        ("unpack", |t| t.unpack),
+    ] {
+        assert!(
+            close(sum(f), f(&times)),
+            "{what}: steps' {name} {} != {}",
+            sum(f),
+            f(&times)
+        );
+    }
+    let steps: f64 = profile.iter().map(|s| s.seconds).sum();
+    let total = times.total();
+    assert!(
+        steps >= total - 1e-9 && steps <= total + 0.25 * steps + 5e-3,
+        "{what}: steps take {steps} s, the stages {total} s"
+    );
+    assert!(
+        steps <= wall,
+        "{what}: steps take {steps} s, the calls {wall} s"
+    );
 }
 
 /// Slabs of blocks of 2 MiB and more, whose windows lie on huge pages where the system
@@ -214,8 +302,12 @@ fn private_blocks_through_work_windows(world: &impl Communicator, rank: usize, s
         assert!(err <= tolerance(&shape), "{what}: forward error {err:e}");
         plan.reset_times();
         let mut back = vec![f64::NAN; plan.input_len()];
+        let wall = Instant::now();
         plan.backward(&out, &mut back).expect(&what);
+        let wall = wall.elapsed().as_secs_f64();
         let t = plan.times();
+        let blocks = [8 * plan.input_len() as u64, 16 * plan.output_len() as u64];
+        profile_adds_up(&plan.step_profile(), t, [0, 1], blocks, wall, &what);
         if size > 1 {
             assert!(
                 t.pack == 0.0 && t.unpack == 0.0,

@@ -4,6 +4,7 @@
 use super::{Env, Problem, Unfused};
 use crate::error::Result;
 use crate::kernels::{PlaneKernel, RunMap};
+use crate::profile::Ops;
 use crate::program::{At, Fused, Kernel, Pass, Step};
 use crate::real::Real;
 use num_complex::Complex;
@@ -80,23 +81,23 @@ pub(super) fn fuse<T: Real>(
     let mut out = Vec::with_capacity(2);
     let mut chosen = candidates.iter().zip(folded.chunks(slot::LEN)).peekable();
     for (pass, unfused) in passes.into_iter().enumerate() {
-        let Unfused { steps, after } = unfused;
-        let mut fused_steps: Vec<(Step<T>, usize)> = Vec::with_capacity(steps.len());
+        let Unfused { steps, after, ops } = unfused;
+        let mut fused_steps: Vec<(Step<T>, usize, Ops)> = Vec::with_capacity(steps.len());
         let prev_after = after.clone();
-        let mut pending = steps.into_iter().zip(after).enumerate().peekable();
-        while let Some((i, (step, layout))) = pending.next() {
+        let mut pending = steps.into_iter().zip(after).zip(ops).enumerate().peekable();
+        while let Some((i, ((step, layout), mut ops))) = pending.next() {
             let decided = match chosen.peek() {
                 Some((c, _)) if c.pass == pass && c.step == i => chosen.next(),
                 _ => None,
             };
             let Some((c, f)) = decided else {
-                fused_steps.push((step, layout));
+                fused_steps.push((step, layout, ops));
                 continue;
             };
             let holds = |s: usize| f[s] == 0;
             // The exchange before, unless the step before took it.
             let before = c.before.filter(|_| {
-                matches!(fused_steps.last(), Some((Step::Exchange { .. }, _)))
+                matches!(fused_steps.last(), Some((Step::Exchange { .. }, _, _)))
                     && holds(slot::BEFORE)
             });
             let after_ok = if before.is_some() {
@@ -110,7 +111,7 @@ pub(super) fn fuse<T: Real>(
                 (b, a) => COMBOS.iter().position(|&x| x == (b.is_some(), a.is_some())),
             };
             let Some(combo) = combo.filter(|&k| holds(slot::CUT + k)) else {
-                fused_steps.push((step, layout));
+                fused_steps.push((step, layout, ops));
                 continue;
             };
             let prev = i.checked_sub(1).map(|p| prev_after[p]);
@@ -133,15 +134,24 @@ pub(super) fn fuse<T: Real>(
             fused.region.0 = f[slot::REGION + combo] as usize;
             let mut last = layout;
             if before.is_some() {
-                fused_steps.pop();
+                let (_, _, mut exchange) = fused_steps.pop().expect("the exchange before");
+                exchange.append(&mut ops);
+                ops = exchange;
             }
             if after.is_some() {
-                last = pending.next().expect("the exchange after").1 .1;
+                let (_, ((_, layout), exchange)) = pending.next().expect("the exchange after");
+                last = layout;
+                ops.extend(exchange);
             }
-            fused_steps.push((Step::Fused(Box::new(fused)), last));
+            fused_steps.push((Step::Fused(Box::new(fused)), last, ops));
         }
-        let (steps, after) = fused_steps.into_iter().unzip();
-        out.push(Unfused { steps, after });
+        let (mut steps, mut after, mut ops) = (Vec::new(), Vec::new(), Vec::new());
+        for (step, layout, step_ops) in fused_steps {
+            steps.push(step);
+            after.push(layout);
+            ops.push(step_ops);
+        }
+        out.push(Unfused { steps, after, ops });
     }
     let backward = out.pop().expect("two passes");
     let forward = out.pop().expect("two passes");

@@ -354,3 +354,107 @@ fn in_place_schedules_hold_a_work_block_only_where_data_must_move() {
         agreed(&in_place, &what);
     }
 }
+
+/// Each pass's profile words, one per step, checked against the pass's steps: one per step,
+/// of the step's kind.
+fn words(pass: &Pass<f64>) -> Vec<String> {
+    assert_eq!(
+        pass.info.len(),
+        pass.steps.len(),
+        "one profile entry per step"
+    );
+    for (step, info) in pass.steps.iter().zip(&pass.info) {
+        let kind = match step {
+            Step::Fft(_) => StepKind::Fft,
+            Step::Line { .. } => StepKind::Line,
+            Step::Planes(_) => StepKind::Planes,
+            Step::Exchange { .. } => StepKind::Exchange,
+            Step::Fused(_) => StepKind::Fused,
+        };
+        assert_eq!(info.kind, kind, "{}", info.what);
+    }
+    pass.info.iter().map(|i| i.what.clone()).collect()
+}
+
+#[test]
+fn profile_names_each_step_with_its_blocks_and_flops() {
+    let log2 = |n: f64| n.log2();
+    // A slab of 64 × 48 × 40 complex f64 on 2 ranks, rank 0: 32 × 48 × 40 before and after.
+    let programs = lowered(
+        &[64, 48, 40],
+        Domain::Complex,
+        &FftOptions::default(),
+        &[2],
+        &[0],
+    );
+    let p = &programs[0].1;
+    println!("slab: {:?} / {:?}", words(&p.forward), words(&p.backward));
+    let block = 32 * 48 * 40 * 16;
+    let fft = &p.forward.info[0];
+    assert_eq!(fft.what, "FFT along axes 2 and 1");
+    assert_eq!((fft.read_bytes, fft.write_bytes), (block, block));
+    // 32 · 48 lines of 40 points and 32 · 40 lines of 48, 5 n log₂ n each.
+    let want = 32.0 * 48.0 * 5.0 * 40.0 * log2(40.0) + 32.0 * 40.0 * 5.0 * 48.0 * log2(48.0);
+    assert!(
+        (fft.flops - want).abs() < 1e-6 * want,
+        "{} != {want}",
+        fft.flops
+    );
+    let fused = &p.forward.info[1];
+    let x = "exchange over grid axis 0";
+    assert_eq!(fused.what, format!("fused: {x} + FFT along axis 0 + {x}"));
+    assert_eq!((fused.read_bytes, fused.write_bytes), (block, block));
+    // Between the exchanges rank 0 holds 64 × 24 × 40: 960 lines of 64 points.
+    assert_eq!(fused.flops, 960.0 * 5.0 * 64.0 * 6.0);
+    assert_eq!(words(&p.backward).len(), 2);
+
+    // A pencil of 16 × 12 × 8 on 2 × 2 ranks: its exchanges name both grid axes.
+    let programs = lowered(
+        &[16, 12, 8],
+        Domain::Complex,
+        &FftOptions::default(),
+        &[2, 2],
+        &[3],
+    );
+    let p = &programs[0].1;
+    let (f, b) = (words(&p.forward), words(&p.backward));
+    println!("pencil: {f:?} / {b:?}");
+    let all = f.iter().chain(&b).cloned().collect::<Vec<_>>().join("; ");
+    assert!(
+        all.contains("grid axis 0") && all.contains("grid axis 1"),
+        "{all}"
+    );
+    let flops: f64 = p.forward.info.iter().map(|i| i.flops).sum();
+    // Rank 3 holds a quarter of the array: a quarter of each axis's lines.
+    let lines = |n: f64| 16.0 * 12.0 * 8.0 / 4.0 / n * 5.0 * n * log2(n);
+    let want = lines(16.0) + lines(12.0) + lines(8.0);
+    assert!((flops - want).abs() < 1e-6 * want, "{flops} != {want}");
+
+    // r2c of 16 × 12 × 10 reals on 2 ranks, rank 0: 8 × 12 × 10 reals, 8 × 12 × 6 complex.
+    let programs = lowered(
+        &[16, 12, 10],
+        Domain::RealToComplex,
+        &FftOptions::default(),
+        &[2],
+        &[0],
+    );
+    let p = &programs[0].1;
+    println!("r2c: {:?} / {:?}", words(&p.forward), words(&p.backward));
+    let planes = &p.forward.info[0];
+    assert_eq!(
+        planes.what,
+        "per plane in cache: r2c along axis 2 + FFT along axis 1"
+    );
+    assert_eq!(
+        (planes.read_bytes, planes.write_bytes),
+        (8 * 12 * 10 * 8, 8 * 12 * 6 * 16)
+    );
+    let want = 96.0 * 2.5 * 10.0 * log2(10.0) + 8.0 * 6.0 * 5.0 * 12.0 * log2(12.0);
+    assert!(
+        (planes.flops - want).abs() < 1e-6 * want,
+        "{} != {want}",
+        planes.flops
+    );
+    let last = p.backward.info.last().expect("a step");
+    assert!(last.what.ends_with("c2r along axis 2"), "{}", last.what);
+}
