@@ -113,6 +113,16 @@ impl<T: Real> Planners<T> {
         }
     }
 
+    /// The r2c of `n` points ([`crate::kernels::split::plan_r2c`]).
+    fn r2c(&mut self, n: usize) -> Arc<dyn realfft::RealToComplex<T>> {
+        crate::kernels::split::plan_r2c(&mut self.reals, &mut self.ffts, n)
+    }
+
+    /// The c2r of `n` points ([`crate::kernels::split::plan_c2r`]).
+    fn c2r(&mut self, n: usize) -> Arc<dyn realfft::ComplexToReal<T>> {
+        crate::kernels::split::plan_c2r(&mut self.reals, &mut self.ffts, n)
+    }
+
     fn fft(&mut self, n: usize, inverse: bool) -> Arc<dyn Fft<T>> {
         if inverse {
             self.ffts.plan_fft_inverse(n)
@@ -759,7 +769,7 @@ impl<T: Real> StepsOf<'_, '_, T> {
         let n_in = src.local_shape_in_memory(self.q)
             [src.memory_order().position_of(axis + self.problem.shift)];
         let line = LineSide {
-            op: LineOp::R2c(self.planners.reals.plan_fft_forward(n_in)),
+            op: LineOp::R2c(self.planners.r2c(n_in)),
             from,
             to: layout,
             axis,
@@ -799,8 +809,8 @@ impl<T: Real> StepsOf<'_, '_, T> {
         let n_out = layouts[to].global_shape()[axis + shift];
         let (real_in, real_out) = (pipeline.real[from], pipeline.real[to]);
         let op = match (real_in, real_out) {
-            (true, false) => LineOp::R2c(self.planners.reals.plan_fft_forward(n_in)),
-            (false, true) => LineOp::C2r(self.planners.reals.plan_fft_inverse(n_out)),
+            (true, false) => LineOp::R2c(self.planners.r2c(n_in)),
+            (false, true) => LineOp::C2r(self.planners.c2r(n_out)),
             _ => LineOp::C2c(self.planners.fft(n_in.max(n_out), self.inverse)),
         };
         let line_op = match (real_in, real_out) {

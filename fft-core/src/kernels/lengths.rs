@@ -192,16 +192,18 @@ fn c2c_sweeps<T: Real>() {
     }
 }
 
-/// r2c and c2r line steps (realfft) on contiguous and strided lines.
+/// r2c and c2r line steps (as planned: [`super::split::plan_r2c`], realfft) on contiguous
+/// and strided lines.
 fn real_complex_lines<T: Real>() {
     let mut reals = realfft::RealFftPlanner::<T>::new();
+    let mut ffts = rustfft::FftPlanner::<T>::new();
     for n in LENGTHS {
         let h = n / 2 + 1;
         for (outer, inner) in [(CONTIGUOUS, 1), (1, STRIDED)] {
             let lines = random_lines(outer * inner, n, 7 * n as u64);
             // r2c: real [outer, n, inner] → complex [outer, h, inner].
             let r2c = LineStep::new(
-                LineOp::R2c(reals.plan_fft_forward(n)),
+                LineOp::R2c(super::split::plan_r2c(&mut reals, &mut ffts, n)),
                 &[outer, n, inner],
                 1,
                 h,
@@ -222,7 +224,7 @@ fn real_complex_lines<T: Real>() {
             // c2r: complex half spectra [outer, h, inner] → real [outer, n, inner].
             let spectra = random_lines(outer * inner, 2 * h, 11 * n as u64);
             let c2r = LineStep::new(
-                LineOp::C2r(reals.plan_fft_inverse(n)),
+                LineOp::C2r(super::split::plan_c2r(&mut reals, &mut ffts, n)),
                 &[outer, h, inner],
                 1,
                 n,

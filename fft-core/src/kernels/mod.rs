@@ -19,6 +19,7 @@ pub(crate) mod column;
 pub(crate) mod line;
 pub(crate) mod plane;
 pub(crate) mod rows;
+pub(crate) mod split;
 pub(crate) mod sweep;
 pub(crate) mod transpose;
 pub(crate) mod twiddle;
