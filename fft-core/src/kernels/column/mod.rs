@@ -300,6 +300,8 @@ mod avx512 {
     /// # Safety
     /// As [`ColumnFft::run`] (or [`ColumnFft::run_direct`] when `DIRECT`); the CPU has
     /// AVX-512F.
+    // The loops index the vectors by their counters over constant ranges (see pass 1).
+    #[allow(clippy::needless_range_loop)]
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn columns<
         const A: usize,
@@ -353,46 +355,45 @@ mod avx512 {
             staging.wrapping_add((64 - staging as usize % 64) % 64 / 8)
         };
         // Pass 1: DFTs of length B down rows n1 + A n2, twiddled, into staging rows
-        // k2 A + n1 (direct: destination rows k2 + B n1).
+        // k2 A + n1 (direct: destination rows k2 + B n1). Every loop over the vectors of a
+        // DFT runs over a constant range and indexes only with its counter, so that the
+        // compiler unrolls it and keeps the vectors in registers.
         for n1 in 0..A {
             let mut rows = [std::ptr::null::<f64>(); B];
-            for (n2, row) in rows.iter_mut().enumerate() {
-                *row = src[n1 + A * n2];
-            }
             let mut outs = [std::ptr::null_mut::<f64>(); B];
-            if DIRECT {
-                for (k2, row) in outs.iter_mut().enumerate() {
-                    *row = dst[k2 + B * n1];
-                }
+            // The twiddles `W_n^{n1 k2}`: real, then imaginary parts.
+            let (mut tw_re, mut tw_im) = ([0.0; B], [0.0; B]);
+            for k2 in 0..B {
+                rows[k2] = src[n1 + A * k2];
+                outs[k2] = if DIRECT {
+                    dst[k2 + B * n1]
+                } else {
+                    staging.wrapping_add((k2 * A + n1) * stride)
+                };
+                tw_re[k2] = plan.twiddles[n1 * k2];
+                tw_im[k2] = plan.twiddles[n + n1 * k2];
             }
-            let out = if DIRECT {
-                staging
-            } else {
-                staging.wrapping_add(n1 * stride)
-            };
             let step = |j: usize, partial: Option<__mmask8>| {
                 let at = row_at(j);
                 let mut x = [_mm512_setzero_pd(); B];
-                for (x, row) in x.iter_mut().zip(&rows) {
+                for k2 in 0..B {
                     // SAFETY: a source row's vector `j` (above).
-                    *x = unsafe { load(row.wrapping_add(at), partial) };
+                    x[k2] = unsafe { load(rows[k2].wrapping_add(at), partial) };
                 }
                 dft::<B, INV>(&mut x);
-                for (k2, &y) in x.iter().enumerate() {
-                    let y = if n1 == 0 || k2 == 0 {
-                        y
-                    } else {
-                        let j = n1 * k2;
-                        let (re, im) = (plan.twiddles[j], plan.twiddles[n + j]);
-                        cmul(y, _mm512_set1_pd(re), _mm512_set1_pd(im))
-                    };
+                if n1 != 0 {
+                    for k2 in 1..B {
+                        let (re, im) = (_mm512_set1_pd(tw_re[k2]), _mm512_set1_pd(tw_im[k2]));
+                        x[k2] = cmul(x[k2], re, im);
+                    }
+                }
+                for k2 in 0..B {
                     if DIRECT {
                         // SAFETY: a destination row's vector `j`, written by this call only.
-                        unsafe { store(outs[k2].wrapping_add(at), y, partial) };
+                        unsafe { store(outs[k2].wrapping_add(at), x[k2], partial) };
                     } else {
-                        let p = out.wrapping_add(k2 * A * stride + 8 * j);
                         // SAFETY: a staging row's aligned vector `j` (above).
-                        unsafe { _mm512_store_pd(p, y) };
+                        unsafe { _mm512_store_pd(outs[k2].wrapping_add(8 * j), x[k2]) };
                     }
                 }
             };
@@ -403,35 +404,36 @@ mod avx512 {
         let factor = _mm512_set1_pd(scale.unwrap_or(1.0));
         for k2 in 0..B {
             let mut rows = [std::ptr::null_mut::<f64>(); A];
-            for (k1, row) in rows.iter_mut().enumerate() {
-                *row = dst[k2 + B * k1];
+            let mut from = [std::ptr::null::<f64>(); A];
+            for k1 in 0..A {
+                rows[k1] = dst[k2 + B * k1];
+                from[k1] = if DIRECT {
+                    rows[k1]
+                } else {
+                    staging.wrapping_add((k2 * A + k1) * stride)
+                };
             }
-            let from = if DIRECT {
-                staging
-            } else {
-                staging.wrapping_add(k2 * A * stride)
-            };
             let step = |j: usize, partial: Option<__mmask8>| {
                 let at = row_at(j);
                 let mut x = [_mm512_setzero_pd(); A];
-                for (n1, x) in x.iter_mut().enumerate() {
-                    *x = if DIRECT {
+                for n1 in 0..A {
+                    x[n1] = if DIRECT {
                         // SAFETY: a destination row's vector `j` (above).
-                        unsafe { load(rows[n1].wrapping_add(at), partial) }
+                        unsafe { load(from[n1].wrapping_add(at), partial) }
                     } else {
                         // SAFETY: a staging row's aligned vector `j` (above).
-                        unsafe { _mm512_load_pd(from.wrapping_add(n1 * stride + 8 * j)) }
+                        unsafe { _mm512_load_pd(from[n1].wrapping_add(8 * j)) }
                     };
                 }
                 dft::<A, INV>(&mut x);
-                for (&y, row) in x.iter().zip(&rows) {
-                    let y = if scale.is_some() {
-                        _mm512_mul_pd(y, factor)
-                    } else {
-                        y
-                    };
+                if scale.is_some() {
+                    for v in &mut x {
+                        *v = _mm512_mul_pd(*v, factor);
+                    }
+                }
+                for k1 in 0..A {
                     // SAFETY: a destination row's vector `j`, written by this call only.
-                    unsafe { store(row.wrapping_add(at), y, partial) };
+                    unsafe { store(rows[k1].wrapping_add(at), x[k1], partial) };
                 }
             };
             each_vector((first, tail, vectors), mask, step);
