@@ -33,7 +33,7 @@ pub(crate) use crate::spec::Spec;
 use crate::error::Result;
 use crate::kernels::{LineOp, LineStep, LocalFft, PlaneSteps, R2r, Sweep, Twiddle};
 use crate::options::{AxisKind, FftOptions};
-use crate::profile::{describe, exchange_op, line_flops, Op, Ops, StepInfo, StepKind};
+use crate::profile::{describe, exchange_op, line_flops, Op, Ops, StepInfo};
 use crate::program::{At, ExchangeFusion, ExchangeStep, PaddedRows, Pass, Program, Step};
 use crate::real::Real;
 use crate::stages::{Pipeline, Stage};
@@ -552,13 +552,7 @@ fn infos<T: Real>(
     let steps = pass.steps.iter().zip(&pass.after).zip(&pass.ops);
     steps
         .map(|((step, &to), ops)| {
-            let kind = match step {
-                Step::Fft(_) => StepKind::Fft,
-                Step::Line { .. } => StepKind::Line,
-                Step::Planes(_) => StepKind::Planes,
-                Step::Exchange { .. } => StepKind::Exchange,
-                Step::Fused(_) => StepKind::Fused,
-            };
+            let kind = step.kind();
             let info = StepInfo {
                 kind,
                 what: describe(kind, ops),

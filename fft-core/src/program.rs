@@ -4,7 +4,7 @@
 
 use crate::kernels::{LineStep, LocalFft, PlaneKernel, PlaneSteps, RunMap, Sweep};
 use crate::memory::MemoryEstimate;
-use crate::profile::StepInfo;
+use crate::profile::{StepInfo, StepKind};
 use crate::real::Real;
 use redist::plan::RankExchange;
 use redist::{ExchangePlan, Layout};
@@ -33,6 +33,19 @@ pub(crate) enum Step<T: Real> {
     /// An r2c step and FFTs along other trailing axes (or FFTs and a c2r step), one sub-block
     /// at a time in cache; out of place.
     Planes(PlaneSteps<T>),
+}
+
+impl<T: Real> Step<T> {
+    /// The kind a step profile reports for this step.
+    pub(crate) fn kind(&self) -> StepKind {
+        match self {
+            Step::Fft(_) => StepKind::Fft,
+            Step::Line { .. } => StepKind::Line,
+            Step::Planes(_) => StepKind::Planes,
+            Step::Exchange { .. } => StepKind::Exchange,
+            Step::Fused(_) => StepKind::Fused,
+        }
+    }
 }
 
 /// What a fused step computes between its exchanges.

@@ -364,14 +364,7 @@ fn words(pass: &Pass<f64>) -> Vec<String> {
         "one profile entry per step"
     );
     for (step, info) in pass.steps.iter().zip(&pass.info) {
-        let kind = match step {
-            Step::Fft(_) => StepKind::Fft,
-            Step::Line { .. } => StepKind::Line,
-            Step::Planes(_) => StepKind::Planes,
-            Step::Exchange { .. } => StepKind::Exchange,
-            Step::Fused(_) => StepKind::Fused,
-        };
-        assert_eq!(info.kind, kind, "{}", info.what);
+        assert_eq!(info.kind, step.kind(), "{}", info.what);
     }
     pass.info.iter().map(|i| i.what.clone()).collect()
 }
