@@ -10,7 +10,7 @@ use fft_core::ndarray::Dimension;
 use fft_core::{Complex, FftOptions, FftPlan, Normalization};
 use std::f64::consts::PI;
 
-// `pub`: fft-core/tests/library/examples.rs runs it under mpirun.
+// `pub`: fft-core/tests/integration/examples.rs runs it under mpirun.
 pub fn main() -> Result<(), fft_core::FftError> {
     let universe = fft_core::mpi::initialize().expect("MPI initializes");
     fft_core::abort_on_panic();

@@ -15,7 +15,7 @@ fn exact([x, y, z]: [f64; 3]) -> (f64, f64) {
     (a + b, -14.0 * a - 2.0 * b)
 }
 
-// `pub`: fft-core/tests/library/examples.rs runs it under mpirun.
+// `pub`: fft-core/tests/integration/examples.rs runs it under mpirun.
 pub fn main() -> Result<(), fft_core::FftError> {
     let universe = fft_core::mpi::initialize().expect("MPI initializes");
     fft_core::abort_on_panic();

@@ -8,9 +8,8 @@
 //!
 //! Each `#[test] partial_np{P}` re-launches this binary under `mpirun -n P` running
 //! `partial_body`; rank 0 prints `max error <what>: <value>` and `plans: <count>`.
-mod common;
 
-use common::*;
+use crate::common::*;
 use fft_core::stages::Stage;
 use fft_core::{
     as_complex, AxisKind, FftOptions, FftPlan, GridChoice, Method, Normalization, R2rKind, R2rPlan,
@@ -22,7 +21,7 @@ use mpi::traits::CommunicatorCollectives;
 use num_complex::Complex;
 use std::collections::BTreeMap;
 
-const BODY: &str = "partial_body";
+const BODY: &str = "partial::partial_body";
 
 mpi_harness::launches!(BODY, 300;
     partial_np1 => 1, partial_np2 => 2, partial_np3 => 3, partial_np4 => 4,

@@ -6,9 +6,8 @@
 //! ends, FFTW's blocks, an interleaved `howmany`, a batch, in place).
 //! Every rank's block is checked against FFTW's local ranges computed here independently
 //! (`fftw_range`) and against a serial FFT of the whole array sliced to that block.
-mod common;
 
-use common::*;
+use crate::common::*;
 use fft_core::{
     AxisKind, FftOptions, FftPlan, GridChoice, Normalization, OneD, R2rKind, R2rPlan, RealFftPlan,
 };
@@ -17,7 +16,7 @@ use num_complex::Complex;
 use rustfft::FftDirection;
 use std::ops::Range;
 
-const BODY: &str = "fftw_layouts_body";
+const BODY: &str = "fftw_layouts::fftw_layouts_body";
 
 mpi_harness::launches!(BODY, 300;
     fftw_layouts_np1 => 1, fftw_layouts_np2 => 2, fftw_layouts_np3 => 3, fftw_layouts_np4 => 4,

@@ -3,15 +3,14 @@
 //! the in-place results equal the out-of-place ones bit for bit and match the serial
 //! reference; the plan needs no more work memory for them; wrong buffers get the same typed
 //! error on every rank.
-mod common;
 
-use common::*;
+use crate::common::*;
 use fft_core::{FftError, FftOptions, FftPlan, GridChoice, Normalization};
 use mpi::topology::Communicator;
 use num_complex::Complex;
 use rustfft::FftDirection;
 
-const BODY: &str = "in_place_body";
+const BODY: &str = "in_place::in_place_body";
 
 mpi_harness::launches!(BODY, 300;
     in_place_np1 => 1, in_place_np2 => 2, in_place_np3 => 3, in_place_np4 => 4,

@@ -4,9 +4,8 @@
 //! ignored body `fft_body`, which loops over shapes (d = 2, 3, 4, uneven, an axis shorter than
 //! a grid dimension), every grid rank r < d and several grid shapes, both exchange methods and
 //! both output layouts.
-mod common;
 
-use common::*;
+use crate::common::*;
 use fft_core::{
     Direction, FftError, FftOptions, FftPlan, GridChoice, Method, Normalization, RealFftPlan,
     StageTimes, StepProfile,
@@ -16,7 +15,7 @@ use num_complex::Complex;
 use rustfft::FftDirection;
 use std::time::Instant;
 
-const BODY: &str = "fft_body";
+const BODY: &str = "fft::fft_body";
 
 mpi_harness::launches!(BODY, 300;
     fft_np1 => 1, fft_np2 => 2, fft_np3 => 3, fft_np4 => 4,

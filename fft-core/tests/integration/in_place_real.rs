@@ -6,41 +6,14 @@
 //! of the real data cut to the half spectrum); the padded view indexes the rows FFTW's way;
 //! wrong buffers get the same typed error on every rank; the calls allocate nothing; the plan
 //! holds no more memory for them than out of place, but for the row padding.
-mod common;
 
-use common::*;
+use crate::allocations;
+use crate::common::*;
 use fft_core::{as_complex, FftError, FftOptions, GridChoice, Normalization, RealFftPlan};
 use mpi::topology::Communicator;
 use num_complex::Complex;
 
-const BODY: &str = "in_place_real_body";
-
-/// Counts heap allocations, to prove the in-place calls allocate nothing.
-struct Counting;
-static ALLOCATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-// SAFETY: forwards every call to the system allocator unchanged.
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // SAFETY: the caller's contract is the system allocator's.
-        unsafe { std::alloc::System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        // SAFETY: `ptr` came from the system allocator with `layout`.
-        unsafe { std::alloc::System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // SAFETY: `ptr` came from the system allocator with `layout`.
-        unsafe { std::alloc::System.realloc(ptr, layout, size) }
-    }
-}
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed)
-}
+const BODY: &str = "in_place_real::in_place_real_body";
 
 mpi_harness::launches!(BODY, 300;
     in_place_real_np1 => 1, in_place_real_np2 => 2, in_place_real_np3 => 3,

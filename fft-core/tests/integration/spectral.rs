@@ -10,9 +10,9 @@
 //! is printed by rank 0 as `max error <what>: <value>`. The body ends with the allocation
 //! checks (forward/backward allocate nothing after planning, pencils and fused slabs), which
 //! `no_allocation_threads_np3` repeats with two rayon threads per rank.
-mod common;
 
-use common::*;
+use crate::allocations;
+use crate::common::*;
 use fft_core::{
     wavenumber, AxisKind, FftOptions, FftPlan, GridChoice, Method, Normalization, R2rKind, R2rPlan,
     Real, RealFftPlan, SharedBlock,
@@ -23,37 +23,13 @@ use mpi::traits::CommunicatorCollectives;
 use num_complex::Complex;
 use std::collections::BTreeMap;
 
-const BODY: &str = "spectral_body";
-
-/// Counts heap allocations of the Rust side, to prove forward/backward allocate nothing.
-struct Counting;
-static ALLOCATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-// SAFETY: forwards every call to the system allocator unchanged.
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        std::alloc::System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        std::alloc::System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        std::alloc::System.realloc(ptr, layout, size)
-    }
-}
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed)
-}
+const BODY: &str = "spectral::spectral_body";
 
 mpi_harness::launches!(BODY, 300;
     spectral_np1 => 1, spectral_np2 => 2, spectral_np3 => 3, spectral_np4 => 4,
     spectral_np5 => 5, spectral_np6 => 6, spectral_np7 => 7, spectral_np8 => 8);
 
-const THREADS_BODY: &str = "no_allocation_threads_body";
+const THREADS_BODY: &str = "spectral::no_allocation_threads_body";
 
 /// The allocation checks again with two rayon threads per rank (the launches above run one),
 /// where the transforms' parallel loops hand jobs to rayon's pool.

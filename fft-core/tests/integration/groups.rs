@@ -7,9 +7,8 @@
 //!
 //! Each `#[test] groups_np{P}` re-launches this binary under `mpirun -n P` running
 //! `groups_body`; rank 0 prints `max error <what>: <value>` and `plans: <count>`.
-mod common;
 
-use common::*;
+use crate::common::*;
 use fft_core::model::MachineProfile;
 use fft_core::{
     AxisKind, FftError, FftOptions, FftPlan, GridChoice, Groups, Normalization, R2rKind, R2rPlan,
@@ -21,7 +20,7 @@ use mpi::traits::CommunicatorCollectives;
 use num_complex::Complex;
 use rustfft::FftDirection;
 
-const BODY: &str = "groups_body";
+const BODY: &str = "groups::groups_body";
 
 mpi_harness::launches!(BODY, 300;
     groups_np1 => 1, groups_np2 => 2, groups_np3 => 3, groups_np4 => 4,

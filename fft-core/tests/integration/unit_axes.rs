@@ -9,15 +9,14 @@
 //! that are whole runs on some ranks and not on others: every decision that changes what a
 //! rank synchronizes on must come out the same on every rank, or the launch hangs (each
 //! launch runs under its timeout).
-mod common;
 
-use common::*;
+use crate::common::*;
 use fft_core::{FftOptions, FftPlan, GridChoice, Method, Normalization, RealFftPlan};
 use mpi::topology::Communicator;
 use num_complex::Complex;
 use rustfft::FftDirection;
 
-const BODY: &str = "unit_axes_body";
+const BODY: &str = "unit_axes::unit_axes_body";
 
 mpi_harness::launches!(BODY, 180;
     unit_axes_np1 => 1, unit_axes_np2 => 2, unit_axes_np3 => 3, unit_axes_np4 => 4,

@@ -1,7 +1,6 @@
 //! The serial reference FFT used by the MPI tests, checked against the naive DFT.
-mod common;
 
-use common::*;
+use crate::common::*;
 use rustfft::FftDirection;
 
 #[test]

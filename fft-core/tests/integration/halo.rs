@@ -9,15 +9,14 @@
 //!
 //! Each `#[test] halo_np{P}` re-launches this binary under `mpirun -n P` running
 //! `halo_body`; rank 0 prints `halo cases: <count>`.
-mod common;
 
-use common::*;
+use crate::common::*;
 use fft_core::halo::{Boundary, HaloArray, HaloPlan};
 use fft_core::{Complex, FftError, FftOptions, FftPlan, GridChoice, PencilArray, RealFftPlan};
 use mpi::topology::Communicator;
 use redist::{Element, Layout};
 
-const BODY: &str = "halo_body";
+const BODY: &str = "halo::halo_body";
 
 mpi_harness::launches!(BODY, 300;
     halo_np1 => 1, halo_np2 => 2, halo_np3 => 3, halo_np4 => 4,
