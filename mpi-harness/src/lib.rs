@@ -63,6 +63,10 @@ pub const CHILD_ENV: &str = "MPI_HARNESS_CHILD";
 /// Default timeout of a [`Launch`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// How long a command gets to end after SIGTERM, and its output pipes to close after it
+/// exited, before the harness kills it or cuts the output.
+const GRACE: Duration = Duration::from_secs(5);
+
 /// Whether this process was launched by [`Launch::run`] (so the body should run).
 pub fn is_child() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
@@ -280,12 +284,18 @@ pub fn run_command(cmd: Command, timeout: Duration) -> Output {
 /// # Panics
 /// If the program cannot be started.
 pub fn run_command_timed(cmd: Command, timeout: Duration) -> (Output, bool) {
-    run_tracked(cmd, timeout, false)
+    run_tracked(cmd, timeout, false, GRACE)
 }
 
-/// [`run_command_timed`]; with `kill_leftovers`, descendants still running after a normal
-/// exit are killed too (for launches of test bodies, whose ranks must all be gone).
-fn run_tracked(mut cmd: Command, timeout: Duration, kill_leftovers: bool) -> (Output, bool) {
+/// [`run_command_timed`] with a `grace` period; with `kill_leftovers`, descendants still
+/// running after a normal exit are killed too (for launches of test bodies, whose ranks must
+/// all be gone).
+fn run_tracked(
+    mut cmd: Command,
+    timeout: Duration,
+    kill_leftovers: bool,
+    grace: Duration,
+) -> (Output, bool) {
     let parent = std::process::id() as libc::pid_t;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -327,7 +337,7 @@ fn run_tracked(mut cmd: Command, timeout: Duration, kill_leftovers: bool) -> (Ou
         }
         if start.elapsed() > timeout {
             timed_out = true;
-            break kill_after_timeout(&mut child, pid, &mut tracked);
+            break kill_after_timeout(&mut child, pid, &mut tracked, grace);
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -338,10 +348,15 @@ fn run_tracked(mut cmd: Command, timeout: Duration, kill_leftovers: bool) -> (Ou
     } else {
         0
     };
-    let (stdout, stdout_closed) = stdout.collect(Duration::from_secs(5));
-    let (mut stderr, stderr_closed) = stderr.collect(Duration::from_secs(5));
+    // One grace period for both pipes (a daemon holding both open costs it once).
+    let deadline = Instant::now() + grace;
+    let (stdout, stdout_closed) = stdout.collect(deadline);
+    let (mut stderr, stderr_closed) = stderr.collect(deadline);
     if !(stdout_closed && stderr_closed) {
-        stderr.extend_from_slice(b"\n[mpi-harness: output pipes still open 5 s after exit; cut]\n");
+        stderr.extend_from_slice(
+            format!("\n[mpi-harness: output pipes still open {grace:?} after exit; cut]\n")
+                .as_bytes(),
+        );
     }
     if leftovers > 0 && !timed_out {
         stderr.extend_from_slice(
@@ -360,11 +375,16 @@ fn run_tracked(mut cmd: Command, timeout: Duration, kill_leftovers: bool) -> (Ou
 }
 
 /// SIGTERM to the group (mpirun ends its job), a grace period, then SIGKILL to everything.
-fn kill_after_timeout(child: &mut Child, pid: libc::pid_t, tracked: &mut Tracked) -> ExitStatus {
+fn kill_after_timeout(
+    child: &mut Child,
+    pid: libc::pid_t,
+    tracked: &mut Tracked,
+    grace: Duration,
+) -> ExitStatus {
     tracked.scan(pid);
     signal_group(pid, libc::SIGTERM);
-    let grace = Instant::now();
-    while grace.elapsed() < Duration::from_secs(5) {
+    let start = Instant::now();
+    while start.elapsed() < grace {
         if let Some(status) = child.try_wait().expect("wait for child") {
             return status;
         }
@@ -412,10 +432,11 @@ impl Pipe {
         Pipe { buf, done }
     }
 
-    /// What was read, waiting at most `grace` for the writers to close the pipe, and whether
-    /// they did.
-    fn collect(self, grace: Duration) -> (Vec<u8>, bool) {
-        let closed = self.done.recv_timeout(grace).is_ok();
+    /// What was read, waiting until `deadline` at most for the writers to close the pipe,
+    /// and whether they did.
+    fn collect(self, deadline: Instant) -> (Vec<u8>, bool) {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        let closed = self.done.recv_timeout(wait).is_ok();
         let out = std::mem::take(&mut *self.buf.lock().expect("pipe buffer"));
         (out, closed)
     }
@@ -623,7 +644,7 @@ impl Launch {
             "{}: a launch needs at least one rank",
             self.test
         );
-        let (out, timed_out) = run_tracked(self.command(), self.timeout, true);
+        let (out, timed_out) = run_tracked(self.command(), self.timeout, true, GRACE);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let show = || format!("--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}");
@@ -745,12 +766,13 @@ mod tests {
             "sleep 30 & echo $!; setsid sleep 30 & echo $!; trap '' TERM; wait",
         ]);
         let start = Instant::now();
-        let (out, timed_out) = run_command_timed(cmd, Duration::from_millis(500));
+        let grace = Duration::from_secs(1);
+        let (out, timed_out) = run_tracked(cmd, Duration::from_millis(500), false, grace);
         let elapsed = start.elapsed();
         assert!(timed_out);
         assert!(!out.status.success());
-        // 0.5 s, the 5 s grace (the shell ignores SIGTERM), then SIGKILL.
-        assert!(elapsed < Duration::from_secs(9), "{elapsed:?}");
+        // 0.5 s, the grace (the shell ignores SIGTERM), then SIGKILL.
+        assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
         let pids: Vec<libc::pid_t> = String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .map(|p| p.parse().unwrap())
@@ -768,7 +790,7 @@ mod tests {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "setsid sleep 30 & echo $!; sleep 1"]);
         let start = Instant::now();
-        let (out, timed_out) = run_tracked(cmd, Duration::from_secs(20), true);
+        let (out, timed_out) = run_tracked(cmd, Duration::from_secs(20), true, GRACE);
         assert!(!timed_out && out.status.success());
         assert!(start.elapsed() < Duration::from_secs(8));
         let pid: libc::pid_t = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
@@ -802,7 +824,8 @@ mod tests {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "setsid sleep 30 & echo $!"]);
         let start = Instant::now();
-        let (out, timed_out) = run_command_timed(cmd, Duration::from_secs(20));
+        let grace = Duration::from_secs(2);
+        let (out, timed_out) = run_tracked(cmd, Duration::from_secs(20), false, grace);
         assert!(!timed_out && out.status.success());
         let elapsed = start.elapsed();
         let pid: libc::pid_t = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
@@ -810,7 +833,8 @@ mod tests {
         unsafe {
             libc::kill(pid, libc::SIGKILL);
         }
-        assert!(elapsed < Duration::from_secs(12), "{elapsed:?}");
+        // One grace for both pipes, not one each.
+        assert!(elapsed < Duration::from_millis(3500), "{elapsed:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("still open"));
     }
 
