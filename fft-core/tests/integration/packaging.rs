@@ -251,6 +251,14 @@ fn profile_sections(manifest: &str) -> String {
     out
 }
 
+/// The crates that the new crate compiles itself, unoptimized: fft-core and redist are path
+/// dependencies of another workspace (built again, not reused) and the example is new;
+/// optimizing them was most of this test's time, and what it checks (the crate builds
+/// outside the repository against fft-core alone, and runs) does not depend on it.
+const UNOPTIMIZED: &str = "\n[profile.release.package.fft-core]\nopt-level = 0\n\n\
+                           [profile.release.package.redist]\nopt-level = 0\n\n\
+                           [profile.release.package.dfft-readme-example]\nopt-level = 0\n";
+
 /// Writes `text` to `path` unless it holds it already (cargo rebuilds what was rewritten).
 fn write_if_changed(path: &Path, text: &str) {
     if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
@@ -278,7 +286,7 @@ fn a_new_crate_outside_the_repository_runs_the_readme_example_np4() {
     let manifest = format!(
         "[package]\nname = \"dfft-readme-example\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
          publish = false\n\n[dependencies]\nfft-core = {{ path = {:?}, version = \"0.1.0\" }}\n\n\
-         [workspace]\n\n{}",
+         [workspace]\n\n{}{UNOPTIMIZED}",
         root.join("fft-core"),
         profile_sections(&workspace_manifest)
     );
@@ -288,8 +296,8 @@ fn a_new_crate_outside_the_repository_runs_the_readme_example_np4() {
     std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
 
     // The target directory and profile of this test: the dependencies from crates.io are
-    // built already (fft-core and redist are built again, as path dependencies of another
-    // workspace; the directory above stays the same, so a rerun rebuilds nothing).
+    // built already (fft-core and redist are built again, see UNOPTIMIZED; the directory
+    // above stays the same, so a rerun rebuilds nothing).
     let profile = profile_dir();
     let mut build = cargo("build");
     build
