@@ -17,6 +17,18 @@ use common::{descendants, files_in, flat};
 const RANKS: [usize; 3] = [1, 2, 4];
 const TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Runs `check` for every rank count of RANKS at once, a thread each: a launch that fails at
+/// once is mostly mpirun starting and ending (about a second, little CPU), so they overlap.
+/// A failed check fails the test when all have finished.
+fn each_rank(check: impl Fn(usize) + Sync) {
+    std::thread::scope(|s| {
+        for ranks in RANKS {
+            let check = &check;
+            s.spawn(move || check(ranks));
+        }
+    });
+}
+
 struct Outcome {
     code: i32,
     stderr: String,
@@ -127,13 +139,13 @@ fn usage_errors_exit_2_with_one_line_naming_the_argument() {
             "the argument '--shape <SHAPE>' is required unless --input gives the array",
         ),
     ];
-    for ranks in RANKS {
+    each_rank(|ranks| {
         for (args, needle) in cases {
             let stderr = expect(ranks, args, &[], 2, needle);
             let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("dfft:")).collect();
             assert_eq!(lines.len(), 1, "one line: {stderr}");
         }
-    }
+    });
 }
 
 #[test]
@@ -210,7 +222,7 @@ fn bad_input_files_are_rejected_before_any_transform() {
             ),
         ),
     ];
-    for ranks in RANKS {
+    each_rank(|ranks| {
         for (extra, needle) in &cases {
             let out = p(&format!("out-{ranks}.npy"));
             let mut args = vec!["run", "--iters", "1", "--input"];
@@ -223,7 +235,7 @@ fn bad_input_files_are_rejected_before_any_transform() {
             );
             assert!(!out.exists(), "no output after a failed run");
         }
-    }
+    });
     let left: Vec<_> = files_in(&dir)
         .into_iter()
         .filter(|f| f.starts_with("out") || f.contains("tmp"))
@@ -237,7 +249,7 @@ type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, String);
 
 #[test]
 fn bad_shapes_grids_and_memory_limits_fail_on_every_rank() {
-    for ranks in RANKS {
+    each_rank(|ranks| {
         let mismatch = if ranks == 4 { "3x3" } else { "2x2" };
         let positions = if ranks == 4 { 9 } else { 4 };
         let grid_msg = format!(
@@ -300,12 +312,12 @@ fn bad_shapes_grids_and_memory_limits_fail_on_every_rank() {
             let stderr = expect(ranks, &args, env, if usage { 2 } else { 1 }, needle);
             assert!(!stderr.contains("dfft run: shape"), "{stderr}");
         }
-    }
+    });
 }
 
 #[test]
 fn output_into_a_missing_directory_fails_cleanly() {
-    for ranks in RANKS {
+    each_rank(|ranks| {
         expect(
             ranks,
             &[
@@ -321,7 +333,7 @@ fn output_into_a_missing_directory_fails_cleanly() {
             1,
             "/nonexistent-dfft-dir/out.npy: cannot write into /nonexistent-dfft-dir: No such file or directory",
         );
-    }
+    });
 }
 
 /// NaN and Inf pass through the transforms without a crash; the output is written (IEEE
@@ -335,7 +347,7 @@ fn nan_and_inf_pass_through_and_fail_verification() {
         &[8, 6, 5],
         &[f64::INFINITY, 2.0, f64::NAN, f64::NEG_INFINITY],
     );
-    for ranks in RANKS {
+    each_rank(|ranks| {
         let out = dir.join(format!("out-{ranks}.npy"));
         let args = [
             "run",
@@ -355,7 +367,7 @@ fn nan_and_inf_pass_through_and_fail_verification() {
         );
         let header = npyio::read_header(&out).expect("output written");
         assert_eq!(header.shape, vec![8, 6, 5]);
-    }
+    });
     assert!(!files_in(&dir).iter().any(|f| f.contains("tmp")));
     std::fs::remove_dir_all(&dir).ok();
 }
