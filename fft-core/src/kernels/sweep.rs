@@ -6,7 +6,7 @@
 use super::column::{ColumnFft, MAX_LEN};
 use super::rows::Rows;
 use super::transpose::{gather, scatter};
-use super::{column_lines, tile_lines, tile_stride, Planes, BATCH_ELEMENTS};
+use super::{column_lines, column_task_lines, tile_lines, tile_stride, Planes, BATCH_ELEMENTS};
 use crate::real::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -138,9 +138,10 @@ impl<T: Real> Sweep<T> {
     /// Columns per task of a strided sweep: a column FFT's columns where this length has
     /// one, else a tile's lines.
     fn lines(&self) -> usize {
-        match self.column {
-            Some(_) => column_lines(self.n),
-            None => tile_lines::<T>(self.n),
+        match (&self.column, self.shape) {
+            (Some(_), Shape::Strided { inner, .. }) => column_task_lines(self.n, inner),
+            (Some(_), Shape::Contiguous { .. }) => column_lines(self.n),
+            (None, _) => tile_lines::<T>(self.n),
         }
     }
 

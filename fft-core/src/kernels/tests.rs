@@ -640,3 +640,30 @@ fn plane_steps_move_rows_straight_through_the_sweep_across() {
         assert!(error < 1e-12, "c2r from rows, {rows} rows: error {error}");
     }
 }
+
+/// A column FFT's tasks: whole vectors, at most `column_lines` wide, as few as that allows,
+/// covering the row with no sliver.
+#[test]
+fn column_tasks_are_whole_vectors_of_even_width() {
+    assert_eq!(column_task_lines(384, 193), 100);
+    assert_eq!(column_task_lines(384, 384), 128);
+    assert_eq!(column_task_lines(256, 3), 4);
+    for n in [12, 16, 96, 256, 384] {
+        let most = column_lines(n);
+        assert!(most.is_multiple_of(4), "n {n}");
+        for inner in [1, 3, 4, 5, 97, 193, 255, 256, 384, 1000, 74112] {
+            let lines = column_task_lines(n, inner);
+            let tasks = inner.div_ceil(lines);
+            assert!(
+                lines.is_multiple_of(4) && lines <= most,
+                "n {n} inner {inner}: {lines}"
+            );
+            assert_eq!(tasks, inner.div_ceil(most), "n {n} inner {inner}: {lines}");
+            let last = inner - (tasks - 1) * lines;
+            assert!(
+                tasks == 1 || last + 4 * tasks > lines,
+                "n {n} inner {inner}: sliver {last}"
+            );
+        }
+    }
+}

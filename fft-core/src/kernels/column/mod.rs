@@ -375,16 +375,20 @@ mod avx512 {
             }
             let step = |j: usize, partial: Option<__mmask8>| {
                 let at = row_at(j);
-                let mut x = [_mm512_setzero_pd(); B];
-                for k2 in 0..B {
-                    // SAFETY: a source row's vector `j` (above).
-                    x[k2] = unsafe { load(rows[k2].wrapping_add(at), partial) };
+                // SAFETY: a source row's vector `j` (above).
+                let row = |k2: usize| unsafe { load(rows[k2].wrapping_add(at), partial) };
+                // Built from the loads (no zeroing): in registers once the DFT is inlined.
+                let mut x = [row(0); B];
+                for k2 in 1..B {
+                    x[k2] = row(k2);
                 }
-                dft::<B, INV>(&mut x);
+                // SAFETY: the CPU has AVX-512F (the caller's contract).
+                unsafe { dft::<B, INV>(&mut x) };
                 if n1 != 0 {
                     for k2 in 1..B {
                         let (re, im) = (_mm512_set1_pd(tw_re[k2]), _mm512_set1_pd(tw_im[k2]));
-                        x[k2] = cmul(x[k2], re, im);
+                        // SAFETY: as above.
+                        x[k2] = unsafe { cmul(x[k2], re, im) };
                     }
                 }
                 for k2 in 0..B {
@@ -415,17 +419,21 @@ mod avx512 {
             }
             let step = |j: usize, partial: Option<__mmask8>| {
                 let at = row_at(j);
-                let mut x = [_mm512_setzero_pd(); A];
-                for n1 in 0..A {
-                    x[n1] = if DIRECT {
+                let row = |n1: usize| {
+                    if DIRECT {
                         // SAFETY: a destination row's vector `j` (above).
                         unsafe { load(from[n1].wrapping_add(at), partial) }
                     } else {
                         // SAFETY: a staging row's aligned vector `j` (above).
                         unsafe { _mm512_load_pd(from[n1].wrapping_add(8 * j)) }
-                    };
+                    }
+                };
+                let mut x = [row(0); A];
+                for n1 in 1..A {
+                    x[n1] = row(n1);
                 }
-                dft::<A, INV>(&mut x);
+                // SAFETY: the CPU has AVX-512F (the caller's contract).
+                unsafe { dft::<A, INV>(&mut x) };
                 if scale.is_some() {
                     for v in &mut x {
                         *v = _mm512_mul_pd(*v, factor);
