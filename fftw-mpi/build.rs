@@ -5,6 +5,9 @@
 //! with --as-needed, would otherwise not load libfftw3 at all).
 
 fn main() {
+    // Nothing but this file decides the link arguments: without this line any change in the
+    // package (its tests included) would rerun the script and relink the cdylib.
+    println!("cargo:rerun-if-changed=build.rs");
     println!(
         "cargo:rustc-cdylib-link-arg=-Wl,--push-state,--no-as-needed,-lfftw3,-lfftw3f,--pop-state"
     );
