@@ -229,6 +229,15 @@ pub fn complexify(x: &[f64]) -> Vec<Complex<f64>> {
     x.iter().map(|&v| Complex::new(v, 0.0)).collect()
 }
 
+/// The balanced grid of rank `r` for `ranks` processes.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn balanced(ranks: usize, r: usize) -> Vec<usize> {
+    redist::GridShape::balanced(ranks, r)
+        .unwrap()
+        .dims()
+        .to_vec()
+}
+
 /// Grids to try for `ranks` processes and a d-dimensional array: every factorization for
 /// r ≤ 2, the balanced one for higher r.
 #[allow(dead_code)] // not every test binary that includes this module uses it
@@ -238,12 +247,7 @@ pub fn grids(ranks: usize, d: usize) -> Vec<Vec<usize>> {
         if r <= 2 {
             out.extend(redist::grid::factorizations(ranks, r));
         } else {
-            out.push(
-                redist::GridShape::balanced(ranks, r)
-                    .unwrap()
-                    .dims()
-                    .to_vec(),
-            );
+            out.push(balanced(ranks, r));
         }
     }
     out
