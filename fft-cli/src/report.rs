@@ -63,6 +63,8 @@ pub struct StepRow {
     pub fft_s: f64,
     pub pack_s: f64,
     pub comm_s: f64,
+    /// `comm_s`'s min over ranks: far below the max, the ranks wait on each other.
+    pub comm_min_s: f64,
     pub unpack_s: f64,
 }
 

@@ -7,21 +7,17 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::CommunicatorCollectives;
 
-/// Entry-wise max (`max`) or sum over ranks of `v` (the same length on every rank).
-fn over_ranks(world: &SimpleCommunicator, v: &[f64], max: bool) -> Vec<f64> {
+/// Entry-wise `op` (max, min or sum) over ranks of `v` (the same length on every rank).
+fn over_ranks(world: &SimpleCommunicator, v: &[f64], op: SystemOperation) -> Vec<f64> {
     let mut out = vec![0.0; v.len()];
-    let op = if max {
-        SystemOperation::max()
-    } else {
-        SystemOperation::sum()
-    };
     world.all_reduce_into(v, &mut out[..], op);
     out
 }
 
 /// The rows of `profile` (this rank's; every rank runs the same steps): times per call max
-/// over ranks, bytes and flops summed; `copy`: the node's memory bandwidth, if known.
-/// Collective.
+/// over ranks (the exchanges' also min: a rank that waits far longer than another waits on
+/// its slower partners, not on the network), bytes and flops summed; `copy`: the node's
+/// memory bandwidth, if known. Collective.
 pub fn rows(
     world: &SimpleCommunicator,
     profile: &[StepProfile],
@@ -29,14 +25,20 @@ pub fn rows(
 ) -> Vec<StepRow> {
     let per_call = |x: f64, s: &StepProfile| x / s.calls.max(1) as f64;
     let pick = |f: &dyn Fn(&StepProfile) -> f64| profile.iter().map(f).collect::<Vec<f64>>();
-    let max = |f: &dyn Fn(&StepProfile) -> f64| over_ranks(world, &pick(f), true);
+    let max = |f: &dyn Fn(&StepProfile) -> f64| over_ranks(world, &pick(f), SystemOperation::max());
     let seconds = max(&|s| per_call(s.seconds, s));
     let fft = max(&|s| per_call(s.stages.fft, s));
     let pack = max(&|s| per_call(s.stages.pack, s));
     let comm = max(&|s| per_call(s.stages.comm, s));
+    let comm_min = over_ranks(
+        world,
+        &pick(&|s| per_call(s.stages.comm, s)),
+        SystemOperation::min(),
+    );
     let unpack = max(&|s| per_call(s.stages.unpack, s));
-    let bytes = over_ranks(world, &pick(&|s| s.bytes() as f64), false);
-    let flops = over_ranks(world, &pick(&|s| s.flops), false);
+    let sum = |f: &dyn Fn(&StepProfile) -> f64| over_ranks(world, &pick(f), SystemOperation::sum());
+    let bytes = sum(&|s| s.bytes() as f64);
+    let flops = sum(&|s| s.flops);
     let total: f64 = seconds.iter().sum();
     let rate = |x: f64, t: f64| if t > 0.0 { x / t / 1e9 } else { 0.0 };
     profile
@@ -59,6 +61,7 @@ pub fn rows(
                 fft_s: fft[i],
                 pack_s: pack[i],
                 comm_s: comm[i],
+                comm_min_s: comm_min[i],
                 unpack_s: unpack[i],
             }
         })
@@ -66,7 +69,8 @@ pub fn rows(
 }
 
 /// A table per direction: step, ms per call, share of the pair, GB/s, Gflop/s, % of the
-/// memory bandwidth (where known), ms in exchanges (communication and waiting), what.
+/// memory bandwidth (where known), ms in exchanges (communication and waiting; max and min
+/// over ranks), what.
 pub fn table(rows: &[StepRow]) -> String {
     let mut s = String::from(
         "  steps              per call, max over ranks; GB/s: bytes of the step's blocks \
@@ -74,15 +78,15 @@ pub fn table(rows: &[StepRow]) -> String {
     );
     for direction in ["forward", "backward"] {
         s.push_str(&format!(
-            "  {direction:<9} {:>2} {:>9} {:>6} {:>7} {:>8} {:>6} {:>8}  what\n",
-            "#", "ms", "share", "GB/s", "Gflop/s", "%copy", "comm ms"
+            "  {direction:<9} {:>2} {:>9} {:>6} {:>7} {:>8} {:>6} {:>8} {:>8}  what\n",
+            "#", "ms", "share", "GB/s", "Gflop/s", "%copy", "comm ms", "min"
         ));
         for r in rows.iter().filter(|r| r.direction == direction) {
             let copy = r
                 .copy_fraction
                 .map_or("-".to_string(), |c| format!("{:.0}", 100.0 * c));
             s.push_str(&format!(
-                "  {:<9} {:>2} {:>9.3} {:>5.1}% {:>7.2} {:>8.2} {:>6} {:>8.3}  {}\n",
+                "  {:<9} {:>2} {:>9.3} {:>5.1}% {:>7.2} {:>8.2} {:>6} {:>8.3} {:>8.3}  {}\n",
                 "",
                 r.index,
                 1e3 * r.seconds,
@@ -91,6 +95,7 @@ pub fn table(rows: &[StepRow]) -> String {
                 r.gflop_per_s,
                 copy,
                 1e3 * r.comm_s,
+                1e3 * r.comm_min_s,
                 r.what
             ));
         }
@@ -119,6 +124,7 @@ mod tests {
             fft_s: 0.002,
             pack_s: 0.0,
             comm_s: 0.0005,
+            comm_min_s: 0.0002,
             unpack_s: 0.0,
         };
         let rows = [
@@ -131,12 +137,12 @@ mod tests {
         assert!(lines[1].starts_with("  forward"), "{t}");
         assert!(lines[2].ends_with("FFT along axes 2 and 1"), "{t}");
         assert!(
-            lines[2].contains("2.000  25.0%    2.00     5.00     10    0.500"),
+            lines[2].contains("2.000  25.0%    2.00     5.00     10    0.500    0.200"),
             "{t}"
         );
         assert!(lines[3].starts_with("  backward"), "{t}");
         assert!(
-            lines[4].contains("     -    0.500  FFT along axis 0"),
+            lines[4].contains("     -    0.500    0.200  FFT along axis 0"),
             "{t}"
         );
     }

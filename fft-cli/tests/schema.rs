@@ -191,6 +191,21 @@ fn every_subcommand_prints_the_one_schema() {
     }
     let share: f64 = steps.iter().map(|s| s["share"].as_f64().unwrap()).sum();
     assert!((share - 1.0).abs() < 1e-6, "shares add up to {share}");
+    // The time in exchanges, max and min over the 2 ranks: never min above max, and two
+    // ranks' clocks never agree to the nanosecond on every step.
+    let comm = |s: &Value, k: &str| s[k].as_f64().unwrap();
+    assert!(
+        steps
+            .iter()
+            .all(|s| comm(s, "comm_min_s") <= comm(s, "comm_s")),
+        "{steps:?}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| comm(s, "comm_min_s") < comm(s, "comm_s")),
+        "{steps:?}"
+    );
     // What the provenance says about this build: the commit it was built from, the release
     // profile the suite uses, the MPI library it runs on.
     let first = &reports(&all)[0]["provenance"];
