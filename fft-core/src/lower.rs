@@ -123,12 +123,14 @@ impl<T: Real> Planners<T> {
         crate::kernels::split::plan_c2r(&mut self.reals, &mut self.ffts, n)
     }
 
+    /// The complex FFT of `n` points ([`crate::kernels::row::plan_fft`]).
     fn fft(&mut self, n: usize, inverse: bool) -> Arc<dyn Fft<T>> {
-        if inverse {
-            self.ffts.plan_fft_inverse(n)
+        let direction = if inverse {
+            rustfft::FftDirection::Inverse
         } else {
-            self.ffts.plan_fft_forward(n)
-        }
+            rustfft::FftDirection::Forward
+        };
+        crate::kernels::row::plan_fft(&mut self.ffts, n, direction)
     }
 }
 

@@ -12,12 +12,15 @@
 //! * [`plane`]: an r2c or c2r step with the FFTs of the other trailing axes, one sub-block
 //!   at a time ([`PlaneSteps`]), and whole planes whose rows come from or go to an exchange
 //!   ([`PlaneKernel`]).
+//! * [`row`]: complex `f64` FFTs of contiguous rows on AVX-512 vectors, planned in place of
+//!   rustfft's for the lengths they have ([`row::plan_fft`]).
 //! * [`rows`]: where a kernel reads and writes its rows ([`Rows`], [`RunMap`]).
 
 pub(crate) mod block;
 pub(crate) mod column;
 pub(crate) mod line;
 pub(crate) mod plane;
+pub(crate) mod row;
 pub(crate) mod rows;
 pub(crate) mod split;
 pub(crate) mod sweep;

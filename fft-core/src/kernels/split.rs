@@ -4,9 +4,9 @@
 //! An r2c of even length `n` is a complex FFT of `n/2` points of the pairs `(x_2j, x_2j+1)`,
 //! then a split of its result `Z` into the half spectrum: modes `k` and `n/2 − k` from
 //! `Z_k`, `Z_{n/2−k}` and the twiddle `W_n^k`, for `0 < k < n/4`. realfft runs that split one
-//! pair of modes at a time in scalar code; [`SplitR2c`] runs the same FFT (rustfft's, planned
-//! by the same planner) and takes four pairs per vector, the upper modes reversed in the
-//! register. Other types, odd lengths and CPUs without AVX-512F keep realfft's plans
+//! pair of modes at a time in scalar code; [`SplitR2c`] runs the FFT of `n/2` points that
+//! [`super::row::plan_fft`] plans and takes four pairs per vector, the upper modes reversed
+//! in the register. Other types, odd lengths and CPUs without AVX-512F keep realfft's plans
 //! ([`plan_r2c`]).
 
 use crate::real::Real;
@@ -79,7 +79,7 @@ impl<T: Real> SplitR2c<T> {
             .collect();
         Self {
             n,
-            fft: ffts.plan_fft_forward(n / 2),
+            fft: super::row::plan_fft(ffts, n / 2, rustfft::FftDirection::Forward),
             twiddles,
         }
     }
@@ -149,7 +149,7 @@ impl<T: Real> SplitC2r<T> {
             .collect();
         Self {
             n,
-            fft: ffts.plan_fft_inverse(n / 2),
+            fft: super::row::plan_fft(ffts, n / 2, rustfft::FftDirection::Inverse),
             twiddles,
         }
     }

@@ -28,7 +28,7 @@ const COS16: [f64; 16] = {
 /// # Safety
 /// The CPU has AVX-512F (so for every function of this module).
 #[inline(always)]
-pub(super) unsafe fn cmul(a: __m512d, wr: __m512d, wi: __m512d) -> __m512d {
+pub(in crate::kernels) unsafe fn cmul(a: __m512d, wr: __m512d, wi: __m512d) -> __m512d {
     // SAFETY: AVX-512F (the caller's contract).
     unsafe {
         let swapped = _mm512_permute_pd(a, 0x55);
@@ -212,7 +212,7 @@ unsafe fn pfa<const N1: usize, const N2: usize, const INV: bool>(x: &mut [__m512
 /// # Safety
 /// The CPU has AVX-512F.
 #[inline(always)]
-pub(super) unsafe fn dft<const N: usize, const INV: bool>(x: &mut [__m512d]) {
+pub(in crate::kernels) unsafe fn dft<const N: usize, const INV: bool>(x: &mut [__m512d]) {
     // SAFETY: AVX-512F (the caller's contract).
     unsafe {
         match N {

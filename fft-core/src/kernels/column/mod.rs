@@ -230,7 +230,7 @@ fn kernels_for(n: usize, inverse: bool) -> Option<(usize, [Kernel; 2])> {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod dft;
+pub(super) mod dft;
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
