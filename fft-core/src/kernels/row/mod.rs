@@ -149,6 +149,13 @@ fn check(expected: bool, what: &str, n: usize, len: usize, other: usize) {
     );
 }
 
+/// Out of place: whole rows in, as many out.
+fn check_out_of_place(n: usize, input: usize, output: usize) {
+    check(input.is_multiple_of(n), "input not whole rows", n, input, 0);
+    let same = output == input;
+    check(same, "output and input lengths differ", n, output, input);
+}
+
 impl<T: Real> Length for RowFft<T> {
     fn len(&self) -> usize {
         self.n
@@ -180,16 +187,7 @@ impl<T: Real> Fft<T> for RowFft<T> {
         _scratch: &mut [Complex<T>],
     ) {
         let n = self.n;
-        let ok = input.len().is_multiple_of(n);
-        check(ok, "input not whole rows", n, input.len(), 0);
-        let same = output.len() == input.len();
-        check(
-            same,
-            "output and input lengths differ",
-            n,
-            output.len(),
-            input.len(),
-        );
+        check_out_of_place(n, input.len(), output.len());
         // Pass 1 in the input, which the FFT may overwrite.
         let p = input.as_mut_ptr();
         for r in 0..input.len() / n {
@@ -207,16 +205,7 @@ impl<T: Real> Fft<T> for RowFft<T> {
         scratch: &mut [Complex<T>],
     ) {
         let n = self.n;
-        let ok = input.len().is_multiple_of(n);
-        check(ok, "input not whole rows", n, input.len(), 0);
-        let same = output.len() == input.len();
-        check(
-            same,
-            "output and input lengths differ",
-            n,
-            output.len(),
-            input.len(),
-        );
+        check_out_of_place(n, input.len(), output.len());
         check(scratch.len() >= n, "scratch too short", n, scratch.len(), n);
         let mid = scratch.as_mut_ptr();
         // SAFETY: whole rows (checked above), through a scratch row; `RowFft` exists only
