@@ -141,3 +141,13 @@ impl Planes {
         )
     }
 }
+
+/// Whether this CPU has AVX-512F (the `f64` row, column and split kernels need it).
+pub(crate) fn avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}

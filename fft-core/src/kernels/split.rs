@@ -9,6 +9,7 @@
 //! in the register. Other types, odd lengths and CPUs without AVX-512F keep realfft's plans
 //! ([`plan_r2c`]).
 
+use super::avx512;
 use crate::real::Real;
 use num_complex::Complex;
 use realfft::{ComplexToReal, FftError, RealToComplex};
@@ -44,15 +45,6 @@ pub(crate) fn plan_c2r<T: Real>(
     } else {
         reals.plan_fft_inverse(n)
     }
-}
-
-fn avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }
 
 /// An r2c of `n` points (`n` a multiple of 4) as a complex FFT of `n/2` points and a split

@@ -16,6 +16,7 @@
 //! (and when the input must stay), and the input row out of place (rustfft's contract lets
 //! the FFT overwrite it).
 
+use super::avx512;
 use crate::real::Real;
 use num_complex::Complex;
 use rustfft::{Direction, Fft, FftDirection, FftPlanner, Length};
@@ -35,15 +36,6 @@ pub(crate) fn plan_fft<T: Real>(
         }
     }
     ffts.plan_fft(n, direction)
-}
-
-fn avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }
 
 /// One row's FFT: pass 1 from `src` into `mid` (`src` itself, or a row overlapping neither
