@@ -450,6 +450,9 @@ mod avx512 {
 }
 
 #[cfg(test)]
+mod speed;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernels::lengths::naive::naive_dft;
