@@ -3,6 +3,7 @@
 
 use super::rows::{spread_apart, DigitSwap};
 use super::sweep::{Sweep, Through};
+use super::BATCH_ELEMENTS;
 use crate::real::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -10,6 +11,10 @@ use redist::alloc::AlignedBuf;
 use redist::transport::SendPtr;
 use rustfft::Fft;
 use std::sync::Arc;
+
+/// Bytes of the L2 cache of one core: a plane larger than this does not stay in it between
+/// the two sweeps of the in-cache group (see `LocalFft::swap_rows`).
+const L2_BYTES: usize = 2 << 20;
 
 /// Several sweeps over the same block, along axes that occupy the trailing memory positions
 /// (the local axes of the first pencil). The sweeps along the fastest of these axes split the
@@ -39,6 +44,12 @@ pub(crate) struct LocalFft<T: Real> {
     /// before wrote them so, [`LocalFft::swappable_rows`]): its sweep across them then runs
     /// in place with no staging block.
     rows_swapped: bool,
+    /// Whether the in-cache group is a plane's rows and the column FFT across them, on a
+    /// plane larger than L2 ([`L2_BYTES`]): from an input, the rows go first, each to row
+    /// `swapped(i)` of its plane as it is transformed, then the column FFT runs on them in
+    /// place with no staging block. (The column FFT first, through a staging block, leaves
+    /// the plane's first columns outside L2 by the time the rows reach them.)
+    swap_rows: bool,
     /// Whether the sweeps over the whole block run before the in-cache group (a
     /// deterministic plan whose order puts them first).
     rest_first: bool,
@@ -127,15 +138,25 @@ impl<T: Real> LocalFft<T> {
             _ => false,
         };
         let sub_len: usize = sub_shape.iter().product();
-        let borrow = match fused.split_first() {
-            Some((first, others)) => {
-                !rest_first
-                    && first.column.is_some()
-                    && others.iter().all(|s| !s.is_strided())
-                    && first.scratch_len_through(Through::Staging) <= 2 * sub_len
-            }
-            None => false,
-        };
+        // A plane larger than L2, its rows and the column FFT across them: from an input,
+        // the rows go first.
+        let plane_bytes = sub_len * std::mem::size_of::<Complex<T>>();
+        let swap_rows = !rest_first
+            && sub_shape.len() == 2
+            && plane_bytes > L2_BYTES
+            && fused.len() == 2
+            && fused.iter().any(|s| !s.is_strided())
+            && fused.iter().any(|s| s.column.is_some() && s.position == 0);
+        let borrow = !swap_rows
+            && match fused.split_first() {
+                Some((first, others)) => {
+                    !rest_first
+                        && first.column.is_some()
+                        && others.iter().all(|s| !s.is_strided())
+                        && first.scratch_len_through(Through::Staging) <= 2 * sub_len
+                }
+                None => false,
+            };
         Self {
             whole,
             fused,
@@ -145,6 +166,7 @@ impl<T: Real> LocalFft<T> {
             swap,
             borrow,
             rows_swapped: false,
+            swap_rows,
             rest_first,
             columns,
         }
@@ -239,8 +261,11 @@ impl<T: Real> LocalFft<T> {
         };
         let fused = (self.fused.iter()).map(|s| match borrowed && s.is_strided() {
             true => s.scratch_len_through(Through::Destination),
-            false if self.rows_swapped && !from_input && s.is_strided() => {
-                s.scratch_len_through(Through::Swapped)
+            false if (self.rows_swapped || self.swap_rows) && s.is_strided() => {
+                match self.swap_rows == from_input {
+                    true => s.scratch_len_through(Through::Swapped),
+                    false => s.scratch_len_through(Through::Staging),
+                }
             }
             false => s.scratch_len_through(Through::Staging),
         });
@@ -328,6 +353,12 @@ impl<T: Real> LocalFft<T> {
                     (block, staging)
                 };
                 let offset = b * sub_len;
+                if let (true, Some(input)) = (self.swap_rows, input) {
+                    self.rows_to_swapped(&input[offset..offset + sub_len], block, scratch);
+                    let across = self.rows_across().1;
+                    across.run_serial(block, None, fused_scale, scratch, Through::Swapped);
+                    continue;
+                }
                 for (i, sweep) in self.fused.iter().enumerate() {
                     let s = if i + 1 == count { fused_scale } else { None };
                     let Some(input) = input.filter(|_| i == 0) else {
@@ -356,6 +387,40 @@ impl<T: Real> LocalFft<T> {
             let last = i + 1 == count;
             let s = if last { scale } else { T::one() };
             sweep.run_through(data, None, s, workers, swap);
+        }
+    }
+
+    /// The in-cache group's sweep along the rows and the one across them (`swap_rows`).
+    fn rows_across(&self) -> (&Sweep<T>, &Sweep<T>) {
+        match self.fused.as_slice() {
+            [a, b] if a.is_strided() => (b, a),
+            [a, b] => (a, b),
+            _ => unreachable!("swap_rows: the rows and the column FFT across them"),
+        }
+    }
+
+    /// The in-cache group's rows (`swap_rows`) from `input` into `block`: row `i` of the
+    /// plane to row `swapped(i)`, copied a batch at a time and transformed there while in
+    /// cache.
+    fn rows_to_swapped(
+        &self,
+        input: &[Complex<T>],
+        block: &mut [Complex<T>],
+        scratch: &mut [Complex<T>],
+    ) {
+        let (rows, across) = self.rows_across();
+        let column = across.column.as_deref().expect("a column FFT across");
+        let n = rows.n;
+        let batch = (BATCH_ELEMENTS / n).max(1);
+        let at = |i: usize| column.swapped(i) * n..(column.swapped(i) + 1) * n;
+        for first in (0..across.n).step_by(batch) {
+            let lines = first..(first + batch).min(across.n);
+            for i in lines.clone() {
+                block[at(i)].copy_from_slice(&input[i * n..(i + 1) * n]);
+            }
+            for i in lines {
+                rows.fft.process_with_scratch(&mut block[at(i)], scratch);
+            }
         }
     }
 

@@ -667,3 +667,62 @@ fn column_tasks_are_whole_vectors_of_even_width() {
         }
     }
 }
+
+/// Planes larger than L2 (384²) from an input run their rows first, into digit-swapped rows,
+/// then the column FFT across them in place, whatever the order given; planes that fit keep
+/// the column FFT first, staged in the output. From an input and in place, scaled, against the naive DFT of each
+/// row, then of each column, plane by plane.
+#[test]
+fn large_planes_take_their_rows_first() {
+    use super::lengths::naive::naive_dft;
+    use rustfft::FftDirection;
+    let mut planner = rustfft::FftPlanner::<f64>::new();
+    let cases = [
+        (384, FftDirection::Forward, [2, 1]),
+        (384, FftDirection::Inverse, [1, 2]),
+        (256, FftDirection::Inverse, [2, 1]),
+    ];
+    for (n, direction, positions) in cases {
+        let shape = [2, n, n];
+        let plane = n * n;
+        let input: Vec<Complex<f64>> = bytemuck::cast_slice(&data(4 * plane, 5)).to_vec();
+        let fft = super::row::plan_fft(&mut planner, n, direction);
+        let local = LocalFft::new(vec![fft.clone(), fft], &shape, &positions, 1, false);
+        if super::column::available() {
+            // The column FFT first borrows its staging block from the output.
+            assert_eq!(
+                local.borrow,
+                n == 256,
+                "n {n}: column FFT first from an input"
+            );
+        }
+        let mut workers = vec![AlignedBuf::new(local.scratch_len(true, 1))];
+        let mut got = vec![Complex::new(f64::NAN, 0.0); input.len()];
+        local.run(&mut got, Some(&input), 0.5, &mut workers);
+        let mut workers = vec![AlignedBuf::new(local.scratch_len(false, 1))];
+        let mut in_place = input.clone();
+        local.run(&mut in_place, None, 0.5, &mut workers);
+        let sign = if direction == FftDirection::Forward {
+            -1.0
+        } else {
+            1.0
+        };
+        let mut want = input.clone();
+        for rows in want.chunks_mut(n) {
+            rows.copy_from_slice(&naive_dft(rows, sign));
+        }
+        for p in want.chunks_mut(plane) {
+            for c in 0..n {
+                let column: Vec<_> = (0..n).map(|i| p[i * n + c]).collect();
+                for (i, v) in naive_dft(&column, sign).into_iter().enumerate() {
+                    p[i * n + c] = v;
+                }
+            }
+        }
+        want.iter_mut().for_each(|v| *v *= 0.5);
+        for (how, got) in [("from an input", got), ("in place", in_place)] {
+            let error = max_diff(&got, &want);
+            assert!(error < 1e-9, "n {n} {positions:?} {how}: error {error:e}");
+        }
+    }
+}

@@ -1,9 +1,9 @@
 //! Complex `f64` FFTs of contiguous rows on AVX-512 vectors, for the lengths of the plane
-//! steps and of the r2c steps' half-length FFTs (128, 192, 256): a [`RowFft`] is a
+//! steps and of the r2c steps' half-length FFTs (128, 192, 256, 384): a [`RowFft`] is a
 //! [`rustfft::Fft`], planned by [`plan_fft`] where it applies (`f64`, AVX-512F at run time,
-//! one of those lengths); everything else keeps rustfft's plan. (384 as 16 × 24 took half
-//! of rustfft's time on rows in cache, yet made the c2c plane steps of 384³ slower: left
-//! to rustfft.)
+//! one of those lengths); everything else keeps rustfft's plan. (Planes of 384² outgrow L2:
+//! from an input their rows go first, `block::LocalFft`, else this kernel's rows wait on
+//! the memory the column FFT before them left behind.)
 //!
 //! A row of `n = R · C` points is a 2-D DFT, `n = n1 + C n2`, `k = k2 + R k1`, with the
 //! vectors in registers. Pass 1 takes four consecutive `n1` per vector (four complex lanes),
@@ -238,6 +238,7 @@ mod avx {
             128 => pick::<8, 16>(inverse),
             192 => pick::<16, 12>(inverse),
             256 => pick::<16, 16>(inverse),
+            384 => pick::<16, 24>(inverse),
             _ => return None,
         })
     }

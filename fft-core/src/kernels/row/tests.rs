@@ -6,7 +6,7 @@ use crate::kernels::lengths::naive::naive_dft;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-const LENGTHS: [usize; 3] = [128, 192, 256];
+const LENGTHS: [usize; 4] = [128, 192, 256, 384];
 /// Rows per call: a batch, so the kernel's step from row to row runs too.
 const ROWS: usize = 3;
 
@@ -76,7 +76,7 @@ fn rows_match_the_naive_dft() {
 #[test]
 fn other_lengths_and_types_keep_rustfft() {
     assert!(RowFft::<f64>::new(250, FftDirection::Forward).is_none());
-    assert!(RowFft::<f64>::new(384, FftDirection::Forward).is_none());
+    assert!(RowFft::<f64>::new(512, FftDirection::Forward).is_none());
     assert!(RowFft::<f32>::new(256, FftDirection::Forward).is_none());
     let mut planner = FftPlanner::<f64>::new();
     let fft = plan_fft(&mut planner, 100, FftDirection::Inverse);
