@@ -11,6 +11,17 @@ use redist::piecewise::{Run, RunBuffer};
 use rustfft::Fft;
 use std::sync::Arc;
 
+/// Seconds of the best of `reps` calls of `f` (the ignored speed tests).
+pub(super) fn best(reps: usize, mut f: impl FnMut()) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
 /// Deterministic data in [-1, 1).
 fn data(n: usize, seed: u64) -> Vec<f64> {
     (0..n)

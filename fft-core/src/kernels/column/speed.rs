@@ -7,19 +7,9 @@
 
 use super::*;
 use crate::kernels::column_task_lines;
+use crate::kernels::tests::best;
 use redist::alloc::AlignedBuf;
 use rustfft::FftPlanner;
-
-/// Seconds of the best of `reps` calls of `f`.
-fn best(reps: usize, mut f: impl FnMut()) -> f64 {
-    (0..reps)
-        .map(|_| {
-            let t = std::time::Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 /// One way of running the column FFT over planes.
 struct Bench<'a> {

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::kernels::lengths::naive::naive_dft;
+use crate::kernels::tests::best;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -91,17 +92,6 @@ fn aligned(x: &[Complex<f64>]) -> redist::alloc::AlignedBuf<Complex<f64>> {
     let mut buf = redist::alloc::AlignedBuf::new(x.len());
     buf.copy_from_slice(x);
     buf
-}
-
-/// Seconds of the best of `reps` calls of `f`.
-fn best(reps: usize, mut f: impl FnMut()) -> f64 {
-    (0..reps)
-        .map(|_| {
-            let t = std::time::Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
 }
 
 /// `cargo test --release -p fft-core --lib row_speed -- --ignored --nocapture`: rows of
