@@ -76,9 +76,9 @@ impl<T: Real> LocalFft<T> {
         // A contiguous sweep (the last memory position) given first goes second instead
         // (sweeps along different axes commute): from an input, the first sweep reads it as
         // it transforms, a strided one in its column FFT's first pass, where a contiguous one
-        // copies the lines first. A swap of the first two keeps the order of the axes the same however the
-        // sweeps split into the in-cache group and the rest, so a batch stays bit-identical
-        // to its fields transformed one by one.
+        // copies the lines first. A swap of the first two keeps the order of the axes the
+        // same however the sweeps split into the in-cache group and the rest, so a batch
+        // stays bit-identical to its fields transformed one by one.
         let (mut ffts, mut positions) = (ffts, positions.to_vec());
         if !deterministic && positions.len() >= 2 && positions[0] + 1 == memory_shape.len() {
             ffts.swap(0, 1);

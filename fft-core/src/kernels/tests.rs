@@ -681,8 +681,8 @@ fn column_tasks_are_whole_vectors_of_even_width() {
 
 /// Planes larger than L2 (384²) from an input run their rows first, into digit-swapped rows,
 /// then the column FFT across them in place, whatever the order given; planes that fit keep
-/// the column FFT first, staged in the output. From an input and in place, scaled, against the naive DFT of each
-/// row, then of each column, plane by plane.
+/// the column FFT first, staged in the output. From an input and in place, scaled, against
+/// the naive DFT of each row, then of each column, plane by plane.
 #[test]
 fn large_planes_take_their_rows_first() {
     use super::lengths::naive::naive_dft;
