@@ -259,15 +259,18 @@ impl<T: Real> LocalFft<T> {
         } else {
             Through::Staging
         };
-        let fused = (self.fused.iter()).map(|s| match borrowed && s.is_strided() {
-            true => s.scratch_len_through(Through::Destination),
-            false if (self.rows_swapped || self.swap_rows) && s.is_strided() => {
-                match self.swap_rows == from_input {
-                    true => s.scratch_len_through(Through::Swapped),
-                    false => s.scratch_len_through(Through::Staging),
-                }
-            }
-            false => s.scratch_len_through(Through::Staging),
+        // The column FFT on digit-swapped rows: from an input when the rows go first
+        // (`swap_rows`), in place when the step before wrote them so (`rows_swapped`).
+        let swapped_rows = if from_input {
+            self.swap_rows
+        } else {
+            self.rows_swapped
+        };
+        let fused = (self.fused.iter()).map(|s| match (borrowed, swapped_rows) {
+            _ if !s.is_strided() => s.scratch_len_through(Through::Staging),
+            (true, _) => s.scratch_len_through(Through::Destination),
+            (false, true) => s.scratch_len_through(Through::Swapped),
+            (false, false) => s.scratch_len_through(Through::Staging),
         });
         let left = (self.rest.iter()).map(|s| s.scratch_len_through(rest));
         fused.chain(left).max().unwrap_or(0)
