@@ -73,11 +73,14 @@ pub fn choose(world: &SimpleCommunicator, requested: Option<usize>, env: Option<
 
 /// Sizes rayon's global pool to `threads` (before anything else uses it). A pool whose
 /// threads cannot start (an address space or process limit too small for them) is an error
-/// naming the count: rayon would otherwise panic at its first use.
+/// naming the count: rayon would otherwise panic at its first use. The threads start in
+/// turn ([`fft_core::threads`]), so that running out of address space fails the pool
+/// instead of aborting a thread that already started.
 pub fn configure(threads: usize) -> Result<(), String> {
     let built = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("dfft-{i}"))
+        .spawn_handler(fft_core::threads::spawn_in_turn)
         .build_global();
     match built {
         Ok(()) => Ok(()),

@@ -102,6 +102,7 @@ pub mod shared;
 mod spec;
 pub mod spectral;
 pub mod stages;
+pub mod threads;
 pub mod view;
 
 pub use any_plan::{AnyPlan, PlanKind, Precision, Transform};

@@ -130,6 +130,7 @@ pub(super) fn thread_pool(
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("dfft-{i}"))
+            .spawn_handler(fft_core::threads::spawn_in_turn)
             .build()
             .map(Some)
             .map_err(|e| format!("rank {}: cannot start {threads} threads: {e}", comm.rank()))
