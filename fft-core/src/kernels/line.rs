@@ -545,6 +545,11 @@ impl<T: Real> LineStep<T> {
         matches!(self.op, LineOp::R2c(_) | LineOp::C2r(_))
     }
 
+    /// Lines of the block.
+    pub(super) fn lines(&self) -> usize {
+        self.outer * self.inner
+    }
+
     /// Scalars of one source block.
     pub(super) fn input_scalars(&self) -> usize {
         self.outer * self.inner * self.n_in * self.c_in
@@ -556,21 +561,32 @@ impl<T: Real> LineStep<T> {
     /// from memory (r2c) or to it (c2r) that way instead of stalling each line's first
     /// touch.
     pub(super) fn run_lines(&self, output: &mut [T], input: &[T], scale: T, tmp: &mut [T]) {
+        self.run_lines_to(output, input, scale, tmp, |i| i);
+    }
+
+    /// [`LineStep::run_lines`], line `i` written to output line `to(i)` (a permutation of
+    /// the lines, each below their count).
+    pub(super) fn run_lines_to(
+        &self,
+        output: &mut [T],
+        input: &[T],
+        scale: T,
+        tmp: &mut [T],
+        to: impl Fn(usize) -> usize,
+    ) {
         debug_assert!(self.is_contiguous() && self.twiddle.is_none());
         let (in_line, out_line) = (self.n_in * self.c_in, self.n_out * self.c_out);
         let size = std::mem::size_of::<T>();
-        let lines = input.len() / in_line.max(1);
+        let lines = (input.len() / in_line.max(1)).min(output.len() / out_line.max(1));
         let next_out = output.as_ptr();
-        for (i, (x, y)) in input
-            .chunks_exact(in_line)
-            .zip(output.chunks_exact_mut(out_line))
-            .enumerate()
-        {
+        for (i, x) in input.chunks_exact(in_line).take(lines).enumerate() {
             if i + 1 < lines {
                 prefetch_run(input[(i + 1) * in_line..].as_ptr(), in_line * size);
-                prefetch_for_write(next_out.wrapping_add((i + 1) * out_line), out_line * size);
+                let next = next_out.wrapping_add(to(i + 1) * out_line);
+                prefetch_for_write(next, out_line * size);
             }
-            self.apply(0, x, y, tmp, scale);
+            let at = to(i) * out_line;
+            self.apply(0, x, &mut output[at..at + out_line], tmp, scale);
         }
     }
 }

@@ -30,6 +30,8 @@ pub(crate) mod twiddle;
 #[cfg(test)]
 mod lengths;
 #[cfg(test)]
+mod plane_speed;
+#[cfg(test)]
 mod tests;
 
 pub(crate) use block::LocalFft;

@@ -62,9 +62,11 @@ impl<T: Real> PlaneSteps<T> {
 
     /// Scratch elements one worker needs: a complex sub-block (c2r from a read-only source:
     /// the sweeps run on a copy of the source's; `writable`: they run on the source's own,
-    /// [`PlaneSteps::run_writable`]), the sweeps' scratch and the line step's temporaries.
+    /// [`PlaneSteps::run_writable`], unless the rows are copied digit-swapped,
+    /// [`PlaneSteps::swapped_column`]), the sweeps' scratch and the line step's temporaries.
     pub(crate) fn scratch_len(&self, writable: bool) -> usize {
-        let plane = if self.head || writable {
+        let in_place = writable && self.swapped_column().is_none();
+        let plane = if self.head || in_place {
             0
         } else {
             self.mid_len
@@ -133,7 +135,8 @@ impl<T: Real> PlaneSteps<T> {
 
     /// [`PlaneSteps::run`] from a source it may overwrite: a c2r step runs its FFTs in place
     /// on each source sub-block (no copy of it) before the c2r reads it; scratch as
-    /// [`PlaneSteps::scratch_len`]`(true)`. An r2c step reads its source as `run` does.
+    /// [`PlaneSteps::scratch_len`]`(true)`. An r2c step, or a c2r step that copies its rows
+    /// digit-swapped ([`PlaneSteps::swapped_column`]), reads its source as `run` does.
     pub(crate) fn run_writable(
         &self,
         output: &mut [T],
@@ -141,7 +144,7 @@ impl<T: Real> PlaneSteps<T> {
         scale: T,
         workers: &mut [AlignedBuf<Complex<T>>],
     ) {
-        if self.head {
+        if self.head || self.swapped_column().is_some() {
             return self.run(output, input, scale, workers);
         }
         let Some((in_len, out_len, per_worker)) =
@@ -187,7 +190,29 @@ impl<T: Real> PlaneSteps<T> {
         let (plane, rest) = scratch.split_at_mut(if self.head { 0 } else { self.mid_len });
         let (sweep_scratch, tmp) = rest.split_at_mut(self.sweeps_scratch());
         let tmp: &mut [T] = bytemuck::cast_slice_mut(tmp);
-        if self.head {
+        let swapped = self.swapped_column();
+        if let (Some(column), false) = (swapped, self.head) {
+            // The source rows copied digit-swapped into the plane, where the column FFT runs
+            // in place with no staging block; the source is only read (not written back).
+            let plane: &mut [T] = bytemuck::cast_slice_mut(plane);
+            let row = self.sweeps[0].row_len() * 2;
+            for (i, x) in x.chunks_exact(row).enumerate() {
+                let r = column.swapped(i);
+                plane[r * row..(r + 1) * row].copy_from_slice(x);
+            }
+            let plane: &mut [Complex<T>] = bytemuck::cast_slice_mut(plane);
+            self.sweeps[0].run_serial(plane, None, None, sweep_scratch, Through::Swapped);
+            self.line
+                .run_lines(y, bytemuck::cast_slice(&plane[..]), line_scale, tmp);
+        } else if let Some(column) = swapped {
+            // The rows go straight to the digit-swapped rows the column FFT takes in place,
+            // with no staging block: a working set of a task's columns that fits in L2.
+            self.line
+                .run_lines_to(y, x, line_scale, tmp, |i| column.swapped(i));
+            let block: &mut [Complex<T>] = bytemuck::cast_slice_mut(y);
+            let sweep = &self.sweeps[0];
+            sweep.run_serial(block, None, sweep_scale(0), sweep_scratch, Through::Swapped);
+        } else if self.head {
             self.line.run_lines(y, x, line_scale, tmp);
             let block: &mut [Complex<T>] = bytemuck::cast_slice_mut(y);
             for (i, sweep) in self.sweeps.iter().enumerate() {
@@ -201,6 +226,20 @@ impl<T: Real> PlaneSteps<T> {
             }
             self.line
                 .run_lines(y, bytemuck::cast_slice(&plane[..]), line_scale, tmp);
+        }
+    }
+
+    /// The column FFT of a step whose one sweep runs across the line step's rows (a plane:
+    /// the sweep's lines are as long as the rows are many). The rows then go digit-swapped
+    /// ([`ColumnFft::swapped`]) for the column FFT to run in place with no staging: an r2c
+    /// writes them so, a c2r copies its source's so into its plane.
+    pub(super) fn swapped_column(&self) -> Option<&ColumnFft> {
+        match self.sweeps.as_slice() {
+            [sweep] if sweep.position == 0 && sweep.is_strided() => {
+                let plane = sweep.outer() == 1 && sweep.len() == self.line.lines();
+                sweep.column.as_deref().filter(|_| plane)
+            }
+            _ => None,
         }
     }
 

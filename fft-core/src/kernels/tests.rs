@@ -737,3 +737,70 @@ fn large_planes_take_their_rows_first() {
         }
     }
 }
+
+/// An r2c plane step whose one sweep runs across the rows with a column FFT writes its rows
+/// digit-swapped and runs the column FFT on them in place: scaled, against the naive DFT of
+/// each real row (its half spectrum), then of each column, plane by plane. The c2r step
+/// copies its rows so into its plane first: back to the real input.
+#[test]
+fn plane_steps_take_their_rows_digit_swapped() {
+    use super::lengths::naive::naive_dft;
+    let mut reals = realfft::RealFftPlanner::<f64>::new();
+    let mut ffts = rustfft::FftPlanner::<f64>::new();
+    for (rows, n) in [(384, 384), (24, 10), (16, 36)] {
+        let (planes, half) = (2, n / 2 + 1);
+        let x = data(planes * rows * n, 9);
+        let r2c = super::split::plan_r2c(&mut reals, &mut ffts, n);
+        let line = LineStep::new(LineOp::R2c(r2c), &[rows, n], 1, half, true, false, n);
+        let down = super::row::plan_fft(&mut ffts, rows, rustfft::FftDirection::Forward);
+        let sweep = Sweep::new(down, &[rows, half], 0);
+        let steps = PlaneSteps::new(line, vec![sweep], true, planes);
+        assert_eq!(steps.swapped_column().is_some(), column::available());
+        let mut workers = [AlignedBuf::new(steps.scratch_len(false))];
+        let mut got = vec![f64::NAN; steps.output_scalars()];
+        steps.run(&mut got, &x, 0.5, &mut workers);
+
+        let mut want = Vec::with_capacity(planes * rows * half);
+        for row in x.chunks_exact(n) {
+            let row: Vec<_> = row.iter().map(|&v| Complex::new(v, 0.0)).collect();
+            want.extend_from_slice(&naive_dft(&row, -1.0)[..half]);
+        }
+        for p in want.chunks_mut(rows * half) {
+            for c in 0..half {
+                let column: Vec<_> = (0..rows).map(|i| p[i * half + c]).collect();
+                for (i, v) in naive_dft(&column, -1.0).into_iter().enumerate() {
+                    p[i * half + c] = v * 0.5;
+                }
+            }
+        }
+        let error = max_diff(bytemuck::cast_slice(&got), &want);
+        assert!(error < 1e-9, "{rows} × {n}: error {error:e}");
+
+        // And back: the c2r step copies its rows digit-swapped into its plane, from a
+        // read-only source and from one it may overwrite; x again (times 0.5 · n · rows,
+        // undone by the scale).
+        let c2r = super::split::plan_c2r(&mut reals, &mut ffts, n);
+        let line = LineStep::new(LineOp::C2r(c2r), &[rows, half], 1, n, false, true, n);
+        let up = super::row::plan_fft(&mut ffts, rows, rustfft::FftDirection::Inverse);
+        let sweep = Sweep::new(up, &[rows, half], 0);
+        let steps = PlaneSteps::new(line, vec![sweep], false, planes);
+        assert_eq!(steps.swapped_column().is_some(), column::available());
+        let scale = 2.0 / (n * rows) as f64;
+        for writable in [false, true] {
+            let mut workers = [AlignedBuf::new(steps.scratch_len(writable))];
+            let mut source = got.clone();
+            let mut back = vec![f64::NAN; x.len()];
+            match writable {
+                true => steps.run_writable(&mut back, &mut source, scale, &mut workers),
+                false => steps.run(&mut back, &source, scale, &mut workers),
+            }
+            let error = (back.iter().zip(&x))
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                error < 1e-12,
+                "c2r {rows} × {n} ({writable}): error {error:e}"
+            );
+        }
+    }
+}
