@@ -3,7 +3,8 @@
 //! of rows maps to one L1 set) against rows padded by a cache line: in place on
 //! digit-swapped rows ([`ColumnFft::run_direct`], the backward plane step) and from an input
 //! through a staging block ([`ColumnFft::run`], the forward plane step), on one plane kept in
-//! L2 and on planes streamed from memory one after another (as the plane steps run it).
+//! L2 and on planes streamed from memory one after another (as the plane steps run it; the
+//! staged form there with its kernel for rows far apart, as a block's axis-0 step runs it).
 
 use super::*;
 use crate::kernels::column_task_lines;
@@ -20,6 +21,8 @@ struct Bench<'a> {
     /// Columns per task.
     width: usize,
     staging: AlignedBuf<Complex<f64>>,
+    /// The staged kernel for rows far apart (as on planes streamed from memory).
+    far: bool,
 }
 
 impl Bench<'_> {
@@ -53,9 +56,14 @@ impl Bench<'_> {
             unsafe {
                 match direct {
                     true => self.plan.run_direct(rows_in, rows_out, cols, scale),
-                    false => self
-                        .plan
-                        .run(rows_in, rows_out, cols, scale, &mut self.staging),
+                    false => self.plan.run_staged(
+                        self.far,
+                        rows_in,
+                        rows_out,
+                        cols,
+                        scale,
+                        &mut self.staging,
+                    ),
                 }
             }
         }
@@ -64,7 +72,8 @@ impl Bench<'_> {
 
 /// `cargo test --release -p fft-core --lib column_speed -- --ignored --nocapture`: µs per
 /// plane, dense rows against padded ones, best of 30 calls on one plane (in L2) and of 3
-/// sweeps over 64 MiB of planes (streamed), one thread.
+/// sweeps over 64 MiB of planes (streamed), one thread; `COLUMN_SPEED_LENGTHS=384,256` picks
+/// the lengths (default 128, 192, 256, 384).
 #[test]
 #[ignore]
 fn column_speed() {
@@ -73,7 +82,10 @@ fn column_speed() {
         return;
     }
     let mut planner = FftPlanner::<f64>::new();
-    for n in [256, 384] {
+    let lengths: Vec<usize> = std::env::var("COLUMN_SPEED_LENGTHS")
+        .map(|v| v.split(',').map(|n| n.parse().expect("a length")).collect())
+        .unwrap_or_else(|_| vec![128, 192, 256, 384]);
+    for n in lengths {
         let plan = ColumnFft::new(&*planner.plan_fft_inverse(n), 8).expect("a kernel");
         let width = column_task_lines(n, n);
         let planes = (64 << 20) / (n * n * 16);
@@ -93,10 +105,13 @@ fn column_speed() {
                 pitch,
                 width,
                 staging,
+                far: false,
             };
             let mut times = [0.0; 4];
             for (k, direct) in [true, false].into_iter().enumerate() {
+                bench.far = false;
                 times[k] = best(30, || bench.plane(input, out, 0, direct));
+                bench.far = true;
                 let all = best(3, || {
                     (0..planes).for_each(|p| bench.plane(input, out, p, direct))
                 });
@@ -112,11 +127,15 @@ fn column_speed() {
         ];
         for (k, name) in names.iter().enumerate() {
             let (dense, padded) = (results[0][k] * 1e6, results[1][k] * 1e6);
+            // Gflop/s of the plane's n columns by the nominal 5 n log2 n flops each.
+            let flops = (n * n) as f64 * 5.0 * (n as f64).log2();
             println!(
                 "n {n} ({width} columns a task), {name:16}: rows {n} apart {dense:6.1} µs, \
-                 {} apart {padded:6.1} µs: {:.2}",
+                 {} apart {padded:6.1} µs: {:.2}; {:.1} / {:.1} Gflop/s",
                 n + LANES,
-                dense / padded
+                dense / padded,
+                flops / dense / 1e3,
+                flops / padded / 1e3
             );
         }
     }
